@@ -1,0 +1,5 @@
+"""fairpath: causal fairness audits of predictors and sentiment-bias audits of language models."""
+
+from fairpath._version import __version__
+
+__all__ = ["__version__"]

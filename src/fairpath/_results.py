@@ -1,0 +1,54 @@
+"""Behaviour shared by every result object: JSON export and notebook display."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def write_json(payload: dict, path: str | Path) -> Path:
+    """Write a dict as pretty JSON, converting numpy scalars and arrays."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_jsonable(payload), indent=2))
+    return path
+
+
+class ResultMixin:
+    """Subclasses implement ``to_frame()`` and ``to_dict()``; this adds JSON and HTML display."""
+
+    def to_frame(self) -> pd.DataFrame:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """Return the result as a JSON string; also write it to ``path`` when given."""
+        text = json.dumps(_jsonable(self.to_dict()), indent=2)
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text)
+        return text
+
+    def _repr_html_(self) -> str:
+        return self.to_frame().to_html(index=False, float_format=lambda v: f"{v:.4f}")

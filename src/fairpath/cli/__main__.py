@@ -1,0 +1,5 @@
+import sys
+
+from fairpath.cli import main
+
+sys.exit(main())
