@@ -1,0 +1,160 @@
+"""Validation and numeric encoding of a DataFrame for the causal estimators."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.causal._sfm import SFM
+
+# Categorical covariates with at most this many levels are one-hot encoded; more become integer codes
+# (tree learners split on codes well, and one-hot of hundreds of levels costs too much memory).
+MAX_ONE_HOT_LEVELS = 10
+
+
+@dataclass
+class PreparedData:
+    """Numeric arrays for the estimators, aligned row by row with ``index``."""
+
+    x: np.ndarray  # 0 for x0, 1 for x1
+    z: np.ndarray  # (n, p_z) float
+    w: np.ndarray  # (n, p_w) float
+    outcomes: dict[str, np.ndarray]
+    index: pd.Index  # the rows of the input that were kept
+    z_names: list[str]
+    w_names: list[str]
+    n_excluded: int  # rows whose X is neither x0 nor x1
+
+    @property
+    def n(self) -> int:
+        return len(self.x)
+
+    def binary(self, outcome: str) -> bool:
+        values = self.outcomes[outcome]
+        return bool(np.isin(values, (0.0, 1.0)).all())
+
+
+def _check_columns(data: pd.DataFrame, sfm: SFM, outcomes: list[str]) -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise FairpathInputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    needed = [sfm.x, *sfm.z, *sfm.w, *outcomes]
+    missing = [c for c in needed if c not in data.columns]
+    if missing:
+        raise FairpathInputError(
+            f"column(s) {missing} not found in the data; available columns: {list(data.columns)}"
+        )
+    roles = sfm.roles()
+    for column in outcomes[1:]:
+        if column in roles and column != sfm.y:
+            raise FairpathInputError(
+                f"predictor column {column!r} is also the model's {roles[column]} column; a column may play one role"
+            )
+    duplicated = sorted({c for c in outcomes if outcomes.count(c) > 1})
+    if duplicated:
+        raise FairpathInputError(f"outcome column(s) {duplicated} listed twice")
+
+
+def _check_missing(frame: pd.DataFrame) -> None:
+    counts = frame.isna().sum()
+    counts = counts[counts > 0]
+    if len(counts):
+        detail = ", ".join(f"{col!r}: {int(k)}" for col, k in counts.items())
+        raise FairpathInputError(
+            f"missing values (NaN) in used columns ({detail}); impute or drop these rows before the analysis"
+        )
+
+
+def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int]:
+    column = data[sfm.x]
+    levels = list(pd.unique(column))
+    absent = [level for level in (sfm.x0, sfm.x1) if not (column == level).any()]
+    if absent:
+        raise FairpathInputError(
+            f"protected attribute {sfm.x!r} has no rows with level(s) {absent}; its levels are {levels[:20]}"
+        )
+    keep = (column == sfm.x0) | (column == sfm.x1)
+    n_excluded = int((~keep).sum())
+    if n_excluded:
+        others = sorted({str(v) for v in column[~keep].unique()})
+        warnings.warn(
+            f"{n_excluded} rows excluded because {sfm.x!r} is neither {sfm.x0!r} nor {sfm.x1!r} (levels {others})",
+            stacklevel=3,
+        )
+    kept = data.loc[keep]
+    return kept, (kept[sfm.x] == sfm.x1).to_numpy(dtype=np.int8), n_excluded
+
+
+def encode_covariates(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Encode covariates as floats: numbers and booleans as they are, categories as dummies or codes."""
+    blocks, names = [], []
+    for column in frame.columns:
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
+            blocks.append(values.to_numpy(dtype=float)[:, None])
+            names.append(column)
+            continue
+        categories = pd.Categorical(values.astype(str) if not isinstance(values.dtype, pd.CategoricalDtype) else values)
+        n_levels = len(categories.categories)
+        if n_levels <= MAX_ONE_HOT_LEVELS:
+            dummies = np.eye(n_levels)[categories.codes][:, 1:]
+            blocks.append(dummies)
+            names.extend(f"{column}={level}" for level in categories.categories[1:])
+        else:
+            blocks.append(categories.codes.astype(float)[:, None])
+            names.append(column)
+    if not blocks:
+        return np.empty((len(frame), 0)), []
+    return np.hstack(blocks), names
+
+
+def _check_constant(frame: pd.DataFrame, role: str) -> None:
+    for column in frame.columns:
+        if frame[column].nunique(dropna=False) < 2:
+            raise FairpathInputError(
+                f"{role} column {frame[column].name!r} is constant ({frame[column].iloc[0]!r}) among the analysed rows; "
+                "it carries no information: remove it from the model"
+            )
+
+
+def _outcome_values(frame: pd.DataFrame, column: str, is_y: bool) -> np.ndarray:
+    values = frame[column]
+    if pd.api.types.is_bool_dtype(values):
+        return values.to_numpy(dtype=float)
+    if not pd.api.types.is_numeric_dtype(values):
+        kind = "outcome" if is_y else "predictor"
+        example = values.iloc[0]
+        raise FairpathInputError(
+            f"{kind} column {column!r} is not numeric (dtype {values.dtype}, e.g. {example!r}); "
+            "encode it as 0/1 or a number first"
+        )
+    return values.to_numpy(dtype=float)
+
+
+def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None, min_rows: int = 2) -> PreparedData:
+    """Validate ``data`` against ``sfm`` and return numeric arrays.
+
+    ``outcomes`` lists the outcome columns (Y first, then predictors). Raises
+    :class:`FairpathInputError` for anything the estimators cannot use, naming the column.
+    """
+    outcomes = list(outcomes or [sfm.y])
+    _check_columns(data, sfm, outcomes)
+    used = list(dict.fromkeys([sfm.x, *sfm.z, *sfm.w, *outcomes]))
+    _check_missing(data[used])
+    kept, x, n_excluded = _select_groups(data[used], sfm)
+    for level, count in ((sfm.x0, int((x == 0).sum())), (sfm.x1, int((x == 1).sum()))):
+        if count < min_rows:
+            raise FairpathInputError(
+                f"group {sfm.x}={level!r} has {count} rows; at least {min_rows} are needed"
+            )
+    _check_constant(kept[list(sfm.z)], "confounder (Z)")
+    _check_constant(kept[list(sfm.w)], "mediator (W)")
+    values = {c: _outcome_values(kept, c, c == sfm.y) for c in outcomes}
+    if np.ptp(values[sfm.y]) == 0:
+        raise FairpathInputError(f"outcome column {sfm.y!r} is constant ({values[sfm.y][0]}); there is nothing to explain")
+    z, z_names = encode_covariates(kept[list(sfm.z)])
+    w, w_names = encode_covariates(kept[list(sfm.w)])
+    return PreparedData(x=x, z=z, w=w, outcomes=values, index=kept.index, z_names=z_names, w_names=w_names, n_excluded=n_excluded)

@@ -1,0 +1,152 @@
+"""Cross-fitted nuisance functions of the Standard Fairness Model.
+
+Propensities p(x1 | z) and p(x1 | z, w) are fitted once and shared by all outcome columns; the
+outcome regressions μ(x, z), μ(x, z, w) and the nested means ν are fitted per outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fairpath.causal._data import PreparedData
+from fairpath.causal._learners import fit_predict
+
+
+@dataclass
+class OutcomeNuisances:
+    """Out-of-fold predictions for one outcome column, each an array over rows."""
+
+    mu_xz: dict[int, np.ndarray] = field(default_factory=dict)  # x -> E[Y | X=x, Z]
+    mu_xzw: dict[int, np.ndarray] = field(default_factory=dict)  # x -> E[Y | X=x, Z, W]
+    nested: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)  # (x_w, x_y) -> ν_{x_y}(x_w, Z)
+
+
+@dataclass
+class Nuisances:
+    px_z: np.ndarray  # P(X = x1 | Z) per row
+    px_zw: np.ndarray  # P(X = x1 | Z, W) per row
+    outcomes: dict[str, OutcomeNuisances]
+
+
+def fold_ids(n: int, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.permutation(np.arange(n) % n_folds)
+
+
+def _group_constant(values: np.ndarray, x: np.ndarray, level: int, n_rows: int) -> np.ndarray:
+    return np.full(n_rows, values[x == level].mean())
+
+
+@dataclass
+class FoldRows:
+    """Row indices of one fold: ``base`` fits the propensities and μ(x, z), ``mediator`` fits
+    μ(x, z, w), ``nested`` fits ν from honest μ predictions, and ``test`` receives predictions."""
+
+    base: np.ndarray
+    mediator: np.ndarray
+    nested: np.ndarray
+    test: np.ndarray
+
+
+class _Fold:
+    """Fit and predict the nuisances of one cross-fitting fold.
+
+    ``per_group`` fits outcome regressions separately within X = x0 and X = x1 (faircause's
+    medDML); otherwise X enters a pooled regression as a feature and is set to each level.
+    """
+
+    def __init__(self, data: PreparedData, learner, seed: int, rows: FoldRows, per_group: bool):
+        self.data, self.learner, self.seed, self.rows, self.per_group = data, learner, seed, rows, per_group
+        self.has_z, self.has_w = data.z.shape[1] > 0, data.w.shape[1] > 0
+
+    def _fit(self, offset, X_train, y_train, X_predict, binary):
+        return fit_predict(self.learner, binary, self.seed + offset, X_train, y_train, X_predict)
+
+    def _by_level(self, offset, features, y, rows, predict_on, binary, levels=(0, 1)):
+        """E[y | X = v, features] for each v in ``levels`` at each matrix of ``predict_on``: {v: [arrays]}."""
+        x = self.data.x
+        if features.shape[1] == 0:
+            return {v: [_group_constant(y[rows], x[rows], v, len(P)) for P in predict_on] for v in levels}
+        if self.per_group:
+            out = {}
+            for v in levels:
+                fit_rows = rows[x[rows] == v]
+                out[v] = self._fit(offset + v, features[fit_rows], y[fit_rows], predict_on, binary)
+            return out
+        pooled = np.hstack([x[:, None].astype(float), features])
+        with_level = [np.hstack([np.full((len(P), 1), float(v)), P]) for v in levels for P in predict_on]
+        predictions = self._fit(offset, pooled[rows], y[rows], with_level, binary)
+        k = len(predict_on)
+        return {v: predictions[i * k:(i + 1) * k] for i, v in enumerate(levels)}
+
+    def propensities(self) -> tuple[np.ndarray, np.ndarray]:
+        d, base, t, x = self.data, self.rows.base, self.rows.test, self.data.x.astype(float)
+        if self.has_z:
+            (px_z,) = self._fit(1, d.z[base], x[base], [d.z[t]], True)
+        else:
+            px_z = np.full(len(t), x[base].mean())
+        if not self.has_w:
+            return px_z, px_z
+        zw = np.hstack([d.z, d.w])
+        (px_zw,) = self._fit(2, zw[base], x[base], [zw[t]], True)
+        return px_z, px_zw
+
+    def outcome(self, y: np.ndarray, binary: bool, index: int) -> OutcomeNuisances:
+        d, r = self.data, self.rows
+        offset = 10 * (index + 1)
+        result = OutcomeNuisances()
+        mu_xz = self._by_level(offset, d.z, y, r.base, [d.z[r.test]], binary)
+        result.mu_xz = {v: mu_xz[v][0] for v in (0, 1)}
+        if not self.has_w:
+            result.mu_xzw = result.mu_xz
+            return result
+        zw = np.hstack([d.z, d.w])
+        mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test], zw[r.nested]], binary)
+        result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
+        for x_y in (0, 1):
+            x_w = 1 - x_y
+            honest = np.zeros(d.n)
+            honest[r.nested] = mu[x_y][1]
+            nested = self._by_level(offset + 4 + 2 * x_y, d.z, honest, r.nested, [d.z[r.test]], False, levels=(x_w,))
+            result.nested[(x_w, x_y)] = nested[x_w][0]
+        return result
+
+
+def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int, scheme: str = "debiasing") -> Nuisances:
+    """K-fold cross-fitting of all nuisances.
+
+    ``scheme="debiasing"``: each fold's training rows are split 2:1; the larger part fits the
+    propensities and pooled outcome regressions, the smaller the nested means (which need μ
+    predictions from models that did not see those rows). ``scheme="medDML"`` follows faircause's
+    mediation DML: propensities and μ(x, z) on all training rows, per-group μ(x, z, w) on one half
+    and the nested means on the other.
+    """
+    rng = np.random.default_rng(seed)
+    n = data.n
+    folds = fold_ids(n, n_folds, rng)
+    px_z, px_zw = np.empty(n), np.empty(n)
+    per_outcome = {name: OutcomeNuisances() for name in outcomes}
+    for k in range(n_folds):
+        test = np.flatnonzero(folds == k)
+        train = np.flatnonzero(folds != k)
+        train = train[rng.permutation(len(train))]
+        if scheme == "medDML":
+            half = len(train) // 2
+            rows = FoldRows(np.sort(train), np.sort(train[:half]), np.sort(train[half:]), test)
+        else:
+            cut = (2 * len(train)) // 3
+            rows = FoldRows(np.sort(train[:cut]), np.sort(train[:cut]), np.sort(train[cut:]), test)
+        fold = _Fold(data, learner, seed + 1000 * k, rows, per_group=scheme == "medDML")
+        px_z[test], px_zw[test] = fold.propensities()
+        for index, name in enumerate(outcomes):
+            part = fold.outcome(data.outcomes[name], data.binary(name), index)
+            _scatter(per_outcome[name], part, test, n)
+    return Nuisances(px_z=px_z, px_zw=px_zw, outcomes=per_outcome)
+
+
+def _scatter(target: OutcomeNuisances, part: OutcomeNuisances, rows: np.ndarray, n: int) -> None:
+    for attribute in ("mu_xz", "mu_xzw", "nested"):
+        full, piece = getattr(target, attribute), getattr(part, attribute)
+        for key, values in piece.items():
+            full.setdefault(key, np.empty(n))[rows] = values

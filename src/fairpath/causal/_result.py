@@ -1,0 +1,189 @@
+"""The result of :func:`fairpath.causal.decompose`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin
+from fairpath._stats import Estimate
+from fairpath.causal._measures import DESCRIPTIONS, MEASURES
+from fairpath.causal._pseudo import PseudoOutcomes
+from fairpath.causal._sfm import SFM
+
+_PLOTTED = ("tv", "ctfde", "ctfie", "ctfse")
+_LABELS = {"tv": "TV", "ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE", "ett": "ETT", "te": "TE",
+           "nde": "NDE", "nie": "NIE", "expse_x0": "Exp-SE x0", "expse_x1": "Exp-SE x1"}
+
+
+@dataclass
+class OutcomeFit:
+    """Per-row measure contributions of one outcome column (their mean is the estimate), the
+    pseudo-outcome builder for ψ, and bootstrap draws when the method produced them."""
+
+    rows: pd.DataFrame
+    pseudo: PseudoOutcomes
+    draws: pd.DataFrame | None
+
+
+def _mean_se(values: np.ndarray) -> tuple[float, float]:
+    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
+
+
+class CausalDecomposition(ResultMixin):
+    """Counterfactual decomposition of X's effect on Y and on each predictor.
+
+    ``to_frame()`` lists outcome, measure, estimate, se, ci_low, ci_high; ``difference`` gives the
+    paired comparison of one measure between two outcome columns (the Cookbook's test).
+    """
+
+    def __init__(self, sfm: SFM, fits: dict[str, OutcomeFit], settings: dict, counts: dict, seconds: float, encoded: dict):
+        self.sfm = sfm
+        self.fits_ = fits
+        self.settings_ = settings
+        self.counts_ = counts
+        self.seconds_ = seconds
+        self.encoded_ = encoded
+        self.level = settings["level"]
+
+    # -- counts -----------------------------------------------------------------------------------
+    @property
+    def outcomes(self) -> list[str]:
+        return list(self.fits_)
+
+    n_ = property(lambda self: self.counts_["n"])
+    n_x0_ = property(lambda self: self.counts_["n_x0"])
+    n_x1_ = property(lambda self: self.counts_["n_x1"])
+    n_extreme_ = property(lambda self: self.counts_["n_extreme"])
+    n_trimmed_ = property(lambda self: self.counts_["n_trimmed"])
+
+    # -- estimates --------------------------------------------------------------------------------
+    def _fit(self, outcome: str | None) -> OutcomeFit:
+        outcome = self.sfm.y if outcome is None else outcome
+        if outcome not in self.fits_:
+            raise FairpathInputError(f"outcome {outcome!r} was not decomposed; available: {self.outcomes}")
+        return self.fits_[outcome]
+
+    @staticmethod
+    def _check_measure(measure: str) -> None:
+        if measure not in MEASURES:
+            raise FairpathInputError(f"unknown measure {measure!r}; use one of {MEASURES}")
+
+    def _from_rows(self, rows: np.ndarray, draws: np.ndarray | None) -> Estimate:
+        estimate, se = _mean_se(rows)
+        if draws is None:
+            return Estimate.from_se(estimate, se, self.level)
+        if self.settings_["method"] == "medDML":
+            estimate = float(draws.mean())  # faircause reports the mean over all bootstrap draws
+        return Estimate.from_draws(estimate, draws, self.level)
+
+    def estimate(self, measure: str, outcome: str | None = None) -> Estimate:
+        """Estimate, SE and CI of one measure for one outcome column (default: Y)."""
+        self._check_measure(measure)
+        fit = self._fit(outcome)
+        draws = None if fit.draws is None else fit.draws[measure].to_numpy()
+        return self._from_rows(fit.rows[measure].to_numpy(), draws)
+
+    def difference(self, measure: str, outcome: str, reference: str | None = None) -> Estimate:
+        """measure(outcome) − measure(reference) with an SE from the paired per-row contributions
+        (or the paired bootstrap draws), since both columns share rows, folds and propensities."""
+        self._check_measure(measure)
+        fit, ref = self._fit(outcome), self._fit(reference)
+        rows = fit.rows[measure].to_numpy() - ref.rows[measure].to_numpy()
+        draws = None if fit.draws is None else fit.draws[measure].to_numpy() - ref.draws[measure].to_numpy()
+        return self._from_rows(rows, draws)
+
+    def psi(self, x_z, x_w, x_y, outcome: str | None = None) -> Estimate:
+        """ψ(xz, xw, xy) = E[Y_{xy, W_{xw}} | X = xz] with levels coded 0 (x0) and 1 (x1);
+        ``x_z=None`` gives the unconditional E[Y_{xy, W_{xw}}]. SE from the influence function."""
+        return self.contrast([(1, (x_z, x_w, x_y))], outcome)
+
+    def contrast(self, terms, outcome: str | None = None) -> Estimate:
+        """Any signed sum of ψ terms, e.g. ``[(1, (1, 0, 1)), (-1, (1, 0, 0))]`` (a direct effect among x1)."""
+        pseudo = self._fit(outcome).pseudo
+        for _, key in terms:
+            if len(key) != 3 or key[0] not in (0, 1, None) or any(v not in (0, 1) for v in key[1:]):
+                raise FairpathInputError(f"ψ term {key!r} must be (x_z, x_w, x_y) with values 0/1 (x_z may be None)")
+        rows = sum(sign * pseudo(*key) for sign, key in terms)
+        estimate, se = _mean_se(rows)
+        return Estimate.from_se(estimate, se, self.level)
+
+    def pseudo_outcomes(self, outcome: str | None = None) -> pd.DataFrame:
+        """Per-row contributions (n × measures) of one outcome column; column means are the
+        point estimates of the influence-function method."""
+        return self._fit(outcome).rows.copy()
+
+    # -- presentation -----------------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        records = []
+        for outcome in self.outcomes:
+            for measure in MEASURES:
+                e = self.estimate(measure, outcome)
+                records.append({"outcome": outcome, "measure": measure, "estimate": e.estimate, "se": e.se,
+                                "ci_low": e.ci_low, "ci_high": e.ci_high})
+        return pd.DataFrame(records)
+
+    def summary_line(self, outcome: str | None = None) -> str:
+        """``TV (v) = CtfDE (v) − CtfIE (v) − CtfSE (v)`` as faircause prints it."""
+        v = {m: self.estimate(m, outcome).estimate for m in _PLOTTED}
+        name = self.sfm.y if outcome is None else outcome
+        return (f"{name}: TV ({v['tv']:+.4f}) = CtfDE ({v['ctfde']:+.4f}) − CtfIE ({v['ctfie']:+.4f}) "
+                f"− CtfSE ({v['ctfse']:+.4f})")
+
+    def summary(self) -> str:
+        counts = self.counts_
+        lines = [
+            f"Causal decomposition of {self.sfm}",
+            f"method {self.settings_['method']}, learner {self.settings_['learner']}, {self.settings_['n_folds']} folds, "
+            f"seed {self.settings_['seed']}; n = {counts['n']} (x0: {counts['n_x0']}, x1: {counts['n_x1']})",
+        ]
+        if counts["n_excluded"]:
+            lines.append(f"{counts['n_excluded']} rows excluded: X neither x0 nor x1")
+        if counts["n_extreme"]:
+            lines.append(f"{counts['n_extreme']} rows with a propensity outside [{self.settings_['eps']}, "
+                         f"{1 - self.settings_['eps']}]; {counts['n_trimmed']} trimmed")
+        lines += [self.summary_line(outcome) for outcome in self.outcomes]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<CausalDecomposition\n{self.summary()}\n>"
+
+    def to_dict(self) -> dict:
+        estimates = {
+            outcome: {m: {k: v for k, v in self.estimate(m, outcome).to_dict().items() if k != "level"} for m in MEASURES}
+            for outcome in self.outcomes
+        }
+        return {
+            "sfm": self.sfm.to_dict(), "settings": self.settings_, "counts": self.counts_,
+            "encoded_columns": self.encoded_, "seconds": self.seconds_, "level": self.level,
+            "descriptions": DESCRIPTIONS, "estimates": estimates,
+        }
+
+    def plot(self, measures=_PLOTTED, ax=None, colors: dict | None = None):
+        """Bars with confidence intervals per measure and outcome column (the paper's Figure 5).
+
+        ``colors`` maps an outcome to a bar colour (the audit report colours predictors by verdict).
+        """
+        import matplotlib.pyplot as plt
+
+        frame = self.to_frame().set_index(["outcome", "measure"])
+        fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(2 + 1.6 * len(measures), 3.8))
+        width = 0.8 / len(self.outcomes)
+        positions = np.arange(len(measures))
+        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for i, outcome in enumerate(self.outcomes):
+            rows = frame.loc[outcome].loc[list(measures)]
+            errors = np.vstack([rows["estimate"] - rows["ci_low"], rows["ci_high"] - rows["estimate"]])
+            color = (colors or {}).get(outcome, palette[i % len(palette)])
+            ax.bar(positions + (i - (len(self.outcomes) - 1) / 2) * width, rows["estimate"], width, yerr=errors,
+                   capsize=3, label=outcome, color=color, edgecolor="black", linewidth=0.4)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(positions, [_LABELS[m] for m in measures])
+        ax.set_ylabel(f"effect ({self.level:.0%} CI)")
+        ax.set_title(f"Decomposition of {self.sfm.x}: {self.sfm.x0} → {self.sfm.x1}")
+        ax.legend(frameon=False, fontsize=8)
+        fig.tight_layout()
+        return fig

@@ -1,0 +1,71 @@
+"""The Standard Fairness Model: which column plays which causal role."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from fairpath._exceptions import FairpathInputError
+
+
+def _as_tuple(columns) -> tuple[str, ...]:
+    if columns is None:
+        return ()
+    if isinstance(columns, str):
+        return (columns,) if columns else ()
+    return tuple(columns)
+
+
+@dataclass(frozen=True)
+class SFM:
+    """Standard Fairness Model (Plečko & Bareinboim).
+
+    Parameters
+    ----------
+    x : protected attribute column; ``x0`` is its baseline level, ``x1`` the comparison level.
+    z : confounders (may be empty); ``w`` : mediators (may be empty); ``y`` : outcome column.
+    """
+
+    x: str
+    x0: object
+    x1: object
+    y: str
+    z: tuple[str, ...] = field(default=())
+    w: tuple[str, ...] = field(default=())
+
+    def __post_init__(self):
+        object.__setattr__(self, "z", _as_tuple(self.z))
+        object.__setattr__(self, "w", _as_tuple(self.w))
+        if self.x0 == self.x1:
+            raise FairpathInputError(f"x0 and x1 must be two different levels of {self.x!r}, both are {self.x0!r}")
+        seen: dict[str, str] = {}
+        for role, columns in (("X", (self.x,)), ("Z", self.z), ("W", self.w), ("Y", (self.y,))):
+            for column in columns:
+                if column in seen:
+                    raise FairpathInputError(
+                        f"column {column!r} is given two roles ({seen[column]} and {role}); each column may play one role"
+                    )
+                seen[column] = role
+
+    def roles(self) -> dict[str, str]:
+        """Map every column of the model to its role: ``X``, ``Z``, ``W`` or ``Y``."""
+        roles = {self.x: "X"}
+        roles.update({c: "Z" for c in self.z})
+        roles.update({c: "W" for c in self.w})
+        roles[self.y] = "Y"
+        return roles
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.roles())
+
+    def with_outcome(self, y: str) -> "SFM":
+        """The same model with another outcome column (for example a predictor)."""
+        return replace(self, y=y)
+
+    def to_dict(self) -> dict:
+        return {"x": self.x, "x0": self.x0, "x1": self.x1, "z": list(self.z), "w": list(self.w), "y": self.y}
+
+    def __str__(self) -> str:
+        z = ", ".join(self.z) or "∅"
+        w = ", ".join(self.w) or "∅"
+        return f"SFM(X={self.x} [{self.x0!r} → {self.x1!r}], Z={{{z}}}, W={{{w}}}, Y={self.y})"
