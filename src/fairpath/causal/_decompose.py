@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -56,16 +57,18 @@ def _validate(method, n_folds, level, eps, n_boot, nboot1, nboot2):
 class _Fitter:
     """One fit of all nuisances on a (possibly resampled) data set, turned into pseudo-outcomes."""
 
-    def __init__(self, outcomes, learner, n_folds, eps, trim, scheme):
+    def __init__(self, outcomes, learner, n_folds, eps, trim, scheme, n_jobs):
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
-        self.eps, self.trim, self.scheme = eps, trim, scheme
+        self.eps, self.trim, self.scheme, self.n_jobs = eps, trim, scheme, n_jobs
 
     def __call__(self, data: PreparedData, seed: int):
-        if data.n < self.n_folds * 2:
+        smallest = min(int((data.x == 0).sum()), int((data.x == 1).sum()))
+        if data.n < self.n_folds or smallest < self.n_folds:
             raise FairpathInputError(
-                f"{data.n} rows are too few for {self.n_folds}-fold cross-fitting; use fewer folds or more data"
+                f"{data.n} rows (smallest group {smallest}) are too few for {self.n_folds}-fold cross-fitting; "
+                "use fewer folds or more data"
             )
-        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, scheme=self.scheme)
+        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs)
         extreme = np.zeros(data.n, dtype=bool)
         for p in (nuisances.px_z, nuisances.px_zw):
             extreme |= (p < self.eps) | (p > 1 - self.eps)
@@ -111,6 +114,7 @@ def decompose(
     n_boot: int = 0,
     nboot1: int = 1,
     nboot2: int = 100,
+    n_jobs: int | None = None,
     progress: bool = False,
 ) -> CausalDecomposition:
     """Estimate TV, Ctf-DE, Ctf-IE, Ctf-SE (and ETT, TE, NDE, NIE, Exp-SE) of X on Y and on each predictor.
@@ -133,13 +137,16 @@ def decompose(
         pseudo-outcomes instead of normal intervals from the influence function.
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
         resamples of the pseudo-outcomes per refit; estimate and SE are the mean and SD of all draws.
+    n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
+    progress : show a progress bar over medDML refits.
     """
     _validate(method, n_folds, level, eps, n_boot, nboot1, nboot2)
     started = time.perf_counter()
     outcomes = [sfm.y, *predictors]
-    prepared = prepare_data(data, sfm, outcomes, min_rows=n_folds)
+    prepared = prepare_data(data, sfm, outcomes)
     learner = learner if learner is not None else _DEFAULT_LEARNER[method]
-    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, scheme=method)
+    n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
+    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, method, n_jobs)
     rng = np.random.default_rng(seed)
     pseudo, n_extreme, n_trimmed, kept_index = fitter(prepared, seed)
     frames = {name: _measure_frame(pseudo[name]) for name in outcomes}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from joblib import Parallel, delayed
 
 from fairpath.causal._data import PreparedData
 from fairpath.causal._learners import fit_predict
@@ -84,19 +85,22 @@ class _Fold:
         d, base, t, x = self.data, self.rows.base, self.rows.test, self.data.x.astype(float)
         if self.has_z:
             (px_z,) = self._fit(1, d.z[base], x[base], [d.z[t]], True)
-        else:
-            px_z = np.full(len(t), x[base].mean())
+        else:  # a constant: the sample share, which makes the estimates of E[Y | x] exact
+            px_z = np.full(len(t), x.mean())
         if not self.has_w:
             return px_z, px_z
         zw = np.hstack([d.z, d.w])
         (px_zw,) = self._fit(2, zw[base], x[base], [zw[t]], True)
         return px_z, px_zw
 
-    def outcome(self, y: np.ndarray, binary: bool, index: int) -> OutcomeNuisances:
+    def outcome(self, y: np.ndarray, binary: bool) -> OutcomeNuisances:
         d, r = self.data, self.rows
-        offset = 10 * (index + 1)
+        # Every outcome column gets the same learner seeds: identical columns get identical fits.
+        offset = 10
         result = OutcomeNuisances()
-        mu_xz = self._by_level(offset, d.z, y, r.base, [d.z[r.test]], binary)
+        # Without Z, μ(x) is a group mean; taken over all rows, E[Y | x] is estimated exactly.
+        mu_rows = r.base if self.has_z else np.arange(d.n)
+        mu_xz = self._by_level(offset, d.z, y, mu_rows, [d.z[r.test]], binary)
         result.mu_xz = {v: mu_xz[v][0] for v in (0, 1)}
         if not self.has_w:
             result.mu_xzw = result.mu_xz
@@ -113,35 +117,48 @@ class _Fold:
         return result
 
 
-def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int, scheme: str = "debiasing") -> Nuisances:
-    """K-fold cross-fitting of all nuisances.
-
-    ``scheme="debiasing"``: each fold's training rows are split 2:1; the larger part fits the
-    propensities and pooled outcome regressions, the smaller the nested means (which need μ
-    predictions from models that did not see those rows). ``scheme="medDML"`` follows faircause's
-    mediation DML: propensities and μ(x, z) on all training rows, per-group μ(x, z, w) on one half
-    and the nested means on the other.
-    """
-    rng = np.random.default_rng(seed)
-    n = data.n
+def _fold_rows(n: int, n_folds: int, scheme: str, rng: np.random.Generator) -> list[FoldRows]:
     folds = fold_ids(n, n_folds, rng)
-    px_z, px_zw = np.empty(n), np.empty(n)
-    per_outcome = {name: OutcomeNuisances() for name in outcomes}
+    layout = []
     for k in range(n_folds):
         test = np.flatnonzero(folds == k)
         train = np.flatnonzero(folds != k)
         train = train[rng.permutation(len(train))]
         if scheme == "medDML":
             half = len(train) // 2
-            rows = FoldRows(np.sort(train), np.sort(train[:half]), np.sort(train[half:]), test)
+            layout.append(FoldRows(np.sort(train), np.sort(train[:half]), np.sort(train[half:]), test))
         else:
             cut = (2 * len(train)) // 3
-            rows = FoldRows(np.sort(train[:cut]), np.sort(train[:cut]), np.sort(train[cut:]), test)
-        fold = _Fold(data, learner, seed + 1000 * k, rows, per_group=scheme == "medDML")
-        px_z[test], px_zw[test] = fold.propensities()
-        for index, name in enumerate(outcomes):
-            part = fold.outcome(data.outcomes[name], data.binary(name), index)
-            _scatter(per_outcome[name], part, test, n)
+            layout.append(FoldRows(np.sort(train[:cut]), np.sort(train[:cut]), np.sort(train[cut:]), test))
+    return layout
+
+
+def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int,
+              scheme: str = "debiasing", n_jobs: int = 1) -> Nuisances:
+    """K-fold cross-fitting of all nuisances.
+
+    ``scheme="debiasing"``: each fold's training rows are split 2:1; the larger part fits the
+    propensities and pooled outcome regressions, the smaller the nested means (which need μ
+    predictions from models that did not see those rows). ``scheme="medDML"`` follows faircause's
+    mediation DML: propensities and μ(x, z) on all training rows, per-group μ(x, z, w) on one half
+    and the nested means on the other. Folds run in ``n_jobs`` threads (the learners release the
+    GIL); every fold has its own seed, so results do not depend on ``n_jobs``.
+    """
+    n = data.n
+    layout = _fold_rows(n, n_folds, scheme, np.random.default_rng(seed))
+
+    def run(k: int):
+        fold = _Fold(data, learner, seed + 1000 * k, layout[k], per_group=scheme == "medDML")
+        parts = [fold.outcome(data.outcomes[name], data.binary(name)) for name in outcomes]
+        return fold.propensities(), parts
+
+    results = Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(k) for k in range(n_folds))
+    px_z, px_zw = np.empty(n), np.empty(n)
+    per_outcome = {name: OutcomeNuisances() for name in outcomes}
+    for rows, ((pz, pzw), parts) in zip(layout, results):
+        px_z[rows.test], px_zw[rows.test] = pz, pzw
+        for name, part in zip(outcomes, parts):
+            _scatter(per_outcome[name], part, rows.test, n)
     return Nuisances(px_z=px_z, px_zw=px_zw, outcomes=per_outcome)
 
 

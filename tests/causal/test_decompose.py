@@ -1,0 +1,140 @@
+"""The decomposition against ground truth on synthetic SCMs, its identities and its reproducibility."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairpath.causal import MEASURES, decompose
+from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm
+
+MODELS = [make_appendix_a2, make_binary_sfm, make_confounded_sfm]
+
+
+@pytest.fixture(scope="module", params=MODELS, ids=lambda m: m.__name__)
+def fitted(request):
+    sample = request.param(5000, seed=11)
+    return sample, decompose(sample.data, sample.sfm, seed=11)
+
+
+def test_every_measure_within_three_se_of_truth(fitted):
+    sample, result = fitted
+    for measure in MEASURES:
+        estimate = result.estimate(measure)
+        if estimate.se < 1e-9:  # exactly zero by construction (e.g. ctfse with Z empty)
+            assert abs(estimate.estimate - sample.truth[measure]) < 1e-9
+            continue
+        z = (estimate.estimate - sample.truth[measure]) / estimate.se
+        assert abs(z) < 3, f"{measure}: estimate {estimate.estimate:.4f}, truth {sample.truth[measure]:.4f}, z {z:.2f}"
+
+
+def test_identities_hold_exactly(fitted):
+    _, result = fitted
+    e = {m: result.estimate(m).estimate for m in MEASURES}
+    assert e["tv"] == pytest.approx(e["ctfde"] - e["ctfie"] - e["ctfse"], abs=1e-10)
+    assert e["ett"] == pytest.approx(e["ctfde"] - e["ctfie"], abs=1e-10)
+    assert e["tv"] == pytest.approx(e["nde"] - e["nie"] + e["expse_x1"] - e["expse_x0"], abs=1e-10)
+    rows = result.pseudo_outcomes()
+    assert np.abs(rows["tv"] - (rows["ctfde"] - rows["ctfie"] - rows["ctfse"])).max() < 1e-10
+
+
+def test_tv_is_the_plain_difference_of_group_means(fitted):
+    sample, result = fitted
+    y, x = sample.data["y"], sample.data["x"]
+    assert result.estimate("tv").estimate == pytest.approx(y[x == 1].mean() - y[x == 0].mean(), abs=1e-12)
+
+
+def test_same_seed_same_numbers_and_threads_do_not_matter():
+    sample = make_binary_sfm(1500, seed=3)
+    a = decompose(sample.data, sample.sfm, seed=5, n_jobs=1).to_frame()
+    b = decompose(sample.data, sample.sfm, seed=5, n_jobs=2).to_frame()
+    c = decompose(sample.data, sample.sfm, seed=6).to_frame()
+    assert a.equals(b)
+    assert not np.allclose(a["estimate"].iloc[1:4], c["estimate"].iloc[1:4])
+
+
+def test_paired_difference_uses_per_row_contributions():
+    sample = make_binary_sfm(2000, seed=4)
+    data = sample.data.assign(oracle=sample.outcome_mean(sample.data))
+    result = decompose(data, sample.sfm, predictors=["oracle"], seed=1)
+    rows = result.pseudo_outcomes("oracle")["ctfde"] - result.pseudo_outcomes()["ctfde"]
+    diff = result.difference("ctfde", "oracle")
+    assert diff.estimate == pytest.approx(rows.mean())
+    assert diff.se == pytest.approx(rows.std(ddof=1) / np.sqrt(len(rows)))
+    # A predictor that copies Y transmits exactly Y's effects: the paired difference is exactly 0.
+    copy = decompose(data.assign(copy=data["y"]), sample.sfm, predictors=["copy"], seed=1)
+    same = copy.difference("ctfde", "copy")
+    assert same.estimate == 0 and same.se == 0
+
+
+def test_psi_and_contrast_build_the_measures():
+    sample = make_binary_sfm(2000, seed=8)
+    result = decompose(sample.data, sample.sfm, seed=2)
+    ctfde = result.contrast([(1, (0, 0, 1)), (-1, (0, 0, 0))])
+    assert ctfde.estimate == pytest.approx(result.estimate("ctfde").estimate, abs=1e-12)
+    assert result.psi(0, 0, 0).estimate == pytest.approx(sample.data["y"][sample.data["x"] == 0].mean())
+
+
+@pytest.mark.parametrize("drop", ["z", "w", "both"])
+def test_empty_confounders_or_mediators(drop):
+    sample = make_binary_sfm(4000, seed=9)
+    sfm = sample.sfm
+    z = () if drop in ("z", "both") else sfm.z
+    w = () if drop in ("w", "both") else sfm.w
+    from fairpath.causal import SFM
+
+    reduced = SFM(x=sfm.x, x0=0, x1=1, z=z, w=w, y="y")
+    result = decompose(sample.data, reduced, seed=1)
+    e = {m: result.estimate(m).estimate for m in MEASURES}
+    assert e["tv"] == pytest.approx(e["ctfde"] - e["ctfie"] - e["ctfse"], abs=1e-10)
+    if not z:  # no confounders: no spurious effect can be attributed
+        assert e["ctfse"] == pytest.approx(0, abs=1e-10)
+    if not w:  # no mediators: no indirect effect
+        assert e["ctfie"] == pytest.approx(0, abs=1e-10)
+
+
+def test_meddml_identities_and_bootstrap_draws():
+    sample = make_binary_sfm(2000, seed=12)
+    result = decompose(sample.data, sample.sfm, method="medDML", nboot1=2, nboot2=50, seed=1)
+    fit = result.fits_["y"]
+    assert len(fit.draws) == 100
+    d = fit.draws
+    assert np.abs(d["tv"] - (d["ctfde"] - d["ctfie"] - d["ctfse"])).max() < 1e-10
+    for measure in ("tv", "ctfde", "ctfie", "ctfse"):
+        e = result.estimate(measure)
+        assert e.se == pytest.approx(d[measure].std(ddof=1))
+        assert abs(e.estimate - sample.truth[measure]) < 3.5 * e.se
+
+
+def test_bootstrap_option_gives_percentile_intervals():
+    sample = make_binary_sfm(1500, seed=2)
+    normal = decompose(sample.data, sample.sfm, seed=3)
+    boot = decompose(sample.data, sample.sfm, seed=3, n_boot=400)
+    for measure in ("tv", "ctfde"):
+        a, b = normal.estimate(measure), boot.estimate(measure)
+        assert a.estimate == b.estimate
+        assert b.se == pytest.approx(a.se, rel=0.2)
+
+
+def test_trimming_is_counted_never_silent():
+    sample = make_confounded_sfm(2000, seed=1)
+    loose = decompose(sample.data, sample.sfm, seed=1, eps=0.2)
+    trimmed = decompose(sample.data, sample.sfm, seed=1, eps=0.2, trim=True)
+    assert loose.n_extreme_ > 0 and loose.n_trimmed_ == 0
+    assert trimmed.n_trimmed_ == loose.n_extreme_
+    assert len(trimmed.pseudo_outcomes()) == trimmed.n_ - trimmed.n_trimmed_
+    assert f"{loose.n_extreme_} rows with a propensity outside" in loose.summary()
+
+
+def test_result_presentation():
+    sample = make_appendix_a2(1000, seed=1)
+    result = decompose(sample.data, sample.sfm, seed=1)
+    frame = result.to_frame()
+    assert list(frame.columns) == ["outcome", "measure", "estimate", "se", "ci_low", "ci_high"]
+    assert (frame["ci_low"] <= frame["estimate"]).all() and (frame["estimate"] <= frame["ci_high"]).all()
+    assert "TV (" in repr(result) and "CtfDE (" in repr(result)
+    payload = result.to_dict()
+    assert set(payload["estimates"]["y"]["ctfde"]) == {"estimate", "se", "ci_low", "ci_high"}
+    assert payload["counts"]["n"] == 1000
+    fig = result.plot()
+    assert len(fig.axes[0].patches) == 4

@@ -1,0 +1,121 @@
+"""Bad input to the decomposition: each error names the problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairpath import FairpathInputError
+from fairpath.causal import SFM, decompose
+from fairpath.datasets import make_binary_sfm
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return make_binary_sfm(300, seed=0)
+
+
+def test_missing_column(sample):
+    sfm = SFM(x="x", x0=0, x1=1, z=["z1", "nope"], w=["w1"], y="y")
+    with pytest.raises(FairpathInputError, match=r"column\(s\) \['nope'\] not found"):
+        decompose(sample.data, sfm)
+
+
+def test_column_in_two_roles():
+    with pytest.raises(FairpathInputError, match="'z1' is given two roles"):
+        SFM(x="x", x0=0, x1=1, z=["z1"], w=["z1"], y="y")
+
+
+def test_predictor_in_a_model_role(sample):
+    with pytest.raises(FairpathInputError, match="predictor column 'w1' is also the model's W column"):
+        decompose(sample.data, sample.sfm, predictors=["w1"])
+
+
+def test_x_with_one_level(sample):
+    data = sample.data.assign(x=0)
+    with pytest.raises(FairpathInputError, match=r"has no rows with level\(s\) \[1\]"):
+        decompose(data, sample.sfm)
+
+
+def test_x_without_named_levels(sample):
+    sfm = SFM(x="x", x0="a", x1="b", z=sample.sfm.z, w=sample.sfm.w, y="y")
+    with pytest.raises(FairpathInputError, match=r"no rows with level\(s\) \['a', 'b'\]"):
+        decompose(sample.data, sfm)
+
+
+def test_other_levels_are_excluded_with_a_warning(sample):
+    data = sample.data.copy()
+    data.loc[:9, "x"] = 2
+    with pytest.warns(UserWarning, match="10 rows excluded because 'x' is neither 0 nor 1"):
+        result = decompose(data, sample.sfm, n_folds=2)
+    assert result.counts_["n_excluded"] == 10 and result.n_ == 290
+
+
+def test_nan_counted_per_column(sample):
+    data = sample.data.copy()
+    data.loc[:2, "z1"] = np.nan
+    data.loc[:4, "y"] = np.nan
+    with pytest.raises(FairpathInputError, match=r"'z1': 3, 'y': 5"):
+        decompose(data, sample.sfm)
+
+
+def test_non_numeric_outcome(sample):
+    data = sample.data.assign(y=np.where(sample.data["y"] > 0, "yes", "no"))
+    with pytest.raises(FairpathInputError, match="outcome column 'y' is not numeric"):
+        decompose(data, sample.sfm)
+
+
+def test_empty_group(sample):
+    data = sample.data.copy()
+    data.loc[data.index[:-1], "x"] = 0
+    data.loc[data.index[-1], "x"] = 1
+    with pytest.raises(FairpathInputError, match="group x=1 has 1 rows; at least 2 are needed"):
+        decompose(data, sample.sfm)
+
+
+def test_fewer_rows_than_folds(sample):
+    with pytest.raises(FairpathInputError, match=r"300 rows \(smallest group \d+\) are too few for 400-fold"):
+        decompose(sample.data, sample.sfm, n_folds=400)
+
+
+def test_constant_covariate(sample):
+    data = sample.data.assign(z2=1)
+    with pytest.raises(FairpathInputError, match="confounder \\(Z\\) column 'z2' is constant"):
+        decompose(data, sample.sfm)
+
+
+def test_constant_outcome(sample):
+    with pytest.raises(FairpathInputError, match="outcome column 'y' is constant"):
+        decompose(sample.data.assign(y=1.0), sample.sfm)
+
+
+def test_unknown_method_learner_measure(sample):
+    with pytest.raises(FairpathInputError, match="unknown method 'magic'"):
+        decompose(sample.data, sample.sfm, method="magic")
+    with pytest.raises(FairpathInputError, match="unknown learner 'magic'"):
+        decompose(sample.data, sample.sfm, learner="magic")
+    result = decompose(sample.data, sample.sfm, n_folds=2)
+    with pytest.raises(FairpathInputError, match="unknown measure 'ctfxx'"):
+        result.estimate("ctfxx")
+    with pytest.raises(FairpathInputError, match="outcome 'other' was not decomposed"):
+        result.estimate("tv", "other")
+
+
+def test_data_must_be_a_dataframe(sample):
+    with pytest.raises(FairpathInputError, match="must be a pandas DataFrame"):
+        decompose(sample.data.to_numpy(), sample.sfm)
+
+
+def test_same_levels():
+    with pytest.raises(FairpathInputError, match="two different levels"):
+        SFM(x="x", x0=1, x1=1, y="y")
+
+
+def test_string_covariates_are_encoded():
+    sample = make_binary_sfm(600, seed=1)
+    data = sample.data.assign(z2=np.where(sample.data["z2"] > 0, "high", "low"), x=np.where(sample.data["x"] > 0, "b", "a"))
+    sfm = SFM(x="x", x0="a", x1="b", z=["z1", "z2"], w=["w1", "w2"], y="y")
+    result = decompose(data, sfm, n_folds=3)
+    assert result.encoded_["z"] == ["z1", "z2=low"]
+    assert isinstance(pd.Series(result.estimate("tv").estimate).iloc[0], float)
