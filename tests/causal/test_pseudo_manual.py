@@ -31,7 +31,18 @@ def _manual(key, x, y, px_z, px_zw, nu):
                      + ind[x_w] / share[x_z] * pz[x_z] / pz[x_w] * (mu - nested)
                      + ind[x_z] / share[x_z] * nested)
         out.append(value)
-    return np.array(out)
+    out = np.array(out)
+    # The ratio's influence-function term: −ψ · (1(X=xz)/P̂(xz) − 1), which leaves the mean unchanged.
+    psi = out.mean()
+    return np.array([v - psi * ((1.0 if x[i] == x_z else 0.0) / share[x_z] - 1.0) for i, v in enumerate(out)])
+
+
+def _manual_uncentred(key, x, y, px_z, px_zw, nu):
+    """The mixture for the unconditional ψ uses the raw (uncentred) conditional pseudo-outcomes."""
+    x_z = key[0]
+    share = np.mean(x == x_z)
+    centred = _manual(key, x, y, px_z, px_zw, nu)
+    return centred + centred.mean() * ((x == x_z) / share - 1.0)
 
 
 def test_pseudo_outcomes_match_manual_formulas():
@@ -49,5 +60,6 @@ def test_pseudo_outcomes_match_manual_formulas():
     for key in itertools.product((0, 1), repeat=3):
         np.testing.assert_allclose(pseudo(*key), _manual(key, x, y, px_z, px_zw, nu), rtol=1e-12, atol=1e-12)
     share1 = x.mean()
-    mixture = (1 - share1) * _manual((0, 0, 1), x, y, px_z, px_zw, nu) + share1 * _manual((1, 0, 1), x, y, px_z, px_zw, nu)
+    mixture = ((1 - share1) * _manual_uncentred((0, 0, 1), x, y, px_z, px_zw, nu)
+               + share1 * _manual_uncentred((1, 0, 1), x, y, px_z, px_zw, nu))
     np.testing.assert_allclose(pseudo(None, 0, 1), mixture, rtol=1e-12)

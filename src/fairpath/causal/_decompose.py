@@ -80,12 +80,12 @@ class _Fitter:
         # Clip propensities away from 0/1 only for the arithmetic: the count above reports positivity.
         px_z = np.clip(nuisances.px_z[keep], 1e-6, 1 - 1e-6)
         px_zw = np.clip(nuisances.px_zw[keep], 1e-6, 1 - 1e-6)
-        has_w = data.w.shape[1] > 0
+        has_w, has_z = data.w.shape[1] > 0, data.z.shape[1] > 0
         pseudo = {}
         for name in self.outcomes:
             restricted = _restrict(nuisances.outcomes[name], keep)
             pseudo[name] = PseudoOutcomes(
-                data.x[keep], data.outcomes[name][keep], px_z, px_zw, restricted, has_w,
+                data.x[keep], data.outcomes[name][keep], px_z, px_zw, restricted, has_w, has_z,
                 group_means=self.scheme == "medDML",
             )
         return pseudo, int(extreme.sum()), int((~keep).sum()), data.index[keep]

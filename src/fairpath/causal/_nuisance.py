@@ -42,12 +42,18 @@ def _group_constant(values: np.ndarray, x: np.ndarray, level: int, n_rows: int) 
 @dataclass
 class FoldRows:
     """Row indices of one fold: ``base`` fits the propensities and μ(x, z), ``mediator`` fits
-    μ(x, z, w), ``nested`` fits ν from honest μ predictions, and ``test`` receives predictions."""
+    μ(x, z, w), ``nested`` fits ν, and ``test`` receives the predictions.
+
+    ν must be fitted on μ predictions from models that did not see those rows: ``honest`` lists
+    (fit rows, predict rows) pairs covering ``nested``; empty when ``nested`` and ``mediator``
+    are disjoint, so the ``mediator`` fit itself is honest on ``nested``.
+    """
 
     base: np.ndarray
     mediator: np.ndarray
     nested: np.ndarray
     test: np.ndarray
+    honest: tuple = ()
 
 
 class _Fold:
@@ -106,13 +112,21 @@ class _Fold:
             result.mu_xzw = result.mu_xz
             return result
         zw = np.hstack([d.z, d.w])
-        mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test], zw[r.nested]], binary)
+        honest = {0: np.zeros(d.n), 1: np.zeros(d.n)}
+        if r.honest:
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test]], binary)
+            for j, (fit_rows, predict_rows) in enumerate(r.honest):
+                inner = self._by_level(offset + 20 + 2 * j, zw, y, fit_rows, [zw[predict_rows]], binary)
+                for v in (0, 1):
+                    honest[v][predict_rows] = inner[v][0]
+        else:
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test], zw[r.nested]], binary)
+            for v in (0, 1):
+                honest[v][r.nested] = mu[v][1]
         result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
         for x_y in (0, 1):
             x_w = 1 - x_y
-            honest = np.zeros(d.n)
-            honest[r.nested] = mu[x_y][1]
-            nested = self._by_level(offset + 4 + 2 * x_y, d.z, honest, r.nested, [d.z[r.test]], False, levels=(x_w,))
+            nested = self._by_level(offset + 4 + 2 * x_y, d.z, honest[x_y], r.nested, [d.z[r.test]], False, levels=(x_w,))
             result.nested[(x_w, x_y)] = nested[x_w][0]
         return result
 
@@ -127,6 +141,11 @@ def _fold_rows(n: int, n_folds: int, scheme: str, rng: np.random.Generator) -> l
         if scheme == "medDML":
             half = len(train) // 2
             layout.append(FoldRows(np.sort(train), np.sort(train[:half]), np.sort(train[half:]), test))
+        elif scheme == "debiasing":
+            half = len(train) // 2
+            a, b = np.sort(train[:half]), np.sort(train[half:])
+            train = np.sort(train)
+            layout.append(FoldRows(train, train, train, test, honest=((a, b), (b, a))))
         else:
             cut = (2 * len(train)) // 3
             layout.append(FoldRows(np.sort(train[:cut]), np.sort(train[:cut]), np.sort(train[cut:]), test))

@@ -8,8 +8,13 @@ The one-step (influence-function) pseudo-outcomes, with P̂(xz) the sample share
                  + 1(X=xw)/P̂(xz) · p(xz|z)/p(xw|z) · (μ(xy,z,w) − ν_{xy}(xw,z)) + 1(X=xz)/P̂(xz) · ν_{xy}(xw,z)
 
 ``xz = None`` gives the unconditional E[Y_{xy, W_{xw}}] (the P̂-weighted mixture of both groups).
-With W empty ψ(xz, xw, xy) = ψ(xz, xy, xy); the estimators handle empty Z through constant
-propensities and group-mean regressions.
+
+A conditional ψ is a ratio (its normalisation P̂(xz) is estimated too), so its influence function
+carries the term −ψ · (1(X=xz)/P̂(xz) − 1). It is added to the rows: their mean, the point
+estimate, is unchanged exactly (1(X=xz)/P̂(xz) averages to 1), and their spread gives an honest SE.
+With W empty ψ(xz, xw, xy) = ψ(xz, xy, xy). With Z empty X has no confounders, so
+ψ(xz, xw, xy) = E[Y_{xy, W_{xw}}] for both xz: the spurious measures are then exactly zero, row by
+row (the propensities p(x | z) are the sample shares and μ(x, z) the group means).
 """
 
 from __future__ import annotations
@@ -23,12 +28,12 @@ class PseudoOutcomes:
     """Computes (and caches) the pseudo-outcome arrays of one outcome column."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, px_z: np.ndarray, px_zw: np.ndarray,
-                 nuisances: OutcomeNuisances, has_w: bool, group_means: bool = False):
+                 nuisances: OutcomeNuisances, has_w: bool, has_z: bool = True, group_means: bool = False):
         self.x, self.y = x, y
         self.share = {0: float(np.mean(x == 0)), 1: float(np.mean(x == 1))}
         self.p_z = {1: px_z, 0: 1.0 - px_z}
         self.p_zw = {1: px_zw, 0: 1.0 - px_zw}
-        self.nuisances, self.has_w = nuisances, has_w
+        self.nuisances, self.has_w, self.has_z = nuisances, has_w, has_z
         # medDML (faircause) averages the unconditional pseudo-outcome within a group instead of
         # using the conditional influence function.
         self.group_means = group_means
@@ -37,6 +42,8 @@ class PseudoOutcomes:
     def __call__(self, x_z, x_w, x_y) -> np.ndarray:
         if not self.has_w:
             x_w = x_y
+        if not self.has_z:
+            x_z = None
         key = (x_z, x_w, x_y)
         if key not in self._cache:
             self._cache[key] = self._compute(*key)
@@ -49,8 +56,10 @@ class PseudoOutcomes:
         if x_z is None:
             return self.share[0] * self._conditional(0, x_w, x_y) + self.share[1] * self._conditional(1, x_w, x_y)
         if self.group_means and not (x_z == x_w == x_y):
-            return self._indicator(x_z) / self.share[x_z] * self(None, x_w, x_y)
-        return self._conditional(x_z, x_w, x_y)
+            rows = self._indicator(x_z) / self.share[x_z] * self(None, x_w, x_y)
+        else:
+            rows = self._conditional(x_z, x_w, x_y)
+        return rows - rows.mean() * (self._indicator(x_z) / self.share[x_z] - 1.0)
 
     def _conditional(self, x_z, x_w, x_y) -> np.ndarray:
         y, share = self.y, self.share[x_z]

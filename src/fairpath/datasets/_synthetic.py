@@ -17,7 +17,7 @@ from scipy.special import expit
 from fairpath.causal._measures import MEASURE_TERMS, combine_terms
 from fairpath.causal._sfm import SFM
 
-_TRUTH_SAMPLE_SIZE = 4_000_000
+_TRUTH_SAMPLE_SIZE = 1_000_000
 _TRUTH_SEED = 20240101
 
 
