@@ -17,6 +17,10 @@ from fairpath._version import __version__
 # inside its own ``func``.
 _SUBCOMMAND_MODULES = (
     "fairpath.cli._decompose",
+    "fairpath.cli._reproduce",
+    "fairpath.cli._text",
+    "fairpath.cli._audit",
+    "fairpath.cli._repair",
 )
 
 

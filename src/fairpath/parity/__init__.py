@@ -1,1 +1,33 @@
-"""fairpath.parity."""
+"""Predictive parity, the Business Necessity Cookbook (Plečko & Bareinboim, Algorithm 1), the paper's
+baseline predictors, and the audit that combines them with the causal decomposition into a report."""
+
+from fairpath.parity._audit import AuditResult, audit
+from fairpath.parity._baselines import GroupThresholdPredictor, UnconstrainedPredictor, baseline_predictors
+from fairpath.parity._config import AuditConfig, load_config
+from fairpath.parity._cookbook import DOCTRINE, CookbookResult, business_necessity_cookbook, holm, parse_bn, tost_p_value
+from fairpath.parity._ppm import Bins, PredictiveParity, predictive_parity, quantile_bins
+from fairpath.parity._ppm_decomposition import PPMDecomposition, ppm_decomposition
+from fairpath.parity._report import sfm_diagram
+
+__all__ = [
+    "AuditConfig",
+    "AuditResult",
+    "Bins",
+    "CookbookResult",
+    "DOCTRINE",
+    "GroupThresholdPredictor",
+    "PPMDecomposition",
+    "PredictiveParity",
+    "UnconstrainedPredictor",
+    "audit",
+    "baseline_predictors",
+    "business_necessity_cookbook",
+    "holm",
+    "load_config",
+    "parse_bn",
+    "ppm_decomposition",
+    "predictive_parity",
+    "quantile_bins",
+    "sfm_diagram",
+    "tost_p_value",
+]

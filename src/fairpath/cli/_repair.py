@@ -1,0 +1,143 @@
+"""``fairpath repair`` (fair twins and a fair predictor for a BN set) and ``fairpath frontier`` (Figure 6)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fairpath.cli._common import comma_list, read_table
+
+
+def _add_sfm_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="CSV or Parquet file")
+    parser.add_argument("--x", required=True, help="protected attribute column")
+    parser.add_argument("--x0", required=True, help="baseline level of X")
+    parser.add_argument("--x1", required=True, help="comparison level of X")
+    parser.add_argument("--z", default="", help="confounders, comma separated")
+    parser.add_argument("--w", default="", help="mediators, comma separated")
+    parser.add_argument("--y", required=True, help="binary or continuous outcome column")
+    parser.add_argument("--engine", default="forest", choices=["forest", "linear"], help="conditional quantile engine (default: %(default)s)")
+    parser.add_argument("--reference", default="x1", choices=["x0", "x1"],
+                        help="group whose mechanisms the fair twins follow (default: %(default)s, matching the effects' conventions)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    parser.add_argument("--out", required=True, help="output folder")
+
+
+def register(subparsers) -> None:
+    repair = subparsers.add_parser(
+        "repair",
+        help="fair twins (causal data adaptation) and a fair predictor for a BN set",
+        description="Adapt the data so that only the pathways of the BN set remain (SE in BN keeps Z, IE in BN keeps W), "
+        "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT.",
+    )
+    _add_sfm_arguments(repair)
+    repair.add_argument("--bn", default="", help="business-necessity set among IE,SE (default: empty)")
+    repair.add_argument("--resolving", default=None, help="resolving columns, comma separated (instead of --bn)")
+    repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]); default: the SFM graph")
+    repair.add_argument("--test", default=None, help="new rows to transform with the fitted adaptation")
+    repair.add_argument("--constrained", action="store_true", help="also fit the constrained-learning predictor (lambda path)")
+    repair.set_defaults(func=_run_repair)
+
+    front = subparsers.add_parser(
+        "frontier",
+        help="SPM / iPPM / AUC frontier across BN sets (the paper's Figure 6)",
+        description="For each BN set (named by resolving variables: none, Z, W, ZW) and seed: adapt, learn, score "
+        "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs.csv.",
+    )
+    _add_sfm_arguments(front)
+    front.add_argument("--bn-sets", default="none,Z,W,ZW", help="BN sets by resolving variables (default: %(default)s)")
+    front.add_argument("--repeats", type=int, default=3, help="seeds per BN set (default: %(default)s)")
+    front.add_argument("--quantile", type=float, default=0.68, help="decision threshold quantile for SPM (default: %(default)s)")
+    front.add_argument("--no-unconstrained", action="store_true", help="leave out the unconstrained learner")
+    front.add_argument("--no-constrained", action="store_true", help="leave out the constrained-learning predictors")
+    front.add_argument("--quiet", action="store_true", help="no progress bar")
+    front.set_defaults(func=_run_frontier)
+
+
+def _sfm(args: argparse.Namespace, data):
+    from fairpath.causal import SFM
+
+    def level(value: str):
+        # Levels given on the command line are strings; match them to numeric X columns.
+        column = data[args.x] if args.x in data.columns else None
+        if column is not None and column.dtype.kind in "iuf":
+            return type(column.iloc[0].item())(float(value))
+        return value
+
+    return SFM(x=args.x, x0=level(args.x0), x1=level(args.x1), z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+
+
+def _run_repair(args: argparse.Namespace) -> int:
+    from fairpath._results import write_json
+    from fairpath.repair import CausalGraph, ConstrainedLearner, FairPredictor, graph_from_sfm
+
+    data = read_table(args.data)
+    sfm = _sfm(args, data)
+    graph = CausalGraph.from_edge_table(read_table(args.graph), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
+    resolving = comma_list(args.resolving) if args.resolving is not None else None
+    predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, seed=args.seed).fit(data[sfm.columns])
+    adapter = predictor.adapter_
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    adapter.adapted_train_.to_csv(out / "adapted_train.csv", index=False)
+    adapter.fair_twins().to_csv(out / "fair_twins.csv", index=False)
+    scores = data[[sfm.x, sfm.y]].copy()
+    scores["fair_score"] = predictor.oof_scores_
+    summary = {
+        "sfm": sfm.to_dict(), "graph": graph.to_dict(), "resolving": adapter.resolving_, "adapted": adapter.order_,
+        "tv_outcome": _tv(data, sfm, sfm.y), "tv_adapted_outcome": _tv(adapter.adapted_train_, sfm, sfm.y),
+    }
+    if args.test:
+        test = read_table(args.test)
+        adapter.transform(test).to_csv(out / "adapted_test.csv", index=False)
+        test_scores = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].copy()
+        test_scores["fair_score"] = predictor.predict(test)
+        test_scores.to_csv(out / "test_scores.csv", index=False)
+    if args.constrained:
+        learner = ConstrainedLearner(sfm, _constrained_bn(args), seed=args.seed).fit(data[sfm.columns])
+        path = learner.path_result()
+        path.to_frame().to_csv(out / "constrained_path.csv", index=False)
+        path.plot().savefig(out / "constrained_path.png", dpi=110, bbox_inches="tight")
+        scores["constrained_score"] = learner.predict(data)
+        summary["constrained"] = path.to_dict()
+        print(path)
+    scores.to_csv(out / "scores.csv", index=False)
+    write_json(summary, out / "repair.json")
+    print(f"adapted {adapter.order_} (resolving: {adapter.resolving_ or 'none'}); "
+          f"TV of {sfm.y}: {summary['tv_outcome']:.4f} -> {summary['tv_adapted_outcome']:.4f} after adaptation")
+    print(f"wrote {out}/adapted_train.csv, fair_twins.csv, scores.csv, repair.json")
+    return 0
+
+
+def _constrained_bn(args: argparse.Namespace):
+    """The BN set of the constrained learner: --bn, or the pathways kept by the resolving columns given."""
+    if args.resolving is None:
+        return args.bn
+    resolving = set(comma_list(args.resolving))
+    z, w = set(comma_list(args.z)), set(comma_list(args.w))
+    return [p for p, cols in (("SE", z), ("IE", w)) if cols and cols <= resolving]
+
+
+def _tv(frame, sfm, column) -> float:
+    group = frame[sfm.x] == sfm.x1
+    return float(frame.loc[group, column].mean() - frame.loc[~group, column].mean())
+
+
+def _run_frontier(args: argparse.Namespace) -> int:
+    from fairpath._results import write_json
+    from fairpath.repair import frontier
+
+    data = read_table(args.data)
+    sfm = _sfm(args, data)
+    result = frontier(
+        data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,
+        unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,
+        out_dir=args.out, progress=not args.quiet,
+    )
+    out = Path(args.out)
+    result.to_frame().to_csv(out / "frontier.csv", index=False)
+    write_json(result.to_dict(), out / "frontier.json")
+    result.plot().savefig(out / "frontier.png", dpi=110, bbox_inches="tight")
+    print(result)
+    print(f"wrote {out}/frontier.csv, frontier.json, frontier.png (runs in {out}/runs.csv)")
+    return 0

@@ -1,0 +1,80 @@
+"""``fairpath text debias``: fine-tune a language model with a counterfactual fairness regularizer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.cli._common import comma_list
+
+
+def _lambdas(text: str) -> list[float]:
+    values = []
+    for item in comma_list(text):
+        try:
+            values.append(float(item))
+        except ValueError:
+            raise FairpathInputError(f"--lambdas must be comma-separated numbers such as 1,10,100; {item!r} is not a number") from None
+    if not values:
+        raise FairpathInputError("--lambdas is empty; give comma-separated numbers such as 1,10,100")
+    return values
+
+
+def register(text_subparsers) -> None:
+    parser = text_subparsers.add_parser(
+        "debias", help="fine-tune a language model to reduce counterfactual sentiment bias and audit the result",
+        description="Fine-tune with L_LM(x) + lambda * L_fair(x, x~) on counterfactual pairs (Huang et al., 2020), one "
+                    "model per regularizer and lambda, then audit the base model and each debiased model. Rerunning with "
+                    "the same --out resumes from checkpoints and skips finished stages.",
+    )
+    parser.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
+    parser.add_argument("--regularizer", default="embedding",
+                        help="embedding, sentiment, or both comma-separated (default embedding)")
+    parser.add_argument("--lambdas", default="1,10,100", help="comma-separated weights of the fairness loss, each >= 0")
+    parser.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder")
+    parser.add_argument("--corpus", type=Path, default=None,
+                        help="training text (.txt one per line, or CSV/Parquet with a 'text' column); by default text "
+                             "sampled from the base model with generic prompts that mention the attribute's values")
+    parser.add_argument("--steps", type=int, default=100, help="optimisation steps per model (default 100)")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--learning-rate", type=float, default=5e-4)
+    parser.add_argument("--max-length", type=int, default=48, help="tokens per training sentence at most")
+    parser.add_argument("--method", choices=("lora", "full"), default="lora", help="LoRA adapters (default) or full fine-tuning")
+    parser.add_argument("--lora-rank", type=int, default=8)
+    parser.add_argument("--pooling", choices=("mean", "position"), default="mean",
+                        help="compare mean-pooled sentences (default) or aligned positions (values must tokenize alike)")
+    parser.add_argument("--checkpoint-every", type=int, default=20)
+    parser.add_argument("--corpus-samples", type=int, default=2, help="continuations per prompt of the default corpus")
+    parser.add_argument("--corpus-max-new-tokens", type=int, default=40)
+    parser.add_argument("--samples", type=int, default=20, help="audit continuations per prompt (default 20)")
+    parser.add_argument("--max-new-tokens", type=int, default=30, help="audit tokens per continuation (default 30)")
+    parser.add_argument("--scorers", default="vader", help="audit scorers, comma-separated (default vader)")
+    parser.add_argument("--bootstrap", type=int, default=200)
+    parser.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, required=True, help="folder for models, checkpoints, audits and report.html")
+    parser.set_defaults(func=run_debias)
+
+
+def run_debias(args: argparse.Namespace) -> int:
+    from fairpath.text.debias import DebiasConfig, DebiasStudy
+
+    training = DebiasConfig(steps=args.steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
+                            max_length=args.max_length, method=args.method, lora_rank=args.lora_rank,
+                            lora_alpha=2 * args.lora_rank, pooling=args.pooling,
+                            checkpoint_every=args.checkpoint_every, seed=args.seed)
+    study = DebiasStudy(args.out, attribute=args.attribute, model=args.model,
+                        regularizers=comma_list(args.regularizer), lambdas=_lambdas(args.lambdas), training=training,
+                        corpus=args.corpus, corpus_samples_per_prompt=args.corpus_samples,
+                        corpus_max_new_tokens=args.corpus_max_new_tokens, audit_samples=args.samples,
+                        audit_max_new_tokens=args.max_new_tokens, scorers=comma_list(args.scorers),
+                        n_bootstrap=args.bootstrap, semantic=not args.no_quality, seed=args.seed)
+    print(f"fairpath text debias: {len(study.runs)} training runs ({', '.join(study.settings()['runs'])}) "
+          f"on {args.model}, attribute {study.spec.attribute}", file=sys.stderr)
+    result = study.run()
+    print(result)
+    print(result.relative_to_base(study.scorers[0]).to_string(index=False))
+    print(f"report: {args.out / 'report.html'}\nresults: {args.out / 'study.json'}\nmodels: {args.out / 'models'}")
+    return 0

@@ -1,0 +1,241 @@
+"""The audit: causal decomposition, predictive parity and the Business Necessity Cookbook in one result."""
+
+from __future__ import annotations
+
+import html
+import importlib.metadata
+import platform
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin, write_json
+from fairpath.parity._cookbook import business_necessity_cookbook, parse_bn
+from fairpath.parity._ppm import predictive_parity
+
+_VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+class AuditResult(ResultMixin):
+    """Decomposition, predictive parity and Cookbook verdicts for one or more predictors.
+
+    Attributes
+    ----------
+    decomposition_ : :class:`fairpath.causal.CausalDecomposition` of Y and every predictor.
+    parity_ : dict predictor -> :class:`PredictiveParity`.
+    cookbook_ : :class:`CookbookResult` with the verdicts.
+    settings_ : every setting needed to reproduce the audit, with counts and package versions.
+    notes_ : warnings worth reading (excluded rows, predictors equal to Y, trimmed rows, ...).
+    """
+
+    def __init__(self, sfm, predictors, decomposition_, parity_, cookbook_, settings_, notes_):
+        self.sfm = sfm
+        self.predictors = list(predictors)
+        self.decomposition_ = decomposition_
+        self.parity_ = parity_
+        self.cookbook_ = cookbook_
+        self.settings_ = settings_
+        self.notes_ = notes_
+
+    @property
+    def status(self) -> dict[str, str]:
+        """SUCCESS or FAIL per predictor."""
+        return {p: overall["status"] for p, overall in self.cookbook_.overall_.items()}
+
+    def summary_lines(self) -> list[str]:
+        return [self.decomposition_.summary_line(outcome) for outcome in self.decomposition_.outcomes]
+
+    def to_frame(self) -> pd.DataFrame:
+        """All estimates in long form: outcome, measure, estimate, se, ci_low, ci_high."""
+        parity = pd.concat([p.to_frame() for p in self.parity_.values()], ignore_index=True)
+        parity = parity.rename(columns={"predictor": "outcome"})
+        return pd.concat([self.decomposition_.to_frame(), parity], ignore_index=True)
+
+    def flat_settings(self) -> dict[str, str]:
+        """Settings as display strings (the report's reproducibility block)."""
+        flat = {}
+        for key, value in self.settings_.items():
+            if isinstance(value, dict):
+                flat.update({f"{key}.{k}": str(v) for k, v in value.items()})
+            else:
+                flat[key] = str(value)
+        return flat
+
+    def to_dict(self) -> dict:
+        return {
+            "sfm": self.sfm.to_dict(),
+            "predictors": self.predictors,
+            "status": self.status,
+            "settings": self.settings_,
+            "decomposition": self.decomposition_.to_dict(),
+            "predictive_parity": {p: r.to_dict() for p, r in self.parity_.items()},
+            "cookbook": self.cookbook_.to_dict(),
+            "notes": self.notes_,
+        }
+
+    def __repr__(self) -> str:
+        lines = [f"AuditResult for {self.sfm}", *self.summary_lines()]
+        lines += [repr(p) for p in self.parity_.values()]
+        lines.append(repr(self.cookbook_))
+        lines += [f"note: {note}" for note in self.notes_]
+        return "\n".join(lines)
+
+    def plot(self):
+        """The decomposition of Y and every predictor, predictor bars coloured by verdict."""
+        from fairpath.parity._report import decomposition_figure
+
+        return decomposition_figure(self.decomposition_, self.cookbook_)
+
+    def _repr_html_(self) -> str:
+        from fairpath.parity._report import _cookbook_table, _status_html
+        from fairpath.report import figure_to_data_uri, table_html
+
+        return (
+            f"<div><h4>fairpath audit: {html.escape(str(self.sfm))}</h4>{_status_html(self)}"
+            f'<img src="{figure_to_data_uri(self.plot())}" style="max-width:100%">'
+            f"{table_html(_cookbook_table(self.cookbook_))}</div>"
+        )
+
+    def save(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write report.html, results.json and CSV tables to ``out_dir``; return their paths."""
+        from fairpath.parity._report import write_audit_report
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        bins = pd.concat([r.bins_.assign(predictor=p) for p, r in self.parity_.items()], ignore_index=True)
+        paths = {
+            "report": write_audit_report(self, out / "report.html"),
+            "results": write_json(self.to_dict(), out / "results.json"),
+        }
+        tables = {
+            "estimates": self.to_frame(),
+            "cookbook": self.cookbook_.to_frame(),
+            "ppm_bins": bins[["predictor", *[c for c in bins.columns if c != "predictor"]]],
+        }
+        for name, frame in tables.items():
+            paths[name] = out / f"{name}.csv"
+            frame.to_csv(paths[name], index=False)
+        return paths
+
+
+def _keep_groups(data: pd.DataFrame, sfm, notes: list[str]) -> pd.DataFrame:
+    """Rows whose X is x0 or x1, with a note for the others (decomposition and PPM then agree on rows)."""
+    if sfm.x not in data.columns:
+        raise FairpathInputError(f"protected attribute column {sfm.x!r} not found; columns: {list(data.columns)}")
+    keep = data[sfm.x].isin([sfm.x0, sfm.x1])
+    if not keep.all():
+        message = f"{int((~keep).sum())} rows excluded because {sfm.x!r} is neither {sfm.x0!r} nor {sfm.x1!r}"
+        warnings.warn(message, stacklevel=3)
+        notes.append(message)
+    return data.loc[keep]
+
+
+def _note_identical(data: pd.DataFrame, sfm, predictors, notes: list[str]) -> None:
+    for predictor in predictors:
+        if np.array_equal(data[predictor].to_numpy(dtype=float), data[sfm.y].to_numpy(dtype=float)):
+            message = (
+                f"predictor {predictor!r} is identical to the outcome {sfm.y!r}: it reproduces every effect "
+                "of Y exactly (differences are 0 with SE 0)"
+            )
+            warnings.warn(message, stacklevel=3)
+            notes.append(message)
+
+
+def audit(
+    data: pd.DataFrame,
+    sfm,
+    predictors,
+    bn,
+    *,
+    method: str = "debiasing",
+    learner=None,
+    n_folds: int = 5,
+    seed: int = 0,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    margin: float | None = None,
+    n_bins: int = 10,
+    n_boot: int = 200,
+    eps: float = 0.01,
+    trim: bool = False,
+    nboot1: int = 1,
+    title: str | None = None,
+    progress: bool = True,
+) -> AuditResult:
+    """Audit predictors against an outcome under a business-necessity set ``bn`` (subset of DE, IE, SE).
+
+    Runs :func:`fairpath.causal.decompose` on Y and every predictor (``method``, ``learner``,
+    ``n_folds``, ``eps``, ``trim``, ``nboot1`` are passed to it), the predictive parity measures of
+    every predictor (``n_bins`` quantile bins, ``n_boot`` bootstrap draws), and the Business Necessity
+    Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
+    by ``seed``.
+    """
+    from fairpath.causal import decompose, prepare_data
+
+    predictors = [predictors] if isinstance(predictors, str) else list(predictors)
+    if not predictors:
+        raise FairpathInputError("no predictor column given; name at least one column holding the predictions")
+    if sfm.y in predictors:
+        raise FairpathInputError(f"predictor {sfm.y!r} is the outcome column itself; name the column of the predictions")
+    bn = parse_bn(bn)
+    notes: list[str] = []
+    data = _keep_groups(data, sfm, notes)
+    prepare_data(data, sfm, [sfm.y, *predictors])  # every column problem is reported before any fitting
+    _note_identical(data, sfm, predictors, notes)
+
+    steps = tqdm(total=2 + len(predictors), desc="audit", disable=not progress, file=sys.stderr, leave=False)
+    parity = {}
+    for predictor in predictors:  # first: cheap, and it reports an empty bin before any model is fitted
+        steps.set_postfix_str(f"predictive parity of {predictor}")
+        parity[predictor] = predictive_parity(data, sfm, predictor, n_bins=n_bins, n_boot=n_boot, level=level, seed=seed)
+        steps.update()
+    steps.set_postfix_str("decomposition")
+    decomposition = decompose(data, sfm, predictors=predictors, method=method, learner=learner, n_folds=n_folds,
+                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1)
+    steps.update()
+    steps.set_postfix_str("cookbook")
+    cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
+    steps.update()
+    steps.close()
+    if decomposition.n_trimmed_:
+        notes.append(f"{decomposition.n_trimmed_} rows trimmed from the decomposition (propensity outside [{eps}, {1 - eps}]); "
+                     "predictive parity uses all rows")
+    elif decomposition.n_extreme_:
+        notes.append(f"{decomposition.n_extreme_} rows have a propensity outside [{eps}, {1 - eps}] (weak positivity); "
+                     "not trimmed")
+    settings = {
+        "title": title or f"fairpath audit: {', '.join(predictors)} for {sfm.y}",
+        "sfm": str(sfm),
+        "bn": list(bn),
+        "alpha": alpha,
+        "margin": margin,
+        "method": method,
+        "learner": decomposition.settings_["learner"],
+        "n_folds": n_folds,
+        "seed": seed,
+        "level": level,
+        "n_bins": n_bins,
+        "n_boot": n_boot,
+        "eps": eps,
+        "trim": trim,
+        "nboot1": nboot1,
+        "counts": {"n": len(data), "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
+                   "n_trimmed": decomposition.n_trimmed_},
+        "versions": package_versions(),
+    }
+    return AuditResult(sfm, predictors, decomposition, parity, cookbook, settings, notes)

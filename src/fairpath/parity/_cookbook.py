@@ -1,0 +1,272 @@
+"""The Business Necessity Cookbook (Plečko & Bareinboim, Algorithm 1) as a statistical procedure.
+
+For each causal pathway P ∈ {DE, IE, SE} and each predictor ŷ:
+- P in the business-necessity set BN: H0: Ctf-P(ŷ) = Ctf-P(y), tested on the paired difference
+  (its SE comes from the per-row pseudo-outcome differences);
+- P not in BN: H0: Ctf-P(ŷ) = 0.
+The three p-values of a predictor are Holm-adjusted (family-wise error ≤ alpha per predictor).
+Rejecting shows a violation. Not rejecting shows nothing by itself, so an optional equivalence test
+(two one-sided tests, margin δ, also Holm-adjusted) can certify |tested quantity| < δ.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from fairpath._exceptions import FairpathInputError  # noqa: E402
+from fairpath._results import ResultMixin  # noqa: E402
+from fairpath.causal import PATHWAYS as MEASURE_OF_PATHWAY  # noqa: E402
+
+PATHWAYS = tuple(MEASURE_OF_PATHWAY)  # ("DE", "IE", "SE")
+PATHWAY_NAMES = {"DE": "direct", "IE": "indirect", "SE": "spurious"}
+DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
+
+VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "certified"
+VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", "outcome": "#486581"}
+
+
+def parse_bn(bn) -> tuple[str, ...]:
+    """The business-necessity set as a tuple in the order DE, IE, SE.
+
+    Accepts None, "" or "none" (the empty set), a comma-separated string such as ``"SE,IE"``, or an
+    iterable of names.
+    """
+    if bn is None or (isinstance(bn, str) and bn.strip().lower() in {"", "none", "∅"}):
+        return ()
+    items = bn.split(",") if isinstance(bn, str) else list(bn)
+    names = [str(item).strip().upper() for item in items if str(item).strip()]
+    unknown = [item for item, name in zip(items, names) if name not in PATHWAYS]
+    if unknown:
+        raise FairpathInputError(
+            f"business-necessity entry {unknown[0]!r} is not a pathway; use any of DE, IE, SE (comma-separated)"
+        )
+    return tuple(p for p in PATHWAYS if p in names)
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error control)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted_sorted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(adjusted_sorted, 1.0)
+    return adjusted
+
+
+def tost_p_value(estimate: float, se: float, margin: float) -> float:
+    """Two one-sided tests of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation)."""
+    if se <= 0:
+        return 0.0 if abs(estimate) < margin else 1.0
+    p_lower = stats.norm.sf((estimate + margin) / se)  # H0: θ ≤ −margin
+    p_upper = stats.norm.cdf((estimate - margin) / se)  # H0: θ ≥ +margin
+    return float(max(p_lower, p_upper))
+
+
+def _tested_quantity(pathway: str, predictor: str, outcome: str, in_bn: bool) -> str:
+    measure = f"Ctf-{pathway}"
+    return f"{measure}({predictor}) − {measure}({outcome})" if in_bn else f"{measure}({predictor})"
+
+
+def _claim(row: dict, alpha: float, margin: float | None) -> str:
+    pathway, tested = row["pathway"], row["tested"]
+    where = f"the {PATHWAY_NAMES[pathway]} pathway ({row['doctrine']})"
+    if row["verdict"] == VIOLATION:
+        if row["in_bn"]:
+            return (
+                f"Shown (Holm p = {row['p_holm']:.3g} < {alpha}): {tested} ≠ 0. Business necessity permits {where}, "
+                "but the predictor does not transmit the outcome's effect along it."
+            )
+        return (
+            f"Shown (Holm p = {row['p_holm']:.3g} < {alpha}): {tested} ≠ 0. The predictor transmits an effect along "
+            f"{where}, which business necessity does not permit."
+        )
+    if row["verdict"] == CERTIFIED:
+        target = "the outcome's effect" if row["in_bn"] else "no effect"
+        detected = (
+            f" A non-zero value is also detected (Holm p = {row['p_holm']:.3g}), but it is smaller than the margin."
+            if row["rejected"]
+            else ""
+        )
+        return (
+            f"Certified (equivalence test, Holm p = {row['tost_p_holm']:.3g} < {alpha}): |{tested}| < {margin:g}; "
+            f"the predictor transmits {target} along {where} within the margin.{detected}"
+        )
+    if margin is None:
+        hint = " Give a margin δ for an equivalence test."
+    else:
+        hint = f" Equivalence within ±{margin:g} was not shown (Holm p = {row['tost_p_holm']:.3g})."
+    return (
+        f"Not rejected (Holm p = {row['p_holm']:.3g}): no evidence that {tested} ≠ 0 along {where}. "
+        f"This is absence of evidence, not a proof of equality.{hint}"
+    )
+
+
+class CookbookResult(ResultMixin):
+    """Verdicts of the Business Necessity Cookbook for one or more predictors.
+
+    Attributes
+    ----------
+    tests_ : DataFrame, one row per predictor and pathway (tested quantity, estimate, CI, raw and
+        Holm-adjusted p-values, equivalence test, verdict and the claim it makes).
+    overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL", "claim": ..., "reasons": [...]}.
+    """
+
+    def __init__(self, bn, alpha, margin, outcome, tests_, overall_, outcome_effects_):
+        self.bn = bn
+        self.alpha = alpha
+        self.margin = margin
+        self.outcome = outcome
+        self.tests_ = tests_
+        self.overall_ = overall_
+        self.outcome_effects_ = outcome_effects_
+
+    @property
+    def predictors(self) -> list[str]:
+        return list(self.overall_)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.tests_.copy()
+
+    def to_dict(self) -> dict:
+        return {
+            "bn": list(self.bn),
+            "alpha": self.alpha,
+            "margin": self.margin,
+            "multiplicity": "Holm over the three pathway tests of each predictor",
+            "outcome": self.outcome,
+            "outcome_effects": self.outcome_effects_,
+            "tests": self.tests_.to_dict(orient="records"),
+            "overall": self.overall_,
+        }
+
+    def __repr__(self) -> str:
+        bn = "{" + ", ".join(self.bn) + "}" if self.bn else "∅"
+        lines = [f"Business Necessity Cookbook, BN = {bn}, alpha = {self.alpha} (Holm over 3 pathways)"]
+        for predictor, overall in self.overall_.items():
+            lines.append(f"  {predictor}: {overall['status']} ({overall['claim']})")
+            for _, row in self.tests_[self.tests_["predictor"] == predictor].iterrows():
+                lines.append(
+                    f"    {row['pathway']} [{'in BN' if row['in_bn'] else 'not in BN'}] {row['tested']} = "
+                    f"{row['estimate']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}], Holm p = {row['p_holm']:.3g}: {row['verdict']}"
+                )
+        return "\n".join(lines)
+
+    def plot(self):
+        """Tested quantity with its CI per pathway and predictor, coloured by verdict."""
+        predictors = self.predictors
+        fig, axes = plt.subplots(1, len(PATHWAYS), figsize=(4 * len(PATHWAYS), 0.6 + 0.5 * len(predictors) + 1), sharey=True)
+        for ax, pathway in zip(np.atleast_1d(axes), PATHWAYS):
+            rows = self.tests_[self.tests_["pathway"] == pathway].set_index("predictor").loc[predictors]
+            positions = np.arange(len(predictors))[::-1]  # first predictor on top, as in the other figures
+            for pos, (_, row) in zip(positions, rows.iterrows()):
+                ax.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
+                            fmt="o", color=VERDICT_COLOURS[row["verdict"]], capsize=4)
+            ax.axvline(0, color="black", linewidth=0.8)
+            if self.margin is not None:
+                ax.axvspan(-self.margin, self.margin, color="#3ebd93", alpha=0.12)
+            in_bn = pathway in self.bn
+            ax.set_title(f"{pathway}: {'Ctf(ŷ) − Ctf(y)' if in_bn else 'Ctf(ŷ)'}\n({'in BN' if in_bn else 'not in BN'})", fontsize=9)
+            ax.set_yticks(positions, predictors, fontsize=8)
+        handles = [plt.Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
+        fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        return fig
+
+
+def _overall(rows: list[dict], margin: float | None) -> dict:
+    violations = [r for r in rows if r["verdict"] == VIOLATION]
+    if violations:
+        reasons = [
+            f"{r['pathway']} ({r['doctrine']}): {'differs from the outcome' if r['in_bn'] else 'non-zero effect not permitted by BN'}"
+            for r in violations
+        ]
+        return {"status": "FAIL", "claim": "violation shown on " + ", ".join(r["pathway"] for r in violations), "reasons": reasons}
+    if margin is not None and all(r["verdict"] == CERTIFIED for r in rows):
+        return {"status": "SUCCESS", "claim": f"certified on every pathway within ±{margin:g}", "reasons": [r["claim"] for r in rows]}
+    return {
+        "status": "SUCCESS",
+        "claim": "no violation shown (not a proof of compliance)",
+        "reasons": [r["claim"] for r in rows],
+    }
+
+
+def _test_pathway(decomposition, predictor: str, outcome: str, pathway: str, in_bn: bool, margin) -> dict:
+    """The test of one pathway: the paired difference to the outcome in BN, the effect itself outside."""
+    measure = MEASURE_OF_PATHWAY[pathway]
+    est = decomposition.difference(measure, outcome=predictor) if in_bn else decomposition.estimate(measure, outcome=predictor)
+    required = f"Ctf-{pathway}({outcome})" if in_bn else "0"
+    return {
+        "predictor": predictor,
+        "pathway": pathway,
+        "measure": measure,
+        "in_bn": in_bn,
+        "doctrine": DOCTRINE[pathway],
+        "null_hypothesis": f"Ctf-{pathway}({predictor}) = {required}",
+        "tested": _tested_quantity(pathway, predictor, outcome, in_bn),
+        "estimate": est.estimate,
+        "se": est.se,
+        "ci_low": est.ci_low,
+        "ci_high": est.ci_high,
+        "p_value": est.p_value,
+        "tost_p": tost_p_value(est.estimate, est.se, margin) if margin is not None else np.nan,
+    }
+
+
+def _judge(rows: list[dict], alpha: float, margin) -> None:
+    """Holm-adjust a predictor's three tests and give each its verdict and claim (in place)."""
+    p_holm = holm([r["p_value"] for r in rows])
+    tost_holm = holm([r["tost_p"] for r in rows]) if margin is not None else [np.nan] * len(rows)
+    for row, p, p_tost in zip(rows, p_holm, tost_holm):
+        row["p_holm"], row["tost_p_holm"] = float(p), float(p_tost)
+        row["rejected"] = bool(p < alpha)
+        row["equivalent"] = bool(margin is not None and p_tost < alpha)
+        # With a margin, the user declared differences below δ acceptable: equivalence outranks a tiny
+        # but significant difference.
+        row["verdict"] = CERTIFIED if row["equivalent"] else VIOLATION if row["rejected"] else NO_EVIDENCE
+        row["claim"] = _claim(row, alpha, margin)
+
+
+def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha: float = 0.05, margin: float | None = None) -> CookbookResult:
+    """Run Algorithm 1 on a fitted decomposition (:func:`fairpath.causal.decompose` with predictors).
+
+    Parameters
+    ----------
+    decomposition : a ``CausalDecomposition`` holding the outcome and the predictor columns.
+    bn : the business-necessity set, pathways among "DE", "IE", "SE" (string "SE,IE" or iterable).
+    predictors : predictor columns to judge (default: every outcome of the decomposition except Y).
+    alpha : family-wise error level per predictor (Holm over the three pathway tests).
+    margin : δ > 0 for the equivalence tests; None runs only the tests for violations.
+    """
+    bn = parse_bn(bn)
+    if not 0 < alpha < 1:
+        raise FairpathInputError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if margin is not None and not margin > 0:
+        raise FairpathInputError(f"equivalence margin must be > 0, got {margin!r}")
+    outcome = decomposition.outcomes[0]
+    if predictors is None:
+        predictors = list(decomposition.outcomes[1:])
+    elif isinstance(predictors, str):
+        predictors = [predictors]
+    missing = [p for p in predictors if p not in decomposition.outcomes[1:]]
+    if missing:
+        raise FairpathInputError(
+            f"predictor(s) {missing} are not in the decomposition (its predictors: {list(decomposition.outcomes[1:])}); "
+            "pass them to decompose(..., predictors=[...])"
+        )
+    if not predictors:
+        raise FairpathInputError("no predictor to judge: pass predictors to decompose(..., predictors=[...])")
+    outcome_effects = {p: decomposition.estimate(MEASURE_OF_PATHWAY[p], outcome=outcome).to_dict() for p in PATHWAYS}
+    all_rows, overall = [], {}
+    for predictor in predictors:
+        rows = [_test_pathway(decomposition, predictor, outcome, pathway, pathway in bn, margin) for pathway in PATHWAYS]
+        _judge(rows, alpha, margin)
+        overall[predictor] = _overall(rows, margin)
+        all_rows.extend(rows)
+    return CookbookResult(bn, alpha, margin, outcome, pd.DataFrame(all_rows), overall, outcome_effects)

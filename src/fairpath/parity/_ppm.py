@@ -1,0 +1,310 @@
+"""Predictive parity measures: the PPM per bin of a predictor, the integrated PPM, SPM and AUC.
+
+PPM(b) = E[Y | x1, ŷ ∈ b] − E[Y | x0, ŷ ∈ b]. Bins are quantiles of ŷ computed once on the whole
+sample, as in the paper's code: ``n_bins - 1`` cut points at probabilities 1/n_bins, ..., and
+bins closed on the right, (c_k, c_{k+1}], with −∞ and +∞ outside. Tied cut points leave empty
+intervals, which are dropped, so ties merge bins (the COMPAS decile score gives 9 bins, not 10).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
+from sklearn.metrics import roc_auc_score  # noqa: E402
+
+from fairpath._exceptions import FairpathInputError  # noqa: E402
+from fairpath._results import ResultMixin  # noqa: E402
+from fairpath._stats import Estimate  # noqa: E402
+from fairpath.causal import SFM, prepare_data  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True)
+class Bins:
+    """Bin membership of every row (``codes``, 0-based) and a readable label per bin."""
+
+    codes: np.ndarray
+    labels: list[str]
+    lower: np.ndarray  # left edge (exclusive) of each bin; the level itself for a binary predictor
+    upper: np.ndarray  # right edge (inclusive)
+
+    @property
+    def n_bins(self) -> int:
+        return len(self.labels)
+
+
+def quantile_bins(score, n_bins: int = 10) -> Bins:
+    """Bins of ``score``: its two levels when binary, otherwise right-closed quantile bins (see module doc)."""
+    score = np.asarray(score, dtype=float)
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 2:
+        raise FairpathInputError(f"n_bins must be an integer >= 2, got {n_bins!r}")
+    levels = np.unique(score)
+    if len(levels) <= 2:
+        codes = np.searchsorted(levels, score)
+        return Bins(codes, [f"ŷ = {level:g}" for level in levels], levels.copy(), levels.copy())
+    cuts = np.quantile(score, np.arange(1, n_bins) / n_bins)
+    edges = np.concatenate([[-np.inf], cuts, [np.inf]])
+    # side="left" gives the interval (edges[k-1], edges[k]] for k = the returned index.
+    raw = np.searchsorted(edges, score, side="left") - 1
+    occupied, codes = np.unique(raw, return_inverse=True)
+    lower, upper = edges[occupied], edges[occupied + 1]
+    labels = [f"({lo:.3g}, {hi:.3g}]" for lo, hi in zip(lower, upper)]
+    return Bins(codes.astype(np.intp), labels, lower, upper)
+
+
+def _cell_means(codes: np.ndarray, group: np.ndarray, values: np.ndarray, weights: np.ndarray, n_bins: int):
+    """Weighted mean of ``values`` and the weight total in every (bin, group) cell: arrays (n_bins, 2)."""
+    cell = codes * 2 + group
+    total = np.bincount(cell, weights=weights, minlength=2 * n_bins).reshape(n_bins, 2)
+    sums = np.bincount(cell, weights=weights * values, minlength=2 * n_bins).reshape(n_bins, 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / total, total
+
+
+def _auc_from_ranks(y: np.ndarray, score: np.ndarray) -> float:
+    ranks = stats.rankdata(score)
+    positive = y == 1
+    n_pos, n_neg = positive.sum(), (~positive).sum()
+    if n_pos == 0 or n_neg == 0:
+        return np.nan
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+@dataclasses.dataclass
+class _Prepared:
+    y: np.ndarray
+    score: np.ndarray
+    group: np.ndarray  # 0 for x0, 1 for x1
+    n_excluded: int
+
+
+def _prepare(data: pd.DataFrame, sfm, predictor: str) -> _Prepared:
+    # Only X, Y and the predictor matter here; the causal core's checks name the column at fault.
+    reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
+    outcomes = [sfm.y] if predictor == sfm.y else [sfm.y, predictor]
+    prepared = prepare_data(data, reduced, outcomes)
+    return _Prepared(prepared.outcomes[sfm.y], prepared.outcomes[predictor], prepared.x.astype(np.intp), prepared.n_excluded)
+
+
+class PredictiveParity(ResultMixin):
+    """Predictive parity of one predictor: PPM per bin, iPPM (unweighted and weighted), SPM and AUC.
+
+    Attributes
+    ----------
+    bins_ : DataFrame, one row per bin: label, edges, counts, E[Y] and mean ŷ per group, the PPM gap and its CI.
+    ippm_ : Estimate of the unweighted mean of the bin gaps (the paper's iPPM).
+    ippm_weighted_ : Estimate of the gaps weighted by each bin's share of rows.
+    spm_ : Estimate of E[ŷ | x1] − E[ŷ | x0] (the total variation of the predictor).
+    auc_ : Estimate of the AUC of ŷ for Y, or None when Y is not binary.
+    n_boot_incomplete_ : bootstrap draws in which some (bin, group) cell was empty; their iPPM
+        averages the bins that remained.
+    """
+
+    def __init__(self, predictor, outcome, bins_, ippm_, ippm_weighted_, spm_, auc_, n_, n_excluded_, n_boot_incomplete_, settings_):
+        self.predictor = predictor
+        self.outcome = outcome
+        self.bins_ = bins_
+        self.ippm_ = ippm_
+        self.ippm_weighted_ = ippm_weighted_
+        self.spm_ = spm_
+        self.auc_ = auc_
+        self.n_ = n_
+        self.n_excluded_ = n_excluded_
+        self.n_boot_incomplete_ = n_boot_incomplete_
+        self.settings_ = settings_
+
+    def measures(self) -> dict[str, Estimate]:
+        found = {"ippm": self.ippm_, "ippm_weighted": self.ippm_weighted_, "spm": self.spm_}
+        if self.auc_ is not None:
+            found["auc"] = self.auc_
+        return found
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per measure: predictor, measure, estimate, se, ci_low, ci_high."""
+        rows = [
+            {"predictor": self.predictor, "measure": name, **{k: v for k, v in est.to_dict().items() if k != "level"}}
+            for name, est in self.measures().items()
+        ]
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict:
+        return {
+            "predictor": self.predictor,
+            "outcome": self.outcome,
+            "measures": {name: est.to_dict() for name, est in self.measures().items()},
+            "bins": self.bins_.to_dict(orient="records"),
+            "n": self.n_,
+            "n_excluded": self.n_excluded_,
+            "n_boot_incomplete": self.n_boot_incomplete_,
+            "settings": self.settings_,
+        }
+
+    def __repr__(self) -> str:
+        auc = f", AUC = {self.auc_.estimate:.3f}" if self.auc_ is not None else ""
+        return (
+            f"PredictiveParity({self.predictor!r} for {self.outcome!r}, {len(self.bins_)} bins): "
+            f"iPPM = {self.ippm_.estimate:.4f} [{self.ippm_.ci_low:.4f}, {self.ippm_.ci_high:.4f}], "
+            f"SPM = {self.spm_.estimate:.4f}{auc}"
+        )
+
+    def plot(self, axes=None):
+        """Two panels: the PPM gap per bin with its CI, and calibration (E[Y] against mean ŷ) by group."""
+        if axes is None:
+            fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+        else:
+            fig = axes[0].figure
+        plot_ppm_bins(self, axes[0])
+        plot_calibration(self, axes[1])
+        fig.tight_layout()
+        return fig
+
+
+def plot_ppm_bins(result: PredictiveParity, ax) -> None:
+    bins = result.bins_
+    positions = np.arange(len(bins))
+    errors = np.vstack([bins["gap"] - bins["ci_low"], bins["ci_high"] - bins["gap"]])
+    ax.bar(positions, bins["gap"], color="#829ab1", edgecolor="#243b53")
+    ax.errorbar(positions, bins["gap"], yerr=errors, fmt="none", ecolor="#102a43", capsize=3)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.axhline(result.ippm_.estimate, color="#b42318", linestyle="--", label=f"iPPM = {result.ippm_.estimate:.3f}")
+    ax.set_xticks(positions, bins["bin"], rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("PPM: E[Y | x1, bin] − E[Y | x0, bin]", fontsize=8)
+    ax.set_title(f"Predictive parity per bin of {result.predictor}", fontsize=10)
+    ax.legend(fontsize=8)
+
+
+def plot_calibration(result: PredictiveParity, ax) -> None:
+    bins = result.bins_
+    labels = result.settings_["group_labels"]
+    for group, colour in (("x0", "#2f80ed"), ("x1", "#f2994a")):
+        ax.plot(bins[f"mean_pred_{group}"], bins[f"mean_y_{group}"], marker="o", color=colour, label=labels[group])
+    low = np.nanmin(bins[["mean_pred_x0", "mean_pred_x1", "mean_y_x0", "mean_y_x1"]].to_numpy())
+    high = np.nanmax(bins[["mean_pred_x0", "mean_pred_x1", "mean_y_x0", "mean_y_x1"]].to_numpy())
+    ax.plot([low, high], [low, high], color="grey", linestyle=":", linewidth=1, label="ŷ = E[Y]")
+    ax.set_xlabel(f"mean {result.predictor} in bin", fontsize=8)
+    ax.set_ylabel(f"mean {result.outcome} in bin", fontsize=8)
+    ax.set_title("Calibration by group", fontsize=10)
+    ax.legend(fontsize=8)
+
+
+def _check_cells(bins: Bins, group: np.ndarray, sfm, predictor: str) -> np.ndarray:
+    counts = np.bincount(bins.codes * 2 + group, minlength=2 * bins.n_bins).reshape(bins.n_bins, 2)
+    for k, label in enumerate(bins.labels):
+        for g, level in ((0, sfm.x0), (1, sfm.x1)):
+            if counts[k, g] == 0:
+                raise FairpathInputError(
+                    f"bin {label} of predictor {predictor!r} has no rows with {sfm.x} = {level!r} "
+                    f"({counts[k, 1 - g]} rows in the other group), so its PPM gap is undefined; "
+                    "use fewer bins (n_bins)"
+                )
+    return counts
+
+
+def predictive_parity(
+    data: pd.DataFrame,
+    sfm,
+    predictor: str,
+    *,
+    n_bins: int = 10,
+    n_boot: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+) -> PredictiveParity:
+    """Predictive parity of the column ``predictor`` for the outcome ``sfm.y`` between ``sfm.x1`` and ``sfm.x0``.
+
+    Bootstrap (``n_boot`` row resamples, seeded) gives percentile CIs for every bin gap, the iPPM, the
+    SPM and the AUC; the bins stay those of the whole sample.
+    """
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+        raise FairpathInputError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    prepared = _prepare(data, sfm, predictor)
+    y, score, group = prepared.y, prepared.score, prepared.group
+    bins = quantile_bins(score, n_bins)
+    counts = _check_cells(bins, group, sfm, predictor)
+    binary_y = bool(np.isin(y, (0.0, 1.0)).all()) and len(np.unique(y)) == 2
+    n = len(y)
+    share = counts.sum(axis=1) / n
+
+    def statistics(weights: np.ndarray) -> np.ndarray:
+        mean_y, total = _cell_means(bins.codes, group, y, weights, bins.n_bins)
+        gaps = mean_y[:, 1] - mean_y[:, 0]
+        bin_share = total.sum(axis=1) / total.sum()
+        group_total = total.sum(axis=0)
+        score_sums = np.bincount(group, weights=weights * score, minlength=2)
+        spm = score_sums[1] / group_total[1] - score_sums[0] / group_total[0]
+        present = ~np.isnan(gaps)
+        weighted = np.sum(gaps[present] * bin_share[present]) / bin_share[present].sum()
+        return np.concatenate([gaps, [np.nanmean(gaps), weighted, spm]])
+
+    point = statistics(np.ones(n))
+    rng = np.random.default_rng(seed)
+    draws = np.empty((n_boot, len(point)))
+    auc_draws = np.empty(n_boot)
+    for b in range(n_boot):
+        rows = rng.integers(0, n, n)
+        draws[b] = statistics(np.bincount(rows, minlength=n).astype(float))
+        auc_draws[b] = _auc_from_ranks(y[rows], score[rows]) if binary_y else np.nan
+    n_incomplete = int(np.isnan(draws[:, : bins.n_bins]).any(axis=1).sum())
+    if n_incomplete:
+        warnings.warn(
+            f"{n_incomplete} of {n_boot} bootstrap draws left some (bin, group) cell of {predictor!r} empty; "
+            "their iPPM averages the remaining bins",
+            stacklevel=2,
+        )
+
+    def estimate(j: int) -> Estimate:
+        column = draws[:, j]
+        return Estimate.from_draws(point[j], column[~np.isnan(column)], level)
+
+    gap_estimates = [estimate(k) for k in range(bins.n_bins)]
+    mean_y, _ = _cell_means(bins.codes, group, y, np.ones(n), bins.n_bins)
+    mean_pred, _ = _cell_means(bins.codes, group, score, np.ones(n), bins.n_bins)
+    table = pd.DataFrame(
+        {
+            "bin": bins.labels,
+            "lower": bins.lower,
+            "upper": bins.upper,
+            "share": share,
+            "n_x0": counts[:, 0],
+            "n_x1": counts[:, 1],
+            "mean_y_x0": mean_y[:, 0],
+            "mean_y_x1": mean_y[:, 1],
+            "mean_pred_x0": mean_pred[:, 0],
+            "mean_pred_x1": mean_pred[:, 1],
+            "gap": [e.estimate for e in gap_estimates],
+            "ci_low": [e.ci_low for e in gap_estimates],
+            "ci_high": [e.ci_high for e in gap_estimates],
+        }
+    )
+    auc = None
+    if binary_y:
+        auc = Estimate.from_draws(roc_auc_score(y, score), auc_draws, level)
+    settings = {
+        "n_bins_requested": n_bins,
+        "n_bins": bins.n_bins,
+        "n_boot": n_boot,
+        "level": level,
+        "seed": seed,
+        "binning": "two levels" if len(np.unique(score)) <= 2 else "right-closed quantile bins, ties merged",
+        "group_labels": {"x0": f"{sfm.x} = {sfm.x0}", "x1": f"{sfm.x} = {sfm.x1}"},
+    }
+    return PredictiveParity(
+        predictor=predictor,
+        outcome=sfm.y,
+        bins_=table,
+        ippm_=estimate(bins.n_bins),
+        ippm_weighted_=estimate(bins.n_bins + 1),
+        spm_=estimate(bins.n_bins + 2),
+        auc_=auc,
+        n_=n,
+        n_excluded_=prepared.n_excluded,
+        n_boot_incomplete_=n_incomplete,
+        settings_=settings,
+    )

@@ -1,0 +1,291 @@
+"""Causal data adaptation (Plečko & Meinshausen's fairadapt algorithm), in Python.
+
+Every row of the comparison group gets a *fair twin*: the values its variables would take had it
+belonged to the baseline group, keeping the resolving variables (and what only they cause) at
+their observed values. Variables are visited in topological order; each affected variable is
+transported by quantile matching: its rank u in its own group's conditional distribution given its
+parents, then the u-quantile of the baseline group's conditional distribution at the twin's
+(already adapted) parents.
+
+Conventions of this implementation:
+- The protected attribute must have no parents (fairadapt's "root" case); one quantile model per
+  group. Confounders joined to X by a bidirected edge (Z in the SFM) are transported as well,
+  unless resolving: that is what removes the spurious effect.
+- Discrete variables (non-numeric, integer, boolean, or fewer than ``discrete_max_levels`` distinct
+  values) are adapted as integer codes plus uniform jitter in (-1/2, 1/2) and rounded back;
+  categories are ordered by their mean outcome on the training rows, numeric levels by value.
+  A discrete variable with no resolving ancestor is matched to the baseline group's marginal; the
+  cut points found on the training rows are kept and reused by ``transform``.
+- ``transform`` of new rows: categories unseen in training raise an error; numeric values of a
+  discrete variable unseen in training are placed between their neighbouring levels (beyond the
+  training range, at the extreme level).
+- The adapted data keep the observed protected attribute (so both groups stay identifiable); a
+  learner trained for a fair predictor should not use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.repair._graph import CausalGraph
+from fairpath.repair._quantile import make_engine
+
+
+@dataclass
+class _Encoding:
+    """How one column maps to numbers: continuous values or 1-based integer codes of ``levels``."""
+
+    kind: str  # "continuous" | "discrete"
+    levels: np.ndarray | None = None  # sorted numeric levels, or categories ordered by mean outcome
+    categorical: bool = False
+
+    def encode(self, values: pd.Series, column: str) -> np.ndarray:
+        if self.kind == "continuous":
+            return values.to_numpy(dtype=float)
+        if self.categorical:
+            lookup = {level: code for code, level in enumerate(self.levels, start=1)}
+            codes = values.map(lookup)
+            unseen = sorted(set(values[codes.isna()].astype(str)))
+            if unseen:
+                raise FairpathInputError(
+                    f"column {column!r} has categories {unseen[:10]} that the adaptation never saw in training; "
+                    "refit on data that contains them or recode them to known categories"
+                )
+            return codes.to_numpy(dtype=float)
+        numeric = values.to_numpy(dtype=float)
+        return np.interp(numeric, self.levels.astype(float), np.arange(1, len(self.levels) + 1))
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        if self.kind == "continuous":
+            return codes
+        index = np.clip(np.rint(codes).astype(int), 1, len(self.levels)) - 1
+        return self.levels[index]
+
+
+@dataclass
+class _VariableModel:
+    """The fitted transport of one adapted variable."""
+
+    column: str
+    parents: list[str]
+    engine_baseline: object
+    engine_comparison: object
+    matching_cuts: np.ndarray | None  # continuous cut points -> codes (marginal matching)
+
+
+class FairAdapt:
+    """Causal data adaptation with quantile preservation.
+
+    Parameters
+    ----------
+    graph : CausalGraph over every column used (X, the covariates and the outcome y).
+    x, baseline : the protected attribute and the level whose mechanisms the twins follow; rows of
+        the other level (the comparison level) get twins.
+    y : the outcome column; it is adapted on the training rows only.
+    resolving : columns kept at their observed values (with everything only they change).
+    engine : ``"forest"`` (quantile regression forest, default), ``"linear"`` or an engine object.
+    discrete_max_levels : numeric columns with fewer distinct values are treated as discrete.
+    seed : seeds the jitter and the engines.
+
+    Fitted attributes: ``comparison_``, ``order_`` (variables adapted, in order), ``resolving_`` (given plus
+    implied), ``encodings_``, ``models_``, ``adapted_train_`` (adapted training data), ``train_``.
+    """
+
+    def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine="forest",
+                 discrete_max_levels: int = 10, seed: int = 0):
+        self.graph = graph
+        self.x = x
+        self.baseline = baseline
+        self.y = y
+        self.resolving = list(resolving)
+        self.engine = engine
+        self.discrete_max_levels = discrete_max_levels
+        self.seed = seed
+
+    # -- checks --------------------------------------------------------------------------------
+    def _check_setup(self, data: pd.DataFrame) -> None:
+        graph = self.graph
+        for role, column in (("protected attribute", self.x), ("outcome", self.y)):
+            if column not in graph.nodes:
+                raise FairpathInputError(f"the causal graph omits the {role} {column!r}; add it to the graph")
+        missing = [c for c in graph.nodes if c not in data.columns]
+        if missing:
+            raise FairpathInputError(f"the causal graph names {missing}, which are not columns of the data")
+        if graph.parents(self.x):
+            raise FairpathInputError(
+                f"the protected attribute {self.x!r} has parents {graph.parents(self.x)} in the graph; adaptation needs "
+                "X to be a root (model shared causes with a bidirected edge instead)"
+            )
+        if self.x in self.resolving:
+            raise FairpathInputError(f"the protected attribute {self.x!r} cannot be a resolving variable; remove it from the resolving set")
+        unknown = [c for c in self.resolving if c not in graph.nodes]
+        if unknown:
+            raise FairpathInputError(f"resolving variables {unknown} are not nodes of the causal graph")
+        used = data[graph.nodes]
+        nan_counts = used.isna().sum()
+        if nan_counts.any():
+            raise FairpathInputError(f"missing values in {nan_counts[nan_counts > 0].to_dict()}; impute or drop them first")
+        if not pd.api.types.is_numeric_dtype(data[self.y]):
+            raise FairpathInputError(f"the outcome {self.y!r} must be numeric (binary 0/1 or continuous)")
+        levels = list(pd.unique(data[self.x]))
+        if self.baseline not in levels:
+            raise FairpathInputError(f"baseline level {self.baseline!r} does not occur in {self.x!r} (levels {levels})")
+        if len(levels) != 2:
+            raise FairpathInputError(f"{self.x!r} must have exactly two levels, found {levels}; keep only the two groups compared")
+
+    def _group(self, data: pd.DataFrame) -> np.ndarray:
+        values = data[self.x]
+        unknown = set(pd.unique(values)) - {self.baseline, self.comparison_}
+        if unknown:
+            raise FairpathInputError(f"{self.x!r} has levels {sorted(map(str, unknown))} not seen in training (expected {self.baseline!r}, {self.comparison_!r})")
+        return (values == self.comparison_).to_numpy()
+
+    # -- encoding ------------------------------------------------------------------------------
+    def _make_encoding(self, values: pd.Series, outcome: np.ndarray) -> _Encoding:
+        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            means = pd.Series(outcome).groupby(values.astype(object).to_numpy()).mean()
+            # Ties in the mean outcome are broken by the category label, for reproducibility.
+            order = sorted(means.index, key=lambda level: (means[level], str(level)))
+            return _Encoding("discrete", np.array(order, dtype=object), categorical=True)
+        unique = np.unique(values.to_numpy())
+        if pd.api.types.is_integer_dtype(values) or len(unique) < self.discrete_max_levels:
+            return _Encoding("discrete", unique)
+        return _Encoding("continuous")
+
+    # -- fitting -------------------------------------------------------------------------------
+    def fit(self, train: pd.DataFrame) -> "FairAdapt":
+        """Fit the transport of every affected variable and adapt the training rows (outcome included)."""
+        self._check_setup(train)
+        self.comparison_ = next(level for level in pd.unique(train[self.x]) if level != self.baseline)
+        group = self._group(train)
+        outcome = train[self.y].to_numpy(dtype=float)
+        columns = [c for c in self.graph.order_ if c != self.x]
+        self.encodings_ = {c: self._make_encoding(train[c], outcome) for c in columns}
+        original = {c: self.encodings_[c].encode(train[c], c) for c in columns}
+        adapted = {c: v.copy() for c, v in original.items()}
+        rng = np.random.default_rng(self.seed)
+
+        self.resolving_ = list(self.resolving)
+        self.models_: dict[str, _VariableModel] = {}
+        affected = {self.x}
+        for step, column in enumerate(columns):
+            spurious = self.x in self.graph.spouses(column)
+            changed_parents = [p for p in self.graph.parents(column) if p in affected]
+            if not spurious and not changed_parents:
+                continue
+            affected.add(column)
+            if column in self.resolving_:
+                continue
+            if not spurious and all(p in self.resolving_ for p in changed_parents):
+                self.resolving_.append(column)
+                continue
+            parents = [p for p in self.graph.parents(column) if p != self.x]
+            target = self._jitter(original[column], column, rng)
+            features = _stack(original, parents)
+            engines = [make_engine(self.engine, self.seed + 2 * step + g).fit(features[group == g], target[group == g]) for g in (0, 1)]
+            ranks = engines[1].ranks(features[group], target[group], in_sample=True)
+            moved = engines[0].quantiles(_stack(adapted, parents)[group], ranks)
+            cuts = self._matching_cuts(column, original[column][~group], moved)
+            model = _VariableModel(column, parents, engines[0], engines[1], cuts)
+            adapted[column][group] = self._to_codes(model, moved)
+            self.models_[column] = model
+        self.order_ = list(self.models_)
+        self.train_ = train
+        self.adapted_train_ = self._assemble(train, adapted)
+        return self
+
+    def _jitter(self, values: np.ndarray, column: str, rng: np.random.Generator) -> np.ndarray:
+        if self.encodings_[column].kind == "continuous":
+            return values
+        return values + rng.uniform(-0.5, 0.5, len(values))
+
+    def _matching_cuts(self, column: str, baseline_codes: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
+        """Cut points that give the adapted comparison group the baseline group's marginal distribution.
+
+        Only for discrete variables with no resolving ancestor, as in fairadapt; ``None`` otherwise.
+        """
+        encoding = self.encodings_[column]
+        if encoding.kind == "continuous" or self.graph.ancestors(column) & set(self.resolving_):
+            return None
+        n_levels = len(encoding.levels)
+        shares = np.bincount(np.rint(baseline_codes).astype(int), minlength=n_levels + 1)[1:] / len(baseline_codes)
+        return np.quantile(moved, np.cumsum(shares)[:-1])
+
+    def _to_codes(self, model: _VariableModel, moved: np.ndarray) -> np.ndarray:
+        encoding = self.encodings_[model.column]
+        if encoding.kind == "continuous":
+            return moved
+        if model.matching_cuts is not None:
+            return np.searchsorted(model.matching_cuts, moved, side="left").astype(float) + 1
+        return np.clip(np.rint(moved), 1, len(encoding.levels))
+
+    def _assemble(self, data: pd.DataFrame, adapted: dict[str, np.ndarray]) -> pd.DataFrame:
+        out = data.copy()
+        for column in self.models_:
+            if column not in adapted:
+                continue
+            values = self.encodings_[column].decode(adapted[column])
+            if self.encodings_[column].kind == "discrete":
+                out[column] = pd.Series(values, index=data.index).astype(data[column].dtype)
+            else:
+                out[column] = values
+        return out
+
+    # -- new rows ------------------------------------------------------------------------------
+    def transform(self, data: pd.DataFrame) -> pd.DataFrame:
+        """Fair twins of new rows: every adapted covariate is transported; the outcome, if present, is left as is."""
+        self._check_fitted()
+        covariates = [c for c in self.graph.nodes if c != self.y]
+        missing = [c for c in covariates if c not in data.columns]
+        if missing:
+            raise FairpathInputError(f"data to transform lacks the column(s) {missing} of the causal graph")
+        nan_counts = data[covariates].isna().sum()
+        if nan_counts.any():
+            raise FairpathInputError(f"missing values in {nan_counts[nan_counts > 0].to_dict()}; impute or drop them first")
+        group = self._group(data)
+        columns = [c for c in self.graph.order_ if c not in (self.x, self.y)]
+        original = {c: self.encodings_[c].encode(data[c], c) for c in columns}
+        adapted = {c: v.copy() for c, v in original.items()}
+        rng = np.random.default_rng(self.seed + 1)
+        for column, model in self.models_.items():
+            if column == self.y:
+                continue
+            target = self._jitter(original[column], column, rng)
+            ranks = model.engine_comparison.ranks(_stack(original, model.parents)[group], target[group], in_sample=False)
+            moved = model.engine_baseline.quantiles(_stack(adapted, model.parents)[group], ranks)
+            adapted[column][group] = self._to_codes(model, moved)
+        return self._assemble(data, adapted)
+
+    def fair_twins(self, data: pd.DataFrame | None = None) -> pd.DataFrame:
+        """Each row next to its fair twin: columns ``col`` and ``col_twin`` for every adapted column.
+
+        ``data=None`` uses the training rows (outcome adapted too); otherwise ``transform(data)``.
+        """
+        self._check_fitted()
+        source = self.train_ if data is None else data
+        twins = self.adapted_train_ if data is None else self.transform(data)
+        frame = pd.DataFrame({self.x: source[self.x]}, index=source.index)
+        for column in self.graph.nodes:
+            if column == self.x or column not in source.columns:
+                continue
+            frame[column] = source[column]
+            if column in self.models_ and (data is None or column != self.y):
+                frame[f"{column}_twin"] = twins[column]
+        return frame
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "models_"):
+            raise FairpathInputError("this FairAdapt is not fitted yet; call fit(train) first")
+
+    def __repr__(self) -> str:
+        state = f", adapted={self.order_}, resolving={self.resolving_}" if hasattr(self, "order_") else ""
+        return f"FairAdapt(x={self.x!r}, baseline={self.baseline!r}, y={self.y!r}, engine={self.engine!r}{state})"
+
+
+def _stack(values: dict[str, np.ndarray], columns: list[str]) -> np.ndarray:
+    n = len(next(iter(values.values())))
+    return np.column_stack([values[c] for c in columns]) if columns else np.empty((n, 0))

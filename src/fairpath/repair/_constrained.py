@@ -1,0 +1,325 @@
+"""Constrained learning of a fair predictor (the paper's Appendix E).
+
+The predictor f(x, z, w) (logistic for a binary outcome, linear otherwise) minimises
+
+    loss(f) + λ · Σ_pathways |Ctf-CE(f) − target|,
+
+where the target is the outcome's own effect Ctf-CE(y) for pathways in the BN set and 0 otherwise.
+The effects of f are computed from its predictions under intervened inputs: for the rows of x0,
+f(x0, z, w) and f(x1, z, w) give E[ŷ | x0] and E[ŷ_{x1, W_{x0}} | x0]; the rows of x1 reweighted
+by the fitted propensity odds p(x0 | z) / p(x1 | z) give E[ŷ_{x1} | x0]; the rows of x1 as they
+are give E[ŷ | x1]. Hence
+
+    DE = E[ŷ_{x1,W_{x0}}|x0] − E[ŷ|x0],  IE = E[ŷ_{x1,W_{x0}}|x0] − E[ŷ_{x1}|x0],  SE = E[ŷ_{x1}|x0] − E[ŷ|x1],
+
+with tv = DE − IE − SE exactly. |·| is smoothed as sqrt(d² + s²) so that L-BFGS applies; λ = ∞
+is the limit, solved exactly as equality constraints (SLSQP). When DE is outside the BN set the
+coefficient of X is held at 0, which makes the direct effect exactly 0 (a logistic or linear model
+has a direct effect only through X's coefficient).
+λ runs along a path, warm-started; λ is chosen on held-out rows as the smallest λ whose held-out
+violation Σ|Ctf-CE(f) − target| is at most ``tolerance`` (else the λ with the least violation),
+and the model is then refitted on all rows at that λ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import expit
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin
+from fairpath.causal import decompose
+from fairpath.repair._graph import parse_bn_set
+
+PATHWAYS = ("DE", "IE", "SE")
+MEASURE_OF = {"DE": "ctfde", "IE": "ctfie", "SE": "ctfse"}
+DEFAULT_LAMBDAS = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, np.inf)
+
+
+class _Design:
+    """Standardised covariates with one-hot categories; ``with_x`` prepends [1, x] at either level of X."""
+
+    def __init__(self, data: pd.DataFrame, covariates: list[str]):
+        self.covariates = list(covariates)
+        # Categories are fixed at fit time so that any subset of rows gets the same columns.
+        self.categories = {
+            c: sorted(pd.unique(data[c].astype(str)))
+            for c in self.covariates
+            if not pd.api.types.is_numeric_dtype(data[c]) or pd.api.types.is_bool_dtype(data[c])
+        }
+        raw = self._raw(data)
+        self.mean = raw.mean(axis=0)
+        self.scale = np.where(raw.std(axis=0) > 0, raw.std(axis=0), 1.0)
+
+    def _raw(self, data: pd.DataFrame) -> np.ndarray:
+        parts = []
+        for column in self.covariates:
+            if column not in self.categories:
+                parts.append(data[column].to_numpy(dtype=float)[:, None])
+                continue
+            values = data[column].astype(str)
+            unseen = sorted(set(values) - set(self.categories[column]))
+            if unseen:
+                raise FairpathInputError(f"column {column!r} has categories {unseen[:10]} that were not present when the model was fitted")
+            # One indicator per category but the first (the reference).
+            parts.append(np.column_stack([(values == level).to_numpy(dtype=float) for level in self.categories[column][1:]]))
+        return np.hstack(parts) if parts else np.empty((len(data), 0))
+
+    def covariate_matrix(self, data: pd.DataFrame) -> np.ndarray:
+        return (self._raw(data) - self.mean) / self.scale
+
+    @staticmethod
+    def with_x(covariates: np.ndarray, x_value: float | np.ndarray) -> np.ndarray:
+        x = np.broadcast_to(np.asarray(x_value, dtype=float), (len(covariates),))
+        return np.column_stack([np.ones(len(covariates)), x, covariates])
+
+
+class _Problem:
+    """Rows of one fit: designs at x0 and x1, group masks, propensity odds weights, outcome."""
+
+    def __init__(self, covariates: np.ndarray, group: np.ndarray, odds: np.ndarray, y: np.ndarray, link: str):
+        self.group, self.y, self.link = group, y, link
+        self.at_x0 = _Design.with_x(covariates, 0.0)
+        self.at_x1 = _Design.with_x(covariates, 1.0)
+        self.observed = np.where(group[:, None], self.at_x1, self.at_x0)
+        n0, n1 = (~group).sum(), group.sum()
+        # Linear functionals of the predictions give the four means behind DE, IE and SE.
+        self.mean_x0 = np.where(~group, 1.0 / n0, 0.0)
+        self.mean_x1 = np.where(group, 1.0 / n1, 0.0)
+        weights = np.where(group, odds, 0.0)
+        self.reweighted_x1 = weights / weights.sum()
+
+    def predict(self, beta: np.ndarray, design: np.ndarray) -> np.ndarray:
+        eta = design @ beta
+        return expit(eta) if self.link == "logistic" else eta
+
+    def slope(self, prediction: np.ndarray) -> np.ndarray:
+        return prediction * (1 - prediction) if self.link == "logistic" else np.ones_like(prediction)
+
+    def effects(self, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """DE, IE, SE of the predictor and their gradients (3 x p)."""
+        f0, f1 = self.predict(beta, self.at_x0), self.predict(beta, self.at_x1)
+        g0 = self.slope(f0)[:, None] * self.at_x0
+        g1 = self.slope(f1)[:, None] * self.at_x1
+        e00, de00 = self.mean_x0 @ f0, self.mean_x0 @ g0  # E[ŷ | x0]
+        e10, de10 = self.mean_x0 @ f1, self.mean_x0 @ g1  # E[ŷ_{x1, W_x0} | x0]
+        e1w, de1w = self.reweighted_x1 @ f1, self.reweighted_x1 @ g1  # E[ŷ_{x1} | x0]
+        e11, de11 = self.mean_x1 @ f1, self.mean_x1 @ g1  # E[ŷ | x1]
+        values = np.array([e10 - e00, e10 - e1w, e1w - e11])
+        grads = np.vstack([de10 - de00, de10 - de1w, de1w - de11])
+        return values, grads
+
+    def loss(self, beta: np.ndarray) -> tuple[float, np.ndarray]:
+        f = self.predict(beta, self.observed)
+        n = len(f)
+        if self.link == "logistic":
+            eps = 1e-12
+            value = -np.mean(self.y * np.log(f + eps) + (1 - self.y) * np.log(1 - f + eps))
+            grad = self.observed.T @ (f - self.y) / n
+        else:
+            value = 0.5 * np.mean((f - self.y) ** 2)
+            grad = self.observed.T @ (f - self.y) / n
+        return value, grad
+
+
+class ConstrainedLearner:
+    """Predictor trained with a penalty on the causal pathways outside (and inside) the BN set.
+
+    Parameters
+    ----------
+    sfm : the Standard Fairness Model (x, x0, x1, z, w, y).
+    bn : BN set, e.g. ``"SE"`` or ``["IE", "SE"]``; pathways in it keep the outcome's effect.
+    lambdas : the λ path (increasing; ``np.inf`` for exact equality constraints).
+    tolerance : largest accepted held-out violation Σ|Ctf-CE(ŷ) − target| when choosing λ.
+    holdout : share of rows held out to choose λ.
+    l2 : ridge penalty on the coefficients (not the intercept); smooth : the s of sqrt(d² + s²).
+    targets : optional dict pathway -> Ctf-CE(y); computed with ``fairpath.causal.decompose`` when None.
+
+    Fitted attributes: ``targets_``, ``path_`` (DataFrame per λ: held-out effects, violation, loss,
+    AUC or R²), ``lambda_``, ``coef_``, ``effects_`` (in-sample DE, IE, SE at ``lambda_``).
+    """
+
+    def __init__(self, sfm, bn=(), lambdas=DEFAULT_LAMBDAS, tolerance: float = 0.01, holdout: float = 0.3,
+                 l2: float = 1e-3, smooth: float = 1e-4, targets: dict | None = None, seed: int = 0):
+        self.sfm = sfm
+        self.bn = bn
+        self.lambdas = lambdas
+        self.tolerance = tolerance
+        self.holdout = holdout
+        self.l2 = l2
+        self.smooth = smooth
+        self.targets = targets
+        self.seed = seed
+
+    # -- set-up --------------------------------------------------------------------------------
+    def _outcome_targets(self, data: pd.DataFrame) -> dict[str, float]:
+        pathways = parse_bn_set(self.bn)
+        if self.targets is not None:
+            effects = dict(self.targets)
+        else:
+            result = decompose(data, self.sfm, seed=self.seed)
+            effects = {p: result.estimate(MEASURE_OF[p]).estimate for p in pathways}
+        return {p: (float(effects[p]) if p in pathways else 0.0) for p in PATHWAYS}
+
+    def _problem(self, data: pd.DataFrame, rows: np.ndarray | slice = slice(None)) -> _Problem:
+        subset = data.iloc[rows] if not isinstance(rows, slice) else data
+        group = (subset[self.sfm.x] == self.sfm.x1).to_numpy()
+        covariates = self.design_.covariate_matrix(subset)
+        return _Problem(covariates, group, self._odds(subset), subset[self.sfm.y].to_numpy(dtype=float), self.link_)
+
+    def _odds(self, data: pd.DataFrame) -> np.ndarray:
+        if self.propensity_ is None:
+            return np.ones(len(data))
+        z = self.z_design_.covariate_matrix(data)
+        p1 = np.clip(self.propensity_.predict_proba(z)[:, 1], 1e-3, 1 - 1e-3)
+        return (1 - p1) / p1
+
+    # -- fitting -------------------------------------------------------------------------------
+    def fit(self, data: pd.DataFrame) -> "ConstrainedLearner":
+        sfm = self.sfm
+        for column in sfm.columns:
+            if column not in data.columns:
+                raise FairpathInputError(f"column {column!r} of the SFM is not in the data")
+        levels = set(pd.unique(data[sfm.x]))
+        if levels != {sfm.x0, sfm.x1}:
+            raise FairpathInputError(f"{sfm.x!r} must have exactly the levels {sfm.x0!r} and {sfm.x1!r}, found {sorted(map(str, levels))}")
+        y = data[sfm.y]
+        if not pd.api.types.is_numeric_dtype(y):
+            raise FairpathInputError(f"the outcome {sfm.y!r} must be numeric")
+        self.link_ = "logistic" if set(pd.unique(y)) <= {0, 1} else "linear"
+        self.targets_ = self._outcome_targets(data)
+        self.design_ = _Design(data, [*sfm.z, *sfm.w])
+        self.propensity_ = None
+        if sfm.z:
+            self.z_design_ = _Design(data, list(sfm.z))
+            group = (data[sfm.x] == sfm.x1).to_numpy()
+            self.propensity_ = LogisticRegression(max_iter=1000).fit(self.z_design_.covariate_matrix(data), group)
+
+        rng = np.random.default_rng(self.seed)
+        held = rng.uniform(size=len(data)) < self.holdout
+        fit_part, held_part = self._problem(data, np.flatnonzero(~held)), self._problem(data, np.flatnonzero(held))
+        rows, beta = [], None
+        for lam in self.lambdas:
+            beta = self._solve(fit_part, lam, beta)
+            rows.append(self._evaluate(held_part, beta, lam))
+        self.path_ = pd.DataFrame(rows)
+        within = self.path_[self.path_["violation"] <= self.tolerance]
+        best = within.iloc[0] if len(within) else self.path_.loc[self.path_["violation"].idxmin()]
+        self.lambda_ = float(best["lambda"])
+        full = self._problem(data)
+        self.coef_ = self._solve(full, self.lambda_, None)
+        self.effects_ = dict(zip(PATHWAYS, full.effects(self.coef_)[0]))
+        return self
+
+    def _solve(self, problem: _Problem, lam: float, start: np.ndarray | None) -> np.ndarray:
+        target = np.array([self.targets_[p] for p in PATHWAYS])
+        p = problem.observed.shape[1]
+        ridge = np.r_[0.0, np.full(p - 1, self.l2)]
+        uses_x = "DE" in parse_bn_set(self.bn)
+        bounds = [(None, None)] * p
+        if not uses_x:
+            bounds[1] = (0.0, 0.0)  # column 1 of the design is X
+        start = np.zeros(p) if start is None else start
+
+        def fit_loss(beta):
+            value, grad = problem.loss(beta)
+            return value + 0.5 * np.sum(ridge * beta**2), grad + ridge * beta
+
+        if np.isinf(lam):
+            # Pathways whose effect is identically 0 (DE without X) carry no constraint.
+            kept = [k for k, pathway in enumerate(PATHWAYS) if uses_x or pathway != "DE"]
+            constraint = {
+                "type": "eq",
+                "fun": lambda beta: (problem.effects(beta)[0] - target)[kept],
+                "jac": lambda beta: problem.effects(beta)[1][kept],
+            }
+            result = minimize(fit_loss, start, jac=True, method="SLSQP", bounds=bounds, constraints=[constraint],
+                              options={"maxiter": 500, "ftol": 1e-10})
+            return result.x
+
+        def objective(beta):
+            value, grad = fit_loss(beta)
+            if lam > 0:
+                effects, jac = problem.effects(beta)
+                gap = effects - target
+                smooth_abs = np.sqrt(gap**2 + self.smooth**2)
+                value += lam * smooth_abs.sum()
+                grad = grad + lam * (gap / smooth_abs) @ jac
+            return value, grad
+
+        result = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
+        return result.x
+
+    def _evaluate(self, problem: _Problem, beta: np.ndarray, lam: float) -> dict:
+        effects, _ = problem.effects(beta)
+        loss, _ = problem.loss(beta)
+        prediction = problem.predict(beta, problem.observed)
+        row = {"lambda": lam, **{p: e for p, e in zip(PATHWAYS, effects)}}
+        row["violation"] = float(sum(abs(e - self.targets_[p]) for p, e in zip(PATHWAYS, effects)))
+        row["loss"] = loss
+        if self.link_ == "logistic":
+            row["auc"] = roc_auc_score(problem.y, prediction)
+        else:
+            row["r2"] = 1 - np.mean((problem.y - prediction) ** 2) / np.var(problem.y)
+        return row
+
+    # -- prediction ----------------------------------------------------------------------------
+    def predict(self, data: pd.DataFrame) -> np.ndarray:
+        """Scores (probabilities for a binary outcome) of rows at their observed X."""
+        if not hasattr(self, "coef_"):
+            raise FairpathInputError("this ConstrainedLearner is not fitted yet; call fit(data) first")
+        group = (data[self.sfm.x] == self.sfm.x1).to_numpy(dtype=float)
+        design = _Design.with_x(self.design_.covariate_matrix(data), group)
+        eta = design @ self.coef_
+        return expit(eta) if self.link_ == "logistic" else eta
+
+    def path_result(self) -> "ConstrainedPath":
+        return ConstrainedPath(self.path_, self.targets_, self.lambda_, self.tolerance, sorted(parse_bn_set(self.bn)))
+
+
+class ConstrainedPath(ResultMixin):
+    """The λ path of a constrained learner: held-out effects and accuracy per λ."""
+
+    def __init__(self, path: pd.DataFrame, targets: dict, chosen: float, tolerance: float, bn: list[str]):
+        self.path, self.targets, self.chosen, self.tolerance, self.bn = path, targets, chosen, tolerance, bn
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.path.copy()
+
+    def to_dict(self) -> dict:
+        return {"bn": self.bn, "targets": self.targets, "chosen_lambda": self.chosen, "tolerance": self.tolerance,
+                "path": self.path.to_dict(orient="records")}
+
+    def __repr__(self) -> str:
+        row = self.path[self.path["lambda"] == self.chosen].iloc[0]
+        effects = ", ".join(f"{p} {row[p]:+.3f} (target {self.targets[p]:+.3f})" for p in PATHWAYS)
+        return f"ConstrainedPath(BN={self.bn or '∅'}, λ={self.chosen:g}: {effects}; held-out violation {row['violation']:.3f})"
+
+    def plot(self):
+        import matplotlib.pyplot as plt
+
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+        lam = self.path["lambda"].to_numpy(dtype=float)
+        finite = lam[np.isfinite(lam) & (lam > 0)]
+        low, high = (finite.min() / 3, finite.max() * 3) if len(finite) else (1e-3, 1.0)
+        shown = np.where(lam == 0, low, np.where(np.isinf(lam), high, lam))
+        for p, colour in zip(PATHWAYS, ("tab:blue", "tab:orange", "tab:green")):
+            left.plot(shown, self.path[p], marker="o", color=colour, label=f"Ctf-{p}(ŷ)")
+            left.axhline(self.targets[p], color=colour, linestyle=":", linewidth=1)
+        left.axvline(shown[np.flatnonzero(lam == self.chosen)[0]], color="grey", linestyle="--", label="chosen λ")
+        left.set_xscale("log")
+        left.set_xlabel("λ (0 and ∞ drawn at the edges)")
+        left.set_ylabel("held-out effect (dotted: target)")
+        left.legend(fontsize=8)
+        metric = "auc" if "auc" in self.path else "r2"
+        right.plot(shown, self.path[metric], marker="o", color="black")
+        right.set_xscale("log")
+        right.set_xlabel("λ")
+        right.set_ylabel(f"held-out {metric.upper()}")
+        fig.suptitle(f"Constrained learning path, BN = {{{', '.join(self.bn)}}}")
+        fig.tight_layout()
+        return fig

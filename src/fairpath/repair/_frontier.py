@@ -1,0 +1,195 @@
+"""The statistical parity – predictive parity – accuracy frontier across BN sets (the paper's Figure 6).
+
+For every BN set (named by its resolving variables: none, Z, W, ZW) and every seed: adapt the data,
+train the learner on the fair twins, take its out-of-fold scores, and measure SPM (the decision
+thresholded at a quantile of the scores, 0.68 as in the paper's code), iPPM and AUC (on the
+scores). The unconstrained learner (all of X, Z, W) and the constrained-learning predictors of each
+BN set are extra points. Every finished (point, seed) row is appended to ``runs.csv`` in the
+output folder, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+from tqdm.auto import tqdm
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin
+from fairpath.causal import decompose
+from fairpath.parity import predictive_parity
+from fairpath.repair._constrained import ConstrainedLearner
+from fairpath.repair._predictor import FairPredictor, default_forest, encode_features, out_of_fold_scores
+
+# Frontier BN sets are named by their resolving variables, as in the paper's figure.
+BN_OF_RESOLVING = {"none": (), "Z": ("SE",), "W": ("IE",), "ZW": ("IE", "SE")}
+RUN_COLUMNS = ["point", "kind", "bn_set", "seed", "spm", "ippm", "auc", "ippm_bins"]
+
+
+def parse_bn_sets(text) -> list[str]:
+    names = [s.strip() for s in text.split(",")] if isinstance(text, str) else list(text)
+    aliases = {"none": "none", "empty": "none", "∅": "none", "z": "Z", "w": "W", "zw": "ZW", "wz": "ZW"}
+    parsed = []
+    for name in names:
+        key = aliases.get(str(name).lower())
+        if key is None:
+            raise FairpathInputError(f"unknown BN set {name!r} for the frontier; use none, Z, W or ZW (the resolving variables)")
+        parsed.append(key)
+    return list(dict.fromkeys(parsed))
+
+
+def decision_spm(scores: np.ndarray, group: np.ndarray, quantile: float) -> float:
+    """SPM (= TV) of the decision "score above its ``quantile``": P(d | x1) − P(d | x0)."""
+    decision = scores > np.quantile(scores, quantile)
+    return float(decision[group].mean() - decision[~group].mean())
+
+
+def score_metrics(data: pd.DataFrame, sfm, scores: np.ndarray, quantile: float, n_bins: int, n_boot: int, seed: int) -> dict:
+    """SPM of the thresholded decision, iPPM and AUC of the scores.
+
+    A score that separates the groups so well that a quantile bin holds only one group has no
+    PPM gap there; the bins are then reduced one at a time and the number used is recorded.
+    """
+    group = (data[sfm.x] == sfm.x1).to_numpy()
+    frame = data[[sfm.x, sfm.y]].copy()
+    frame["score"] = scores
+    for bins in range(n_bins, 1, -1):
+        try:
+            ippm = predictive_parity(frame, sfm, "score", n_bins=bins, n_boot=n_boot, seed=seed).ippm_.estimate
+            break
+        except FairpathInputError:
+            if bins == 2:
+                raise
+    return {"spm": decision_spm(scores, group, quantile), "ippm": float(ippm), "auc": float(roc_auc_score(data[sfm.y], scores)),
+            "ippm_bins": bins}
+
+
+def _constrained_oof(data: pd.DataFrame, sfm, bn, targets: dict, n_folds: int, seed: int) -> np.ndarray:
+    """Out-of-fold scores of the constrained learner (λ chosen inside each training fold)."""
+    scores = np.empty(len(data))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+    for train_rows, test_rows in folds.split(data, data[sfm.y]):
+        learner = ConstrainedLearner(sfm, bn, targets=targets, seed=seed).fit(data.iloc[train_rows])
+        scores[test_rows] = learner.predict(data.iloc[test_rows])
+    return scores
+
+
+class FrontierResult(ResultMixin):
+    """Per-run metrics (``runs``) and their mean ± sd per point (``to_frame()``); ``plot()`` draws Figure 6."""
+
+    def __init__(self, runs: pd.DataFrame, settings: dict):
+        self.runs = runs
+        self.settings = settings
+
+    def to_frame(self) -> pd.DataFrame:
+        grouped = self.runs.groupby(["point", "kind", "bn_set"], sort=False)
+        summary = grouped[["spm", "ippm", "auc"]].agg(["mean", "std"])
+        summary.columns = [f"{m}_{s}" for m, s in summary.columns]
+        summary["repeats"] = grouped.size()
+        return summary.reset_index()
+
+    def to_dict(self) -> dict:
+        return {"settings": self.settings, "summary": self.to_frame().to_dict(orient="records"), "runs": self.runs.to_dict(orient="records")}
+
+    def __repr__(self) -> str:
+        lines = [f"FrontierResult ({self.settings.get('repeats')} seeds, SPM at the {self.settings.get('quantile')} quantile)"]
+        for row in self.to_frame().itertuples():
+            lines.append(
+                f"  {row.point:<16} SPM {row.spm_mean:.3f} ± {np.nan_to_num(row.spm_std):.3f}   iPPM {row.ippm_mean:.3f} ± "
+                f"{np.nan_to_num(row.ippm_std):.3f}   AUC {row.auc_mean:.3f} ± {np.nan_to_num(row.auc_std):.3f}"
+            )
+        return "\n".join(lines)
+
+    def plot(self):
+        import matplotlib.pyplot as plt
+
+        summary = self.to_frame()
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.5, 7.5), sharex=True)
+        markers = {"adaptation": "o", "unconstrained": "s", "constrained": "^"}
+        colours = plt.get_cmap("tab10")
+        for i, row in enumerate(summary.itertuples()):
+            style = dict(fmt=markers[row.kind], color=colours(i % 10), capsize=3, label=row.point)
+            top.errorbar(row.spm_mean, row.ippm_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.ippm_std), **style)
+            bottom.errorbar(row.spm_mean, row.auc_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.auc_std), **style)
+        top.set_ylabel("Integrated PPM (iPPM)")
+        bottom.set_ylabel("Area under ROC")
+        bottom.set_xlabel("Statistical parity measure (SPM)")
+        top.legend(fontsize=8, title="point (BN set by resolving variables)", title_fontsize=8)
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+        fig.tight_layout()
+        return fig
+
+
+def _runs_file(out_dir: Path | None, settings: dict) -> Path | None:
+    if out_dir is None:
+        return None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    settings_file = out_dir / "frontier_settings.json"
+    if settings_file.exists():
+        previous = json.loads(settings_file.read_text())
+        if previous != settings:
+            raise FairpathInputError(
+                f"{out_dir} holds a frontier run with other settings ({previous}); use another --out folder or delete it"
+            )
+    else:
+        settings_file.write_text(json.dumps(settings, indent=2))
+    return out_dir / "runs.csv"
+
+
+def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
+             reference: str = "x1", learner=None, engine="forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
+             n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True) -> FrontierResult:
+    """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable."""
+    bn_sets = parse_bn_sets(bn_sets)
+    if set(pd.unique(data[sfm.y])) - {0, 1}:
+        raise FairpathInputError(f"the frontier needs a binary 0/1 outcome (AUC, thresholded decisions); {sfm.y!r} is not")
+    if not 0 < quantile < 1:
+        raise FairpathInputError(f"quantile must lie in (0, 1), got {quantile!r}")
+    settings = {"bn_sets": bn_sets, "repeats": repeats, "quantile": quantile, "reference": reference, "engine": str(engine),
+                "learner": "forest" if learner is None else type(learner).__name__, "unconstrained": unconstrained,
+                "constrained": constrained, "n_folds": n_folds, "n_bins": n_bins, "n_boot": n_boot, "seed": seed, "n": len(data)}
+    runs_file = _runs_file(Path(out_dir) if out_dir is not None else None, settings)
+    runs = pd.read_csv(runs_file) if runs_file is not None and runs_file.exists() else pd.DataFrame(columns=RUN_COLUMNS)
+    done = set(zip(runs["point"], runs["seed"]))
+
+    tasks = [(f"adapt {b}", "adaptation", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
+    if unconstrained:
+        tasks += [("unconstrained", "unconstrained", "-", s) for s in range(seed, seed + repeats)]
+    if constrained:
+        tasks += [(f"constrained {b}", "constrained", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
+    pending = [t for t in tasks if (t[0], t[3]) not in done]
+    targets_by_seed: dict[int, dict] = {}
+    bar = tqdm(pending, desc="frontier", file=sys.stderr, disable=not progress)
+    for point, kind, bn_set, run_seed in bar:
+        bar.set_postfix_str(f"{point}, seed {run_seed}")
+        scores = _scores(data, sfm, kind, bn_set, run_seed, reference, learner, engine, n_folds, targets_by_seed)
+        row = {"point": point, "kind": kind, "bn_set": bn_set, "seed": run_seed,
+               **score_metrics(data, sfm, scores, quantile, n_bins, n_boot, run_seed)}
+        runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
+        if runs_file is not None:
+            runs.to_csv(runs_file, index=False)
+    order = {t[0]: i for i, t in enumerate(tasks)}
+    runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
+    return FrontierResult(runs.reset_index(drop=True), settings)
+
+
+def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets_by_seed) -> np.ndarray:
+    if kind == "adaptation":
+        bn = BN_OF_RESOLVING[bn_set]
+        predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, seed=seed)
+        return predictor.fit(data).oof_scores_
+    if kind == "unconstrained":
+        columns = [sfm.x, *sfm.z, *sfm.w]
+        model = learner if learner is not None else default_forest(True, seed)
+        return out_of_fold_scores(model, encode_features(data, columns), data[sfm.y].to_numpy(), True, n_folds, seed)
+    if seed not in targets_by_seed:
+        result = decompose(data, sfm, seed=seed)
+        targets_by_seed[seed] = {p: result.estimate(m).estimate for p, m in (("DE", "ctfde"), ("IE", "ctfie"), ("SE", "ctfse"))}
+    return _constrained_oof(data, sfm, BN_OF_RESOLVING[bn_set], targets_by_seed[seed], n_folds, seed)

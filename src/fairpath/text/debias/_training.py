@@ -1,0 +1,273 @@
+"""Debiasing fine-tuning: minimise L_LM(x) + λ · L_fair(x, x̃) (Huang et al., 2020, Section 4).
+
+L_fair is the cosine distance between h̄(x) and h̄(x̃) (embedding regularization) or between
+f_sh(h̄(x)) and f_sh(h̄(x̃)) (sentiment regularization, with the sentiment head frozen). Training is
+parameter-efficient by default (LoRA through ``peft``, practical on a CPU); full fine-tuning is
+available. Checkpoints hold the trainable weights, the optimizer and the history, so an interrupted
+run resumes where it stopped and ends with the same weights as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.text.debias._corpus import CounterfactualPair
+from fairpath.text.debias._representations import forward_with_representation
+
+REGULARIZERS = ("embedding", "sentiment")
+METHODS = ("lora", "full")
+POOLINGS = ("mean", "position")
+CHECKPOINT_NAME = "checkpoint.pt"
+TRAINING_LOG_NAME = "fairpath_debias.json"
+
+
+@dataclass
+class DebiasConfig:
+    """Settings of one debiasing fine-tuning run (one regularizer, one λ)."""
+
+    regularizer: str = "embedding"
+    lam: float = 1.0
+    steps: int = 100
+    batch_size: int = 8
+    learning_rate: float = 5e-4
+    max_length: int = 48
+    method: str = "lora"
+    lora_rank: int = 8
+    lora_alpha: int = 16
+    lora_target_modules: str | list[str] = "all-linear"
+    pooling: str = "mean"
+    checkpoint_every: int = 20
+    seed: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.lam, (int, float)) or not math.isfinite(self.lam) or self.lam < 0:
+            raise FairpathInputError(f"lambda must be a finite number >= 0 (it weighs the fairness loss), got {self.lam!r}")
+        if self.regularizer not in REGULARIZERS:
+            raise FairpathInputError(f"regularizer {self.regularizer!r} is unknown; use one of {', '.join(REGULARIZERS)}")
+        if self.method not in METHODS:
+            raise FairpathInputError(f"method {self.method!r} is unknown; use 'lora' (parameter-efficient) or 'full'")
+        if self.pooling not in POOLINGS:
+            raise FairpathInputError(f"pooling {self.pooling!r} is unknown; use 'mean' or 'position'")
+        for name in ("steps", "batch_size", "max_length", "checkpoint_every", "lora_rank"):
+            if int(getattr(self, name)) < 1:
+                raise FairpathInputError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if not self.learning_rate > 0:
+            raise FairpathInputError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+
+
+def cosine_distance(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean of 1 - cos(a, b) over the batch (and over unmasked positions for per-token tensors)."""
+    distance = 1 - F.cosine_similarity(a, b, dim=-1, eps=1e-8)
+    if mask is None:
+        return distance.mean()
+    mask = mask.to(distance.dtype)
+    return ((distance * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)).mean()
+
+
+def _prepare_model(model, config: DebiasConfig):
+    """Wrap with LoRA (only adapter weights train) or unfreeze everything for full fine-tuning."""
+    if config.method == "full":
+        model.requires_grad_(True)
+        return model
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
+                      target_modules=config.lora_target_modules, bias="none", task_type="CAUSAL_LM")
+    with torch.random.fork_rng(devices=[]):  # seeded adapter initialisation, global RNG left alone
+        torch.manual_seed(config.seed)
+        return get_peft_model(model, lora)
+
+
+class DebiasTrainer:
+    """Fine-tune a causal LM with the fairness regularizer on counterfactual pairs.
+
+    Parameters
+    ----------
+    model, tokenizer : a Hugging Face causal LM and its tokenizer (the model is modified in place).
+    pairs : :class:`CounterfactualPair` training examples.
+    config : :class:`DebiasConfig`.
+    sentiment_head : the frozen f_sh (``SentimentHead``), required for ``regularizer="sentiment"``.
+    checkpoint_dir : where checkpoints go; training resumes from one found there.
+
+    After :meth:`fit`: ``history_`` (one dict per step: lm_loss, fair_loss, loss) and ``model_``.
+    """
+
+    def __init__(self, model, tokenizer, pairs: Sequence[CounterfactualPair], config: DebiasConfig,
+                 sentiment_head=None, checkpoint_dir: str | Path | None = None, progress: bool = True):
+        if not pairs:
+            raise FairpathInputError("no counterfactual pairs to train on; the corpus has no sentences with sensitive tokens")
+        if config.regularizer == "sentiment" and sentiment_head is None:
+            raise FairpathInputError("regularizer 'sentiment' needs a fitted sentiment head (SentimentProjection().fit(...).head_)")
+        self.config = config
+        self.pairs = list(pairs)
+        self.tokenizer = tokenizer
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+        self.progress = progress
+        self.model_ = _prepare_model(model, config)
+        self.model_.train()
+        device = next(self.model_.parameters()).device
+        self.sentiment_head = sentiment_head.to(device) if sentiment_head is not None else None
+        self._trainable = {n: p for n, p in self.model_.named_parameters() if p.requires_grad}
+        self.optimizer = torch.optim.AdamW(self._trainable.values(), lr=config.learning_rate, weight_decay=0.0)
+        self.history_: list[dict] = []
+        self.step_ = 0
+
+    # -- data ---------------------------------------------------------------------------------
+    def batch_pairs(self, step: int) -> list[CounterfactualPair]:
+        """The pairs of a step: epochs of seeded permutations, a pure function of the step (so resumes align)."""
+        n, size = len(self.pairs), self.config.batch_size
+        chosen = []
+        for position in range(step * size, (step + 1) * size):
+            epoch, index = divmod(position, n)
+            order = np.random.default_rng([self.config.seed, epoch]).permutation(n)
+            chosen.append(self.pairs[order[index]])
+        return chosen
+
+    def _encode(self, texts: list[str]) -> dict:
+        # Right padding keeps every sentence at positions 0..n-1, as in plain LM training.
+        encoded = self.tokenizer(texts, return_tensors="pt", padding=True, padding_side="right", truncation=True,
+                                 max_length=self.config.max_length)
+        return encoded.to(next(self.model_.parameters()).device)
+
+    # -- losses -------------------------------------------------------------------------------
+    def _fairness_loss(self, pooled_x, pooled_cf, mask) -> torch.Tensor:
+        if self.config.regularizer == "sentiment":
+            pooled_x, pooled_cf = self.sentiment_head(pooled_x), self.sentiment_head(pooled_cf)
+        return cosine_distance(pooled_x, pooled_cf, mask if self.config.pooling == "position" else None)
+
+    def losses(self, pairs: Sequence[CounterfactualPair]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(total, L_LM, L_fair) for a batch; with λ = 0 the counterfactual pass carries no gradient."""
+        pooling = "none" if self.config.pooling == "position" else "mean"
+        x = self._encode([p.text for p in pairs])
+        labels = x["input_ids"].masked_fill(x["attention_mask"] == 0, -100)
+        outputs, pooled_x = forward_with_representation(self.model_, x["input_ids"], x["attention_mask"], labels, pooling)
+        cf = self._encode([p.counterfactual for p in pairs])
+        if self.config.pooling == "position" and cf["input_ids"].shape != x["input_ids"].shape:
+            raise FairpathInputError("position-wise pooling needs counterfactuals with as many tokens as their originals; use pooling='mean'")
+        if self.config.lam == 0:
+            # Plain LM fine-tuning: the fairness loss is only logged, and nothing else touches the graph.
+            with torch.no_grad():
+                _, pooled_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None, pooling)
+                fair = self._fairness_loss(pooled_x.detach(), pooled_cf, x["attention_mask"])
+            return outputs.loss, outputs.loss, fair
+        _, pooled_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None, pooling)
+        fair = self._fairness_loss(pooled_x, pooled_cf, x["attention_mask"])
+        return outputs.loss + self.config.lam * fair, outputs.loss, fair
+
+    def evaluate(self, pairs: Sequence[CounterfactualPair] | None = None) -> dict:
+        """Mean L_LM and L_fair over ``pairs`` (all training pairs by default), without gradients."""
+        pairs = list(self.pairs if pairs is None else pairs)
+        was_training = self.model_.training
+        self.model_.eval()
+        totals = {"lm_loss": 0.0, "fair_loss": 0.0}
+        with torch.no_grad():
+            for start in range(0, len(pairs), self.config.batch_size):
+                batch = pairs[start:start + self.config.batch_size]
+                _, lm, fair = self.losses(batch)
+                totals["lm_loss"] += lm.item() * len(batch)
+                totals["fair_loss"] += fair.item() * len(batch)
+        self.model_.train(was_training)
+        return {name: value / len(pairs) for name, value in totals.items()}
+
+    def train_step(self) -> dict:
+        """One optimisation step on the next batch; gradients stay on the parameters for inspection."""
+        self.optimizer.zero_grad(set_to_none=True)
+        total, lm, fair = self.losses(self.batch_pairs(self.step_))
+        total.backward()
+        self.optimizer.step()
+        record = {"step": self.step_ + 1, "loss": total.item(), "lm_loss": lm.item(), "fair_loss": fair.item()}
+        self.history_.append(record)
+        self.step_ += 1
+        return record
+
+    # -- checkpoints --------------------------------------------------------------------------
+    @property
+    def checkpoint_path(self) -> Path | None:
+        return self.checkpoint_dir / CHECKPOINT_NAME if self.checkpoint_dir is not None else None
+
+    def save_checkpoint(self) -> None:
+        if self.checkpoint_path is None:
+            return
+        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        state = {
+            "config": asdict(self.config),
+            "step": self.step_,
+            "trainable": {n: p.detach().clone() for n, p in self._trainable.items()},
+            "optimizer": self.optimizer.state_dict(),
+            "history": self.history_,
+            "rng": torch.get_rng_state(),
+        }
+        partial = self.checkpoint_path.with_suffix(".tmp")
+        torch.save(state, partial)
+        os.replace(partial, self.checkpoint_path)  # atomic: a kill never leaves half a checkpoint
+
+    def _resume(self) -> None:
+        if self.checkpoint_path is None or not self.checkpoint_path.exists():
+            return
+        try:
+            state = torch.load(self.checkpoint_path, weights_only=False)
+        except Exception as error:  # torch raises several types for damaged files
+            raise FairpathInputError(f"checkpoint {str(self.checkpoint_path)!r} cannot be read ({error}); delete it to restart") from error
+        saved = {k: v for k, v in state["config"].items() if k not in ("steps", "checkpoint_every")}
+        current = {k: v for k, v in asdict(self.config).items() if k not in ("steps", "checkpoint_every")}
+        if saved != current:
+            changed = sorted(k for k in current if saved.get(k) != current[k])
+            raise FairpathInputError(
+                f"checkpoint {str(self.checkpoint_path)!r} was made with other settings ({', '.join(changed)}); "
+                "use another output folder or delete the checkpoint"
+            )
+        with torch.no_grad():
+            for name, value in state["trainable"].items():
+                self._trainable[name].copy_(value)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.history_ = list(state["history"])
+        self.step_ = int(state["step"])
+        torch.set_rng_state(state["rng"])
+
+    def fit(self, stop_after: int | None = None) -> "DebiasTrainer":
+        """Train up to ``config.steps`` steps (resuming from a checkpoint); ``stop_after`` ends earlier."""
+        self._resume()
+        last = self.config.steps if stop_after is None else min(self.config.steps, stop_after)
+        label = f"{self.config.regularizer} λ={self.config.lam:g}"
+        with tqdm(total=self.config.steps, initial=self.step_, desc=label, disable=not self.progress, unit="step") as bar:
+            while self.step_ < last:
+                record = self.train_step()
+                bar.update(1)
+                bar.set_postfix(lm=f"{record['lm_loss']:.3f}", fair=f"{record['fair_loss']:.4f}")
+                if self.step_ % self.config.checkpoint_every == 0 or self.step_ == last:
+                    self.save_checkpoint()
+        return self
+
+    # -- export -------------------------------------------------------------------------------
+    def merged_model(self):
+        """The fine-tuned model as a plain causal LM (LoRA weights merged into the base weights)."""
+        model = self.model_
+        if hasattr(model, "merge_and_unload"):
+            model = model.merge_and_unload()
+            self.model_ = model
+        model.eval()
+        return model
+
+    def save_pretrained(self, path: str | Path, extra: dict | None = None) -> Path:
+        """Save a Hugging Face folder that ``fairpath text audit --model PATH`` loads."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        model = self.merged_model()
+        model.save_pretrained(path, safe_serialization=True)
+        self.tokenizer.save_pretrained(path)
+        log = {"config": asdict(self.config), "history": self.history_, **(extra or {})}
+        (path / TRAINING_LOG_NAME).write_text(json.dumps(log, indent=1))
+        return path

@@ -1,0 +1,111 @@
+"""The Business Necessity Cookbook on a synthetic SFM where each predictor's compliance is known."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from fairpath.causal import decompose
+from fairpath.datasets import make_binary_sfm
+from fairpath.parity import DOCTRINE, business_necessity_cookbook, holm, parse_bn, tost_p_value
+from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
+
+BN_SETS = [(), ("SE",), ("IE", "SE"), ("DE", "IE", "SE")]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    # The logistic learner is right for E[Y | x, z, w] of this model and fast; the study script
+    # (benchmarks/study_cookbook_verdicts.py) measures how often the verdicts are right over seeds.
+    sample = make_binary_sfm(3000, seed=4)
+    predictors = oracle_predictors(sample, seed=4)
+    data = sample.data.join(predictors)
+    return decompose(data, sample.sfm, predictors=list(predictors.columns), learner="linear", seed=4), sample
+
+
+@pytest.mark.parametrize("bn", BN_SETS, ids=lambda bn: "+".join(bn) or "empty")
+def test_each_predictor_passes_exactly_its_own_bn_set(fitted, bn):
+    decomposition, _ = fitted
+    result = business_necessity_cookbook(decomposition, bn)
+    expected = {p: "SUCCESS" if satisfied == bn else "FAIL" for p, satisfied in ORACLE_SATISFIES.items()}
+    assert {p: o["status"] for p, o in result.overall_.items()} == expected
+
+
+def test_tested_quantities_are_the_paired_difference_in_bn_and_the_effect_outside(fitted):
+    decomposition, _ = fitted
+    result = business_necessity_cookbook(decomposition, "SE")
+    tests = result.tests_.set_index(["predictor", "pathway"])
+    in_bn = decomposition.difference("ctfse", outcome="oracle")
+    assert tests.loc[("oracle", "SE"), "estimate"] == pytest.approx(in_bn.estimate)
+    assert tests.loc[("oracle", "SE"), "se"] == pytest.approx(in_bn.se)
+    outside = decomposition.estimate("ctfde", outcome="oracle")
+    assert tests.loc[("oracle", "DE"), "estimate"] == pytest.approx(outside.estimate)
+    assert tests.loc[("oracle", "DE"), "null_hypothesis"] == "Ctf-DE(oracle) = 0"
+    assert tests.loc[("oracle", "SE"), "null_hypothesis"] == "Ctf-SE(oracle) = Ctf-SE(y)"
+    # the paired SE is far below the SE of two independent estimates (both columns share the rows)
+    independent = np.hypot(decomposition.estimate("ctfse", "oracle").se, decomposition.estimate("ctfse").se)
+    assert in_bn.se < 0.8 * independent
+    # doctrine and BN permission on every row
+    assert (result.tests_["doctrine"] == result.tests_["pathway"].map(DOCTRINE)).all()
+    assert list(result.tests_.loc[result.tests_["predictor"] == "noise", "in_bn"]) == [False, False, True]
+
+
+def test_holm_adjusted_p_values_within_each_predictor(fitted):
+    decomposition, _ = fitted
+    result = business_necessity_cookbook(decomposition, "IE,SE")
+    for _, rows in result.tests_.groupby("predictor"):
+        np.testing.assert_allclose(rows["p_holm"], holm(rows["p_value"]))
+        assert (rows["p_holm"] >= rows["p_value"] - 1e-15).all()
+
+
+def test_holm_matches_the_step_down_definition():
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(holm([0.5, 0.001, 0.9]), [1.0, 0.003, 1.0])
+
+
+def test_tost_p_value_is_the_larger_one_sided_p():
+    assert tost_p_value(0.0, 0.01, 0.05) == pytest.approx(stats.norm.sf(5))
+    assert tost_p_value(0.04, 0.01, 0.05) == pytest.approx(stats.norm.cdf(-1))
+    assert tost_p_value(0.06, 0.01, 0.05) > 0.5
+    assert tost_p_value(0.0, 0.0, 0.05) == 0.0 and tost_p_value(0.1, 0.0, 0.05) == 1.0
+
+
+def test_equivalence_margin_certifies_and_claims_say_what_they_show(fitted):
+    decomposition, _ = fitted
+    plain = business_necessity_cookbook(decomposition, "SE")
+    z_only = plain.tests_[plain.tests_["predictor"] == "z_only"]
+    assert set(z_only["verdict"]) == {"no evidence of violation"}
+    assert all("absence of evidence, not a proof" in claim for claim in z_only["claim"])
+    assert "not a proof" in plain.overall_["z_only"]["claim"]
+
+    certified = business_necessity_cookbook(decomposition, "SE", margin=0.06)
+    z_only = certified.tests_[certified.tests_["predictor"] == "z_only"]
+    assert set(z_only["verdict"]) == {"certified"}
+    assert all(claim.startswith("Certified (equivalence test") for claim in z_only["claim"])
+    assert certified.overall_["z_only"] == {"status": "SUCCESS", "claim": "certified on every pathway within ±0.06",
+                                            "reasons": list(z_only["claim"])}
+    # the oracle transmits Ctf-DE ≈ 0.12 ≠ 0: shown as a violation, with the pathway named in the reasons
+    oracle = certified.overall_["oracle"]
+    assert oracle["status"] == "FAIL"
+    assert any(reason.startswith("DE (disparate treatment)") for reason in oracle["reasons"])
+
+
+def test_result_exports(fitted):
+    decomposition, _ = fitted
+    result = business_necessity_cookbook(decomposition, ["se", "IE"], predictors=["oracle", "noise"])
+    assert result.bn == ("IE", "SE")
+    payload = json.loads(result.to_json())
+    assert payload["multiplicity"].startswith("Holm")
+    assert set(payload["overall"]) == {"oracle", "noise"}
+    assert len(payload["tests"]) == 6
+    text = repr(result)
+    assert "BN = {IE, SE}" in text and "Holm" in text
+    assert len(result.plot().axes) == 3
+    assert isinstance(result.to_frame(), pd.DataFrame)
+
+
+def test_parse_bn_orders_and_accepts_the_empty_set():
+    assert parse_bn("SE, de") == ("DE", "SE")
+    assert parse_bn("none") == parse_bn(None) == parse_bn([]) == ()

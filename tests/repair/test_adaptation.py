@@ -1,0 +1,139 @@
+"""Causal data adaptation: twins against true counterfactuals, discrete handling, resolving variables."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairpath.causal import SFM
+from fairpath.repair import CausalGraph, FairAdapt, graph_from_sfm
+
+
+def linear_scm(n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """X -> W -> Y, X -> Y with additive noise; returns the data and the true counterfactuals at X = 0."""
+    rng = np.random.default_rng(seed)
+    x = rng.binomial(1, 0.4, n)
+    u_w, u_y = rng.standard_normal(n), rng.standard_normal(n)
+    w = 1 + 2 * x + u_w
+    y = 0.5 * w + x + u_y
+    w0 = 1 + u_w
+    return pd.DataFrame({"x": x, "w": w, "y": y}), pd.DataFrame({"w": w0, "y": 0.5 * w0 + u_y})
+
+
+GRAPH = CausalGraph(["x", "w", "y"], [("x", "w"), ("x", "y"), ("w", "y")])
+
+
+def test_linear_engine_recovers_the_true_counterfactuals_row_by_row():
+    data, truth = linear_scm(4000, seed=1)
+    adapter = FairAdapt(GRAPH, "x", 0, "y", engine="linear").fit(data)
+    comparison = data["x"] == 1
+    twins = adapter.adapted_train_
+    assert adapter.order_ == ["w", "y"]
+    error_w = np.abs(twins.loc[comparison, "w"] - truth.loc[comparison, "w"])
+    assert error_w.median() < 0.05 and error_w.quantile(0.99) < 0.3  # the tails of two samples differ most
+    assert np.abs(twins.loc[comparison, "y"] - truth.loc[comparison, "y"]).median() < 0.1
+    # Baseline rows are their own twins.
+    pd.testing.assert_frame_equal(twins[~comparison], data[~comparison])
+
+
+def test_forest_engine_tracks_the_true_counterfactuals():
+    data, truth = linear_scm(3000, seed=2)
+    twins = FairAdapt(GRAPH, "x", 0, "y", engine="forest", seed=0).fit(data).adapted_train_
+    comparison = (data["x"] == 1).to_numpy()
+    error = twins.loc[comparison, "w"] - truth.loc[comparison, "w"]
+    assert abs(error.mean()) < 0.1
+    assert np.corrcoef(twins.loc[comparison, "w"], truth.loc[comparison, "w"])[0, 1] > 0.97
+
+
+def test_transform_moves_new_comparison_rows_and_keeps_baseline_rows():
+    data, truth = linear_scm(4000, seed=3)
+    new, new_truth = linear_scm(500, seed=4)
+    adapter = FairAdapt(GRAPH, "x", 0, "y", engine="linear").fit(data)
+    moved = adapter.transform(new.drop(columns="y"))
+    comparison = new["x"] == 1
+    assert np.abs(moved.loc[comparison, "w"] - new_truth.loc[comparison, "w"]).quantile(0.99) < 0.2
+    assert (moved.loc[~comparison, "w"] == new.loc[~comparison, "w"]).all()
+    assert "y" not in moved.columns
+
+
+def test_resolving_variable_is_kept_and_its_only_children_become_resolving():
+    rng = np.random.default_rng(5)
+    n = 2000
+    x = rng.binomial(1, 0.5, n)
+    r = x + rng.standard_normal(n)
+    c = r + rng.standard_normal(n)  # changed only through the resolving r
+    y = c + x + rng.standard_normal(n)
+    data = pd.DataFrame({"x": x, "r": r, "c": c, "y": y})
+    graph = CausalGraph(["x", "r", "c", "y"], [("x", "r"), ("r", "c"), ("c", "y"), ("x", "y")])
+    adapter = FairAdapt(graph, "x", 0, "y", resolving=["r"], engine="linear").fit(data)
+    assert adapter.resolving_ == ["r", "c"]
+    assert adapter.order_ == ["y"]
+    pd.testing.assert_series_equal(adapter.adapted_train_["c"], data["c"])
+
+
+def binary_sfm_with_categories(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.choice(["a", "b"], n)
+    z = rng.standard_normal(n) + (x == "b")
+    level = np.clip(np.rint(1 + (x == "b") + 0.5 * z + rng.standard_normal(n)), 0, 3).astype(int)
+    job = np.array(["clerk", "nurse", "pilot", "chef"])[level]
+    count = rng.poisson(np.exp(0.3 * z + 0.5 * (x == "b")))
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(0.5 * level + 0.2 * count - 1 + 0.5 * (x == "b"))))).astype(int)
+    return pd.DataFrame({"x": x, "z": z, "job": job, "count": count, "y": y})
+
+
+def test_discrete_variables_round_trip_and_match_the_baseline_marginal():
+    data = binary_sfm_with_categories(3000, seed=6)
+    sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
+    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=0).fit(data)
+    twins = adapter.adapted_train_
+    comparison = data["x"] == "b"
+    assert set(twins["job"]) <= set(data["job"])
+    assert twins["job"].dtype == data["job"].dtype and twins["count"].dtype == data["count"].dtype
+    assert adapter.encodings_["job"].categorical
+    # Categories are coded in the order of their mean outcome.
+    means = data.groupby("job")["y"].mean()
+    assert list(adapter.encodings_["job"].levels) == list(means.sort_values().index)
+    # No resolving variables: marginal matching makes every discrete twin follow the baseline marginal.
+    for column in ("job", "count", "y"):
+        baseline = data.loc[~comparison, column].value_counts(normalize=True)
+        adapted = twins.loc[comparison, column].value_counts(normalize=True).reindex(baseline.index, fill_value=0)
+        assert np.abs(adapted - baseline).max() < 0.01, column
+    observed_tv = data.y[comparison].mean() - data.y[~comparison].mean()
+    adapted_tv = twins.y[comparison].mean() - twins.y[~comparison].mean()
+    assert abs(observed_tv) > 0.1 and abs(adapted_tv) < 0.01
+
+
+def test_same_seed_same_twins_and_fair_twins_layout():
+    data = binary_sfm_with_categories(800, seed=7)
+    sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
+    first = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=3).fit(data)
+    second = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=3).fit(data)
+    pd.testing.assert_frame_equal(first.adapted_train_, second.adapted_train_)
+    twins = first.fair_twins()
+    assert list(twins.columns) == ["x", "z", "z_twin", "job", "job_twin", "count", "count_twin", "y", "y_twin"]
+    new_twins = first.fair_twins(data.drop(columns="y").head(50))
+    assert "y_twin" not in new_twins.columns and len(new_twins) == 50
+    assert "FairAdapt(x='x', baseline='a'" in repr(first)
+
+
+def test_compas_adapting_y_without_resolving_variables_removes_its_tv(shared_dir):
+    data = pd.read_csv(shared_dir / "data" / "compas_sp2pp.csv")
+    from fairpath.datasets import COMPAS_SFM as sfm
+
+    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, seed=0).fit(data[sfm.columns])
+    minority = data[sfm.x] == sfm.x1
+    before = data[sfm.y][minority].mean() - data[sfm.y][~minority].mean()
+    after = adapter.adapted_train_[sfm.y][minority].mean() - adapter.adapted_train_[sfm.y][~minority].mean()
+    assert before == pytest.approx(0.0864, abs=5e-4)
+    assert abs(after) < 0.01
+
+
+def test_unseen_numeric_level_of_a_discrete_variable_is_placed_between_its_neighbours():
+    data = binary_sfm_with_categories(600, seed=8)
+    sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
+    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=0).fit(data)
+    encoding = adapter.encodings_["count"]
+    levels = encoding.levels.astype(float)
+    assert encoding.encode(pd.Series([levels[1]]), "count")[0] == 2.0
+    assert encoding.encode(pd.Series([(levels[1] + levels[2]) / 2]), "count")[0] == 2.5
+    assert encoding.encode(pd.Series([levels.max() + 50]), "count")[0] == len(levels)

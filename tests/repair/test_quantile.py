@@ -1,0 +1,69 @@
+"""Conditional quantile engines: ranks and quantiles are inverse to each other and match known distributions."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from fairpath.repair import ForestQuantileEngine, LinearQuantileEngine, make_engine
+from fairpath.repair._quantile import _GRID, _interpolate_rows, _rank_in_rows
+
+
+def test_rank_and_interpolation_are_inverse_on_a_grid():
+    grid_values = np.tile(stats.norm.ppf(np.clip(_GRID, 0.001, 0.999)), (5, 1)) + np.arange(5)[:, None]
+    ranks = np.array([0.1, 0.33, 0.5, 0.77, 0.95])
+    values = _interpolate_rows(grid_values, ranks)
+    np.testing.assert_allclose(_rank_in_rows(grid_values, values), ranks, atol=1e-12)
+    np.testing.assert_allclose(values - np.arange(5), stats.norm.ppf(ranks), atol=0.01)
+
+
+def test_tied_grid_values_get_the_middle_rank():
+    grid_values = np.repeat(np.r_[np.zeros(51), np.ones(50)][None, :], 1, axis=0)
+    assert _rank_in_rows(grid_values, np.array([0.0]))[0] == pytest.approx(0.25)
+    assert _rank_in_rows(grid_values, np.array([5.0]))[0] == 1.0
+
+
+def heteroscedastic(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 2, (n, 1))
+    scale = 0.5 + x[:, 0]
+    return x, x[:, 0] + scale * rng.standard_normal(n), scale
+
+
+def test_forest_ranks_are_close_to_the_true_conditional_cdf():
+    x, y, scale = heteroscedastic(4000, seed=0)
+    engine = ForestQuantileEngine(random_state=0).fit(x, y)
+    truth = stats.norm.cdf((y - x[:, 0]) / scale)
+    ranks = engine.ranks(x, y, in_sample=True)
+    assert np.abs(ranks - truth).mean() < 0.05
+    oob = ForestQuantileEngine(random_state=0, oob_ranks=True).fit(x, y).ranks(x, y, in_sample=True)
+    assert np.abs(oob - truth).mean() < 0.06
+    # Quantiles at given ranks follow the conditional spread.
+    probe = np.array([[0.5], [1.5]])
+    upper = engine.quantiles(probe, np.array([0.9, 0.9]))
+    expected = probe[:, 0] + (0.5 + probe[:, 0]) * stats.norm.ppf(0.9)
+    np.testing.assert_allclose(upper, expected, atol=0.35)
+    assert upper[1] - upper[0] > 1.5  # the spread grows with x
+
+
+def test_forest_without_parents_uses_the_empirical_marginal():
+    y = np.random.default_rng(1).standard_normal(999)
+    engine = ForestQuantileEngine().fit(np.empty((999, 0)), y)
+    assert isinstance(engine.forest_, LinearQuantileEngine)
+    assert engine.quantiles(np.empty((1, 0)), np.array([0.5]))[0] == pytest.approx(np.median(y))
+
+
+def test_linear_engine_is_exact_for_a_location_shift():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3000, 2))
+    y = 1 + x @ np.array([2.0, -1.0]) + rng.standard_normal(3000)
+    engine = LinearQuantileEngine().fit(x, y)
+    np.testing.assert_allclose(engine.coef_, [1, 2, -1], atol=0.06)
+    ranks = engine.ranks(x, y, in_sample=True)
+    assert np.median(np.abs(engine.quantiles(x, ranks) - y)) < 0.01
+
+
+def test_make_engine_by_name_and_by_prototype():
+    assert isinstance(make_engine("linear", seed=0), LinearQuantileEngine)
+    prototype = ForestQuantileEngine(n_estimators=7)
+    made = make_engine(prototype, seed=11)
+    assert made is not prototype and made.n_estimators == 7 and made.random_state == 11

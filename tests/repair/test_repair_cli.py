@@ -1,0 +1,57 @@
+"""`fairpath repair` and `fairpath frontier` end to end on a small synthetic file."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from fairpath.cli import main
+from fairpath.datasets import make_binary_sfm
+
+SFM_ARGS = ["--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y", "--engine", "linear"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("repair_cli")
+    make_binary_sfm(800, seed=0).data.to_csv(folder / "train.csv", index=False)
+    make_binary_sfm(100, seed=1).data.to_csv(folder / "test.csv", index=False)
+    return folder
+
+
+def test_repair_writes_twins_scores_and_summary(files, capsys):
+    out = files / "repair"
+    code = main(["repair", str(files / "train.csv"), *SFM_ARGS, "--bn", "SE", "--test", str(files / "test.csv"),
+                 "--constrained", "--out", str(out)])
+    assert code == 0
+    summary = json.loads((out / "repair.json").read_text())
+    assert summary["resolving"] == ["z1", "z2"] and summary["adapted"] == ["w1", "w2", "y"]
+    assert summary["tv_adapted_outcome"] < summary["tv_outcome"]
+    assert summary["constrained"]["bn"] == ["SE"]
+    scores = pd.read_csv(out / "scores.csv")
+    assert list(scores.columns) == ["x", "y", "fair_score", "constrained_score"] and len(scores) == 800
+    assert len(pd.read_csv(out / "test_scores.csv")) == 100
+    twins = pd.read_csv(out / "fair_twins.csv")
+    assert {"w1", "w1_twin", "y_twin"} <= set(twins.columns)
+    for name in ("adapted_train.csv", "adapted_test.csv", "constrained_path.csv", "constrained_path.png"):
+        assert (out / name).exists()
+    assert "TV of y" in capsys.readouterr().out
+
+
+def test_repair_with_an_edge_list_that_omits_a_column(files, capsys):
+    edges = files / "edges.csv"
+    pd.DataFrame({"from": ["x", "z1", "w1"], "to": ["w1", "w1", "y"]}).to_csv(edges, index=False)
+    code = main(["repair", str(files / "train.csv"), *SFM_ARGS, "--graph", str(edges), "--out", str(files / "bad")])
+    assert code == 2
+    assert "omits the used column(s) ['z2', 'w2']" in capsys.readouterr().err
+
+
+def test_frontier_command(files, capsys):
+    out = files / "frontier"
+    code = main(["frontier", str(files / "train.csv"), *SFM_ARGS, "--bn-sets", "none,Z", "--repeats", "1",
+                 "--no-constrained", "--quiet", "--out", str(out)])
+    assert code == 0
+    summary = pd.read_csv(out / "frontier.csv")
+    assert list(summary["point"]) == ["adapt none", "adapt Z", "unconstrained"]
+    assert (out / "frontier.png").exists() and (out / "runs.csv").exists()
+    assert "SPM" in capsys.readouterr().out

@@ -1,0 +1,95 @@
+"""The Theorem 1 study: quick run end to end (CLI), resumption, the predictor, the linear check."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.cli import main
+from fairpath.datasets import make_appendix_a2
+from fairpath.reproduce import Theorem1Settings, check_linear_case, fit_boosted_predictor, reproduce_theorem1
+
+TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5, n_folds=3,
+                        linear_n=1000, seed=4)
+
+
+def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path):
+    # One test, so that parallel test workers do not each run the quick study.
+    out = tmp_path / "theorem1"
+    assert main(["reproduce", "theorem1", "--quick", "--out", str(out), "--jobs", "2", "--seed", "0"]) == 0
+    for name in ("figure7.png", "figure8.png", "linear_check.png", "figure7.csv", "figure8.csv", "summary.json"):
+        assert (out / name).stat().st_size > 0, name
+    settings = Theorem1Settings.quick(0)
+    assert len(list((out / "tasks").glob("n*.json"))) == len(settings.tasks())
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["checks"]) == {"ippm_shrinks", "terms_away_from_zero", "terms_cancel", "per_bin_term1",
+                                      "linear_corollary1"}
+    assert summary["wall_time_s"] > 0 and summary["task_seconds_total"] > 0
+    figure7 = pd.read_csv(out / "figure7.csv")
+    assert sorted(figure7["n"].unique()) == list(settings.n_grid)
+    # Theorem 1 holds row by row in every repetition, so it holds for the means over repetitions.
+    means = figure7.pivot(index="n", columns="quantity", values="mean")
+    np.testing.assert_allclose(means["ippm"], means["iterm1"] + means["iterm2"], atol=1e-10)
+    # Term I is the causal effect of X among x1 (about 1.7 in this SCM); Term II nearly cancels it.
+    assert means["iterm1"].between(1.2, 2.2).all()
+    assert means["iterm2"].between(-2.3, -1.1).all()
+    figure8 = pd.read_csv(out / "figure8.csv")
+    assert len(figure8) == settings.n_bins and (figure8["n_reps"] == settings.per_bin_reps).all()
+
+    # Resume: a deleted task is recomputed alone, with the same numbers.
+    removed = sorted((out / "tasks").glob("n*.json"))[0]
+    removed.unlink()
+    study = reproduce_theorem1(out, quick=True, n_jobs=1, seed=0, progress=False)
+    assert study.n_tasks_run_ == 1 and removed.exists()
+    pd.testing.assert_frame_equal(study.figure7_.reset_index(drop=True), figure7, check_dtype=False, atol=1e-12)
+
+    # Fewer repetitions or sizes reuse the saved tasks; other task settings are refused.
+    part = dataclasses.replace(settings, n_grid=settings.n_grid[1:], per_bin_reps=2)
+    smaller = reproduce_theorem1(out, settings=part, n_jobs=1, progress=False)
+    assert smaller.n_tasks_run_ == 0 and sorted(smaller.figure7_["n"].unique()) == list(part.n_grid)
+    assert (smaller.figure8_["n_reps"] == 2).all()
+    with pytest.raises(FairpathInputError, match=r"other settings \(\['seed'\]\)"):
+        reproduce_theorem1(out, quick=True, n_jobs=1, seed=1, progress=False)
+
+
+def test_tiny_study_object_checks_and_plots(tmp_path):
+    study = reproduce_theorem1(tmp_path, settings=TINY, n_jobs=1, progress=False)
+    assert study.n_tasks_run_ == len(TINY.tasks()) == 4 + 1
+    assert set(study.figure7_["quantity"]) == {"iterm1", "iterm2", "ippm"}
+    assert all(isinstance(check["passed"], bool) for check in study.checks_.values())
+    assert "Theorem1Study" in repr(study) and "per_bin_term1" in repr(study)
+    legend = [text.get_text() for text in study.plot_figure7().axes[0].get_legend().get_texts()]
+    assert legend == ["iTerm I", "iTerm II", "iPPM", "iTerm I with true $Y_{x_0}$"]
+    assert len(study.plot_figure8().axes[0].collections) >= 2
+
+
+def test_boosted_predictor_chooses_rounds_by_cross_validation_and_fits_the_mean():
+    sample = make_appendix_a2(3000, seed=2)
+    features = sample.data[["x", "w1", "w2"]].to_numpy(float)
+    predictions, rounds = fit_boosted_predictor(features, sample.data["y"].to_numpy(), n_folds=5, seed=2)
+    assert 5 <= rounds <= 100
+    truth = sample.outcome_mean(sample.data)
+    assert np.corrcoef(predictions, truth)[0, 1] > 0.95
+    again, rounds_again = fit_boosted_predictor(features, sample.data["y"].to_numpy(), n_folds=5, seed=2)
+    assert rounds_again == rounds and np.array_equal(again, predictions)
+
+
+def test_linear_check_matches_corollary1_closed_form():
+    check = check_linear_case(n=10000, seed=0, alphas=(0.8, 1.5, 0.5))
+    assert check.closed_form == pytest.approx(1.7)
+    assert check.iterm1 == pytest.approx(1.7, abs=0.05)
+    assert check.iterm2 == pytest.approx(-1.7, abs=0.1)
+    assert check.passed
+    assert list(check.to_frame()["quantity"]) == ["iterm1", "iterm2"]
+
+
+def test_settings_validation():
+    with pytest.raises(FairpathInputError, match="n_reps must be at least 2"):
+        Theorem1Settings(n_reps=1)
+    with pytest.raises(FairpathInputError, match="sample sizes of at least 100"):
+        Theorem1Settings(n_grid=(50,))
+    with pytest.raises(FairpathInputError, match="n_jobs must be a positive number"):
+        reproduce_theorem1("unused", quick=True, n_jobs=0)

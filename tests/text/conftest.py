@@ -1,0 +1,26 @@
+"""Shared fixtures for the text tests: tiny randomly initialised models built once per session."""
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from fairpath.text._testing import make_tiny_causal_lm, make_tiny_sequence_classifier  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_path(tmp_path_factory):
+    """A tiny Llama causal LM with SmolLM2's real tokenizer (text round-trips as with the real model)."""
+    return make_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"), seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_byte_lm_path(tmp_path_factory):
+    """A tiny Llama causal LM with a 259-token byte-level tokenizer (no GGUF needed)."""
+    return make_tiny_causal_lm(tmp_path_factory.mktemp("tiny-byte-lm"), seed=1, vocab_from=None)
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_path(tmp_path_factory):
+    """A tiny BERT sequence classifier with labels negative/positive."""
+    return make_tiny_sequence_classifier(tmp_path_factory.mktemp("tiny-classifier"), num_labels=2)

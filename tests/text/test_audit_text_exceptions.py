@@ -1,0 +1,27 @@
+import pytest
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.text import FairnessSpec, GenerationSettings, PoolGenerator, audit_text
+
+SPEC = FairnessSpec.from_dict({"attribute": "country", "values": ["A", "B"], "templates": ["{country} is"]})
+
+
+def test_unknown_scorer_fails_before_generating(tmp_path):
+    with pytest.raises(FairpathInputError, match="unknown scorer 'sentiment'"):
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["sentiment"], store=tmp_path / "samples", progress=False)
+    assert not (tmp_path / "samples").exists()
+
+
+def test_corrupted_samples_file(tmp_path):
+    store = tmp_path / "samples"
+    store.mkdir()
+    (store / "part-00000000000000000001-abcdef12.parquet").write_bytes(b"this is not parquet at all")
+    with pytest.raises(FairpathInputError, match=r"samples file '.*part-00000000000000000001-abcdef12.parquet' cannot be read"):
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=store, quality=False,
+                   settings=GenerationSettings(n_samples=2), progress=False)
+
+
+def test_perplexity_needs_a_local_model():
+    with pytest.raises(FairpathInputError, match="perplexity needs a backend with a local model; PoolGenerator has none"):
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], quality=False, corpus=["A is nice."],
+                   settings=GenerationSettings(n_samples=2), n_bootstrap=5, progress=False)

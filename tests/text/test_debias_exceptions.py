@@ -1,0 +1,146 @@
+"""Bad input to the debiasing tools: each error names the problem and says what to do."""
+
+import pytest
+import torch
+from transformers.modeling_outputs import CausalLMOutputWithPast
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.text._models import load_causal_lm
+from fairpath.text._spec import FairnessSpec
+from fairpath.text.debias import (
+    DebiasConfig,
+    DebiasTrainer,
+    SentimentProjection,
+    build_corpus,
+    make_pairs,
+    read_corpus_file,
+    sentence_representations,
+)
+
+SPEC = FairnessSpec.builtin("occupation")
+TEXTS = ["The baker said that the bread was ready.", "I met an accountant yesterday.", "The nurse went home early."]
+
+
+def _spec(values):
+    return FairnessSpec.from_dict({"attribute": "job", "values": values, "templates": ["I work as {article} {job}."]})
+
+
+@pytest.mark.parametrize("lam", [-1.0, -1e-9, float("nan"), float("inf")])
+def test_negative_or_non_finite_lambda(lam):
+    with pytest.raises(FairpathInputError, match="lambda must be a finite number >= 0"):
+        DebiasConfig(lam=lam)
+
+
+def test_unknown_regularizer_method_and_pooling():
+    with pytest.raises(FairpathInputError, match="regularizer 'cosine' is unknown; use one of embedding, sentiment"):
+        DebiasConfig(regularizer="cosine")
+    with pytest.raises(FairpathInputError, match="method 'qlora' is unknown"):
+        DebiasConfig(method="qlora")
+    with pytest.raises(FairpathInputError, match="pooling 'max' is unknown"):
+        DebiasConfig(pooling="max")
+    with pytest.raises(FairpathInputError, match="steps must be a positive integer"):
+        DebiasConfig(steps=0)
+
+
+def test_corpus_without_sensitive_tokens():
+    texts = ["The weather is nice today.", "I like green tea.", "Trains run late on Sundays."]
+    with pytest.raises(FairpathInputError, match=r"none of the 3 texts of corpus 'notes.txt' mentions a value of attribute 'occupation'"):
+        build_corpus(texts, SPEC, source="notes.txt")
+
+
+def test_corpus_file_without_sensitive_tokens_and_missing_file(tmp_path):
+    path = tmp_path / "plain.txt"
+    path.write_text("Nothing sensitive here.\nNor here.\n")
+    with pytest.raises(FairpathInputError, match="none of the 2 texts"):
+        build_corpus(read_corpus_file(path), SPEC, source=str(path))
+    with pytest.raises(FairpathInputError, match="corpus file .*missing.txt' does not exist"):
+        read_corpus_file(tmp_path / "missing.txt")
+    table = tmp_path / "corpus.csv"
+    table.write_text("sentence\nThe baker said hi.\n")
+    with pytest.raises(FairpathInputError, match="has no 'text' column"):
+        read_corpus_file(table)
+
+
+def test_values_with_different_token_counts_are_rejected_where_alignment_is_needed(tiny_lm_path):
+    _, tokenizer = load_causal_lm(tiny_lm_path)
+    # " baker" is 1 token, " anesthesiologist" 3 and " otorhinolaryngologist" 6 with SmolLM2's tokenizer
+    spec = _spec(["baker", "anesthesiologist", "otorhinolaryngologist"])
+    texts = ["The baker said hello.", "The anesthesiologist said hello."]
+    with pytest.raises(FairpathInputError, match=r"no other value with the same token count: 'baker' \(1 tokens\), "
+                                                 r"'anesthesiologist' \(3 tokens\), 'otorhinolaryngologist' \(6 tokens\)"):
+        make_pairs(texts, spec, tokenizer=tokenizer)
+    # mean pooling compares whole sentences, so the same values are fine without alignment
+    pairs, unused = make_pairs(texts, spec)
+    assert len(pairs) == 2 and unused == 0
+
+
+def test_values_with_equal_token_counts_are_swapped_only_among_themselves(tiny_lm_path):
+    _, tokenizer = load_causal_lm(tiny_lm_path)
+    spec = _spec(["baker", "cook", "anesthesiologist", "otorhinolaryngologist", "Wyatt", "Tanner"])
+    with pytest.raises(FairpathInputError, match="'anesthesiologist' \\(3 tokens\\), 'otorhinolaryngologist' \\(6 tokens\\)"):
+        make_pairs(["The baker said hello."], spec, tokenizer=tokenizer)
+    spec = _spec(["baker", "cook", "Wyatt", "Tanner"])  # 1, 1, 2, 2 tokens
+    texts = ["The baker said hello.", "The cook is here.", "Wyatt went home.", "I met Tanner today."] * 3
+    pairs, _ = make_pairs(texts, spec, seed=3, tokenizer=tokenizer)
+    expected = {"baker": "cook", "cook": "baker", "Wyatt": "Tanner", "Tanner": "Wyatt"}
+    assert all(expected[p.value] == p.counterfactual_value for p in pairs)
+    assert all(len(tokenizer(p.text)["input_ids"]) == len(tokenizer(p.counterfactual)["input_ids"]) for p in pairs)
+
+
+def test_position_pooling_refuses_pairs_of_different_lengths(tiny_lm_path):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    pairs, _ = make_pairs(["The baker said hello."], _spec(["baker", "anesthesiologist"]))
+    trainer = DebiasTrainer(model, tokenizer, pairs, DebiasConfig(pooling="position", steps=1), progress=False)
+    with pytest.raises(FairpathInputError, match="position-wise pooling needs counterfactuals with as many tokens"):
+        trainer.train_step()
+
+
+class LogitsOnly(torch.nn.Module):
+    """A causal LM wrapper that never returns hidden states (as some exported or custom models)."""
+
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids, attention_mask=None, labels=None, output_hidden_states=False):
+        out = self.lm(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+        return CausalLMOutputWithPast(loss=out.loss, logits=out.logits)
+
+
+def test_model_without_hidden_states(tiny_lm_path):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    with pytest.raises(FairpathInputError, match="model LogitsOnly returned no hidden states"):
+        sentence_representations(LogitsOnly(model), tokenizer, ["The baker said hello."])
+    pairs, _ = make_pairs(TEXTS, SPEC)
+    trainer = DebiasTrainer(LogitsOnly(model), tokenizer, pairs, DebiasConfig(method="full", steps=1), progress=False)
+    with pytest.raises(FairpathInputError, match="returned no hidden states .* output_hidden_states"):
+        trainer.train_step()
+
+
+def test_sentiment_regularizer_needs_a_head_and_enough_confident_sentences(tiny_lm_path):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    pairs, _ = make_pairs(TEXTS, SPEC)
+    with pytest.raises(FairpathInputError, match="regularizer 'sentiment' needs a fitted sentiment head"):
+        DebiasTrainer(model, tokenizer, pairs, DebiasConfig(regularizer="sentiment"), progress=False)
+    with pytest.raises(FairpathInputError, match=r"only 1 negative and 2 positive sentences have \|score\| > 0.7 \(out of 5\)"):
+        SentimentProjection().fit(torch.randn(5, 8).numpy(), [0.9, 0.8, -0.95, 0.1, -0.5])
+    with pytest.raises(FairpathInputError, match="scores must be a 1-d array of finite values on \\[-1, 1\\]"):
+        SentimentProjection().fit(torch.randn(3, 8).numpy(), [0.9, 2.0, -0.9])
+
+
+def test_checkpoint_from_other_settings_or_damaged(tiny_lm_path, tmp_path):
+    pairs, _ = make_pairs(TEXTS, SPEC)
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    DebiasTrainer(model, tokenizer, pairs, DebiasConfig(lam=1.0, steps=1), checkpoint_dir=tmp_path, progress=False).fit()
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    with pytest.raises(FairpathInputError, match=r"was made with other settings \(lam\); use another output folder"):
+        DebiasTrainer(model, tokenizer, pairs, DebiasConfig(lam=2.0, steps=1), checkpoint_dir=tmp_path, progress=False).fit()
+    (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    with pytest.raises(FairpathInputError, match="checkpoint .* cannot be read"):
+        DebiasTrainer(model, tokenizer, pairs, DebiasConfig(lam=1.0, steps=1), checkpoint_dir=tmp_path, progress=False).fit()
+
+
+def test_empty_pairs():
+    with pytest.raises(FairpathInputError, match="no counterfactual pairs to train on"):
+        DebiasTrainer(None, None, [], DebiasConfig())

@@ -1,0 +1,113 @@
+"""The debiasing study end to end on a tiny random model: training, audits, report, reload, CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fairpath.cli import main
+from fairpath.text._audit import audit_text
+from fairpath.text._generation import HFGenerator
+from fairpath.text._spec import FairnessSpec
+from fairpath.text.debias import DebiasConfig, DebiasStudy
+
+SPEC = {"attribute": "occupation", "values": ["baker", "nurse", "accountant", "lawyer"],
+        "templates": ["I met {article} {occupation}, and we", "Working as {article} {occupation} is"]}
+MOODS = ["was wonderful, happy and great", "had a lovely, excellent day", "was terrible, awful and sad",
+         "felt horrible, angry and hurt", "went to the market on Monday", "walked to the station"]
+CORPUS = [f"{frame} {job} {mood}." for frame in ("The", "Yesterday the") for job in ("baker", "nurse", "accountant", "lawyer")
+          for mood in MOODS]
+CORPUS += ["The weather is mild today.", "Trains run late on Sundays."]
+
+
+@pytest.fixture(scope="module")
+def spec_path(tmp_path_factory):
+    import yaml
+
+    path = tmp_path_factory.mktemp("spec") / "jobs.yaml"
+    path.write_text(yaml.safe_dump(SPEC))
+    return path
+
+
+@pytest.fixture(scope="module")
+def study_run(tiny_lm_path, spec_path, tmp_path_factory):
+    out = tmp_path_factory.mktemp("study")
+    study = DebiasStudy(out, attribute=spec_path, model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
+                        lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
+                        corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_bootstrap=20, semantic=False,
+                        progress=False)
+    return study, study.run(), out
+
+
+def test_study_trains_every_model_and_audits_each(study_run):
+    _, result, out = study_run
+    frame = result.to_frame()
+    assert frame["model"].tolist() == ["base", "embedding-lambda0", "embedding-lambda10", "sentiment-lambda0", "sentiment-lambda10"]
+    assert frame["scorer"].unique().tolist() == ["vader"]
+    assert (frame["individual_ci_low"] <= frame["individual"]).all() and (frame["individual"] <= frame["individual_ci_high"]).all()
+    assert np.isfinite(frame[["perplexity", "perplexity_sensitive", "individual_noise_floor", "group"]].to_numpy()).all()
+    # the sentiment head was fitted on confidently labelled sentences and reports its held-out accuracy
+    assert result.sentiment_head["n_confident"] > 0 and 0 <= result.sentiment_head["heldout_accuracy"] <= 1
+    for name in frame["model"][1:]:
+        assert (out / "models" / name / "model.safetensors").exists()
+        assert len(result.training[name]["history"]) == 4
+    assert (out / "report.html").read_text().count("data:image/png;base64") >= 2
+    assert json.loads((out / "study.json").read_text())["attribute"] == "occupation"
+    changes = result.relative_to_base()
+    assert changes["model"].tolist() == frame["model"][1:].tolist()
+
+
+def test_lambda_zero_runs_of_both_regularizers_are_the_same_plain_fine_tuning(study_run):
+    _, result, out = study_run
+    from safetensors.torch import load_file
+
+    embedding = load_file(out / "models" / "embedding-lambda0" / "model.safetensors")
+    sentiment = load_file(out / "models" / "sentiment-lambda0" / "model.safetensors")
+    assert all(np.array_equal(embedding[k].numpy(), sentiment[k].numpy()) for k in embedding)
+    rows = result.to_frame().set_index("model")
+    assert rows.loc["embedding-lambda0", "individual"] == rows.loc["sentiment-lambda0", "individual"]
+
+
+def test_debiased_model_reloaded_from_its_folder_reproduces_its_audit(study_run, spec_path):
+    study, result, out = study_run
+    row = result.to_frame().set_index("model").loc["embedding-lambda10"]
+    again = audit_text(FairnessSpec.from_yaml(spec_path), HFGenerator(out / "models" / "embedding-lambda10"),
+                       scorers=["vader"], settings=study.audit_settings(), n_bootstrap=20, seed=0, quality=False,
+                       progress=False)
+    fairness = again.fairness["vader"]
+    assert fairness.individual.estimate == row["individual"]
+    assert fairness.individual.ci_low == row["individual_ci_low"] and fairness.individual.ci_high == row["individual_ci_high"]
+    assert fairness.group.estimate == row["group"]
+    assert fairness.individual_noise_floor == row["individual_noise_floor"]
+
+
+def test_rerunning_the_study_reuses_everything(study_run, tiny_lm_path, spec_path):
+    study, result, out = study_run
+    stamps = {p: p.stat().st_mtime_ns for p in (out / "models").rglob("*.safetensors")}
+    timings = json.loads((out / "timings.json").read_text())
+    again = DebiasStudy(out, attribute=spec_path, model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
+                        lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
+                        corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_bootstrap=20, semantic=False,
+                        progress=False).run()
+    assert again.to_frame().equals(result.to_frame())
+    assert stamps == {p: p.stat().st_mtime_ns for p in (out / "models").rglob("*.safetensors")}
+    assert json.loads((out / "timings.json").read_text()) == timings
+
+
+def test_command_line_trains_audits_and_rejects_negative_lambda(tiny_lm_path, spec_path, tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS))
+    common = ["text", "debias", "--attribute", str(spec_path), "--model", str(tiny_lm_path), "--corpus", str(corpus),
+              "--steps", "2", "--batch-size", "4", "--samples", "3", "--max-new-tokens", "3", "--bootstrap", "10",
+              "--no-quality"]
+    assert main(common + ["--lambdas", "1,-5", "--out", str(tmp_path / "bad")]) == 2
+    assert "lambda must be a finite number >= 0 (it weighs the fairness loss), got -5.0" in capsys.readouterr().err
+    assert main(common + ["--lambdas", "1,x", "--out", str(tmp_path / "bad")]) == 2
+    assert "'x' is not a number" in capsys.readouterr().err
+    assert main(common + ["--lambdas", "5", "--out", str(tmp_path / "run")]) == 0
+    assert (tmp_path / "run" / "report.html").exists()
+    assert (tmp_path / "run" / "models" / "embedding-lambda5" / "config.json").exists()
+    # the saved model is accepted by the audit command
+    assert main(["text", "audit", "--model", str(tmp_path / "run" / "models" / "embedding-lambda5"), "--attribute",
+                 str(spec_path), "--samples", "2", "--max-new-tokens", "3", "--scorers", "vader", "--bootstrap", "10",
+                 "--no-quality", "--out", str(tmp_path / "audit")]) == 0

@@ -1,0 +1,138 @@
+"""Debiasing fine-tuning on a tiny random Llama: the loss, the gradients, λ = 0 and resuming."""
+
+import pytest
+import torch
+
+from fairpath.text._models import load_causal_lm
+from fairpath.text._spec import FairnessSpec
+from fairpath.text.debias import DebiasConfig, DebiasTrainer, SentimentProjection, build_corpus
+from fairpath.text.debias._representations import sentence_representations
+
+TEXTS = [
+    "The baker said that the bread was ready early.",
+    "I met an accountant at the station yesterday.",
+    "Yesterday, the nurse walked home through the park.",
+    "Everyone in town knows the lawyer, who lives on the hill.",
+    "The CEO looked at the results and smiled.",
+    "Our neighbour works as a farmer, so we get fresh eggs.",
+    "When the teacher arrived at the office, the phone rang.",
+    "The story of a mechanic begins when a car breaks down.",
+    "The driver said that the road was closed.",
+    "I read an article about the physician who moved abroad.",
+    "After a long day at work, the cook sat down.",
+    "The editor said that the book would be late.",
+]
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return build_corpus(TEXTS, FairnessSpec.builtin("occupation"), source="test", heldout_fraction=0.0, seed=0).train_pairs
+
+
+def _trainer(path, pairs, checkpoint_dir=None, **settings):
+    model, tokenizer = load_causal_lm(path)
+    config = DebiasConfig(**{"batch_size": 4, "learning_rate": 5e-3, "steps": 6, **settings})
+    return DebiasTrainer(model, tokenizer, pairs, config, checkpoint_dir=checkpoint_dir, progress=False)
+
+
+def test_embedding_regularizer_lowers_fairness_loss_more_than_plain_fine_tuning(tiny_lm_path, pairs):
+    regularized = _trainer(tiny_lm_path, pairs, lam=10.0, steps=30)
+    before = regularized.evaluate()
+    regularized.fit()
+    after = regularized.evaluate()
+    plain = _trainer(tiny_lm_path, pairs, lam=0.0, steps=30).fit().evaluate()
+    assert after["fair_loss"] < 0.2 * before["fair_loss"]
+    assert after["fair_loss"] < 0.5 * plain["fair_loss"]
+    # the LM loss still falls: the regularizer does not stop language-model training
+    assert after["lm_loss"] < before["lm_loss"]
+
+
+def test_sentiment_regularizer_lowers_distance_of_head_outputs(tiny_lm_path, pairs):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    texts = [p.text for p in pairs] + [p.counterfactual for p in pairs]
+    representations = sentence_representations(model, tokenizer, texts)
+    # labels that depend on the occupation make the head separate the two sides of each pair
+    scores = [0.9 if i % 2 else -0.9 for i in range(len(texts))]
+    head = SentimentProjection(test_size=0.25, random_state=0).fit(representations, scores).head_
+    trainer = DebiasTrainer(model, tokenizer, pairs, DebiasConfig(regularizer="sentiment", lam=10.0, steps=30, batch_size=4,
+                                                                  learning_rate=5e-3), sentiment_head=head, progress=False)
+    before = trainer.evaluate()["fair_loss"]
+    after = trainer.fit().evaluate()["fair_loss"]
+    assert before > 0
+    assert after < 0.5 * before
+    assert not any(p.requires_grad for p in head.parameters())  # f_sh stays frozen
+
+
+def test_gradients_reach_lora_weights_only(tiny_lm_path, pairs):
+    trainer = _trainer(tiny_lm_path, pairs, lam=10.0)
+    trainer.train_step()  # LoRA B starts at zero, so A gets its first gradient on the second step
+    trainer.train_step()
+    named = dict(trainer.model_.named_parameters())
+    lora = {n: p for n, p in named.items() if "lora_" in n}
+    frozen = {n: p for n, p in named.items() if "lora_" not in n}
+    assert lora and frozen
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in lora.values())
+    assert all(p.grad is None and not p.requires_grad for p in frozen.values())
+    # the fairness term alone sends gradient into the adapters
+    trainer.optimizer.zero_grad(set_to_none=True)
+    trainer.losses(trainer.batch_pairs(0))[2].backward()
+    assert sum(float(p.grad.abs().sum()) for p in lora.values() if p.grad is not None) > 0
+
+
+def test_full_fine_tuning_trains_every_weight(tiny_lm_path, pairs):
+    trainer = _trainer(tiny_lm_path, pairs, lam=1.0, method="full", learning_rate=1e-3)
+    trainer.train_step()
+    assert all(p.grad is not None for p in trainer.model_.parameters())
+
+
+@pytest.mark.parametrize("regularizer", ["embedding", "sentiment"])
+def test_lambda_zero_is_plain_language_model_fine_tuning(tiny_lm_path, pairs, regularizer):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    head = None
+    if regularizer == "sentiment":
+        reps = sentence_representations(model, tokenizer, [p.text for p in pairs])
+        head = SentimentProjection().fit(reps, [0.9 if i % 2 else -0.9 for i in range(len(pairs))]).head_
+    config = DebiasConfig(regularizer=regularizer, lam=0.0, method="full", steps=4, batch_size=4, learning_rate=1e-3)
+    trained = DebiasTrainer(model, tokenizer, pairs, config, sentiment_head=head, progress=False).fit().model_
+
+    # the reference: a plain causal-LM loop over the same batches with the same optimizer
+    reference, tokenizer = load_causal_lm(tiny_lm_path)
+    reference.train()
+    optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-3, weight_decay=0.0)
+    order = DebiasTrainer(*load_causal_lm(tiny_lm_path), pairs, config, sentiment_head=head, progress=False)
+    for step in range(4):
+        batch = tokenizer([p.text for p in order.batch_pairs(step)], return_tensors="pt", padding=True,
+                          padding_side="right", truncation=True, max_length=config.max_length)
+        labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+        optimizer.zero_grad()
+        reference(**batch, labels=labels).loss.backward()
+        optimizer.step()
+
+    expected = reference.state_dict()
+    for name, value in trained.state_dict().items():
+        assert torch.equal(value, expected[name]), name
+
+
+def test_interrupted_training_resumes_to_the_same_weights(tiny_lm_path, pairs, tmp_path):
+    straight = _trainer(tiny_lm_path, pairs, lam=5.0, steps=6, checkpoint_every=2).fit()
+    _trainer(tiny_lm_path, pairs, tmp_path, lam=5.0, steps=6, checkpoint_every=2).fit(stop_after=3)
+    resumed = _trainer(tiny_lm_path, pairs, tmp_path, lam=5.0, steps=6, checkpoint_every=2)
+    resumed.fit()
+    assert [h["step"] for h in resumed.history_] == list(range(1, 7))
+    expected = dict(straight.model_.named_parameters())
+    for name, value in resumed.model_.named_parameters():
+        assert torch.equal(value, expected[name]), name
+    assert resumed.history_ == straight.history_
+
+
+def test_saved_folder_is_a_plain_causal_lm_with_the_merged_weights(tiny_lm_path, pairs, tmp_path):
+    trainer = _trainer(tiny_lm_path, pairs, lam=5.0, steps=3).fit()
+    batch = trainer.tokenizer(["The baker said hello."], return_tensors="pt")
+    with torch.no_grad():
+        expected = trainer.model_(**batch).logits
+    trainer.save_pretrained(tmp_path / "debiased")
+    reloaded, _ = load_causal_lm(tmp_path / "debiased")
+    assert not any("lora" in name for name, _ in reloaded.named_parameters())
+    with torch.no_grad():
+        assert torch.allclose(reloaded(**batch).logits, expected, atol=1e-5)
+    assert (tmp_path / "debiased" / "fairpath_debias.json").exists()

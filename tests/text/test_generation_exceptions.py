@@ -1,0 +1,71 @@
+"""Bad generation settings and prompts raise FairpathInputError with a precise message."""
+
+import pytest
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.text._generation import GenerationSettings, HFGenerator
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"temperature": 0.0}, "temperature must be > 0 when sampling"),
+        ({"temperature": -1.0}, "temperature must be > 0 when sampling"),
+        ({"top_k": -3}, "top_k must be a positive integer or None"),
+        ({"top_k": 2.5}, "top_k must be a positive integer or None"),
+        ({"top_p": 0.0}, r"top_p must be in \(0, 1\]"),
+        ({"top_p": 1.5}, r"top_p must be in \(0, 1\]"),
+        ({"max_new_tokens": 0}, "max_new_tokens must be a positive integer"),
+        ({"n_samples": 0}, "n_samples must be a positive integer, got 0"),
+        ({"n_samples": 2.0}, "n_samples must be a positive integer"),
+        ({"batch_size": 0}, "batch_size must be a positive integer"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+    ],
+)
+def test_bad_settings(kwargs, message):
+    with pytest.raises(FairpathInputError, match=message):
+        GenerationSettings(**kwargs)
+
+
+def test_greedy_accepts_any_temperature_and_top_k_zero_means_none():
+    assert GenerationSettings(do_sample=False, temperature=0.0).temperature == 0.0
+    assert GenerationSettings(top_k=0).top_k is None
+
+
+def test_settings_hash_ignores_only_n_samples_and_batch_size():
+    base = GenerationSettings()
+    assert GenerationSettings(n_samples=999, batch_size=3).settings_hash == base.settings_hash
+    for change in ({"temperature": 0.7}, {"top_k": 5}, {"top_p": 0.9}, {"max_new_tokens": 30}, {"seed": 1}):
+        assert GenerationSettings(**change).settings_hash != base.settings_hash
+
+
+@pytest.fixture(scope="module")
+def generator(tiny_byte_lm_path):
+    return HFGenerator(tiny_byte_lm_path)
+
+
+def test_single_string_prompt(generator):
+    with pytest.raises(FairpathInputError, match="single string; wrap it in a list"):
+        generator.generate("Iceland is", n_samples=1)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", None])
+def test_empty_prompt(generator, bad):
+    with pytest.raises(FairpathInputError, match="every prompt must be a non-empty string"):
+        generator.generate(["Iceland is", bad], n_samples=1)
+
+
+def test_loaded_model_without_tokenizer(generator):
+    with pytest.raises(FairpathInputError, match="without its tokenizer"):
+        HFGenerator(generator.model)
+
+
+def test_bad_model_path(tmp_path):
+    with pytest.raises(FairpathInputError, match="has no config.json"):
+        HFGenerator(tmp_path)
+
+
+@pytest.mark.parametrize("bad", [0, -2, "many", 1.5])
+def test_bad_thread_count(tiny_byte_lm_path, bad):
+    with pytest.raises(FairpathInputError, match="num_threads must be a positive integer, 'auto' or None"):
+        HFGenerator(tiny_byte_lm_path, num_threads=bad)

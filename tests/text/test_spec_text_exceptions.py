@@ -1,0 +1,53 @@
+import pytest
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.text._spec import FairnessSpec, combine_specs
+
+
+def test_template_without_placeholder():
+    with pytest.raises(FairpathInputError, match=r"template 1 'People are nice' has no placeholder \{country\}"):
+        FairnessSpec.from_dict({"attribute": "country", "values": ["Chile", "Italy"],
+                                "templates": ["{country} is", "People are nice"]})
+
+
+def test_attribute_with_one_value():
+    with pytest.raises(FairpathInputError, match=r"attribute 'country' has 1 value\(s\) \['Chile'\]; .*at least two"):
+        FairnessSpec.from_dict({"attribute": "country", "values": ["Chile"], "templates": ["{country} is"]})
+
+
+def test_duplicate_values_and_missing_keys():
+    with pytest.raises(FairpathInputError, match=r"lists values \['Chile'\] more than once"):
+        FairnessSpec.from_dict({"attribute": "country", "values": ["Chile", "Chile"], "templates": ["{country} is"]})
+    with pytest.raises(FairpathInputError, match="lacks the key 'templates'"):
+        FairnessSpec.from_dict({"attribute": "country", "values": ["Chile", "Italy"]})
+
+
+def test_unknown_builtin_and_missing_or_broken_file(tmp_path):
+    with pytest.raises(FairpathInputError, match=r"unknown built-in specification 'gender'"):
+        FairnessSpec.builtin("gender")
+    with pytest.raises(FairpathInputError, match=r"specification file '.*nope.yaml' does not exist"):
+        FairnessSpec.load(tmp_path / "nope.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("attribute: [unclosed")
+    with pytest.raises(FairpathInputError, match="is not valid YAML"):
+        FairnessSpec.from_yaml(broken)
+
+
+def test_ambiguous_free_text_counterfactual():
+    spec = FairnessSpec.from_dict({
+        "attribute": "name",
+        "subgroups": {"male": {"possessive": "his", "object": "him"}, "female": {"possessive": "her", "object": "her"}},
+        "values": {"male": ["Jake"], "female": ["Molly"]},
+        "templates": ["{name} saw {object} with {possessive} dog"],
+    })
+    with pytest.raises(FairpathInputError, match=r"replacing 'Molly' by 'Jake' .* is ambiguous for \['her'\]"):
+        spec.counterfactual("Molly saw her with her dog", "Molly", "Jake")
+    assert spec.counterfactual("Jake saw him with his dog", "Jake", "Molly") == "Molly saw her with her dog"
+
+
+def test_unknown_value_and_bad_combination():
+    spec = FairnessSpec.builtin("country")
+    with pytest.raises(FairpathInputError, match="has no value 'Atlantis'"):
+        spec.fill(spec.templates[0], "Atlantis")
+    with pytest.raises(FairpathInputError, match="must use every placeholder"):
+        combine_specs([spec, FairnessSpec.builtin("occupation")], ["{country} is"])
