@@ -48,7 +48,9 @@ class EarlyStoppingGBM(BaseEstimator):
             "num_threads": 1,
             "verbose": -1,
         }
-        train = lgb.Dataset(X[~valid], y[~valid], params={"verbose": -1})
+        # One OpenMP thread everywhere (datasets, training, prediction): folds run in parallel
+        # Python threads, and concurrent OpenMP regions inside LightGBM are not safe.
+        train = lgb.Dataset(X[~valid], y[~valid], params={"verbose": -1, "num_threads": 1})
         valid_set = lgb.Dataset(X[valid], y[valid], reference=train)
         self.booster_ = lgb.train(
             params, train, num_boost_round=self.max_rounds, valid_sets=[valid_set],
@@ -57,7 +59,7 @@ class EarlyStoppingGBM(BaseEstimator):
         return self
 
     def predict(self, X):
-        return self.booster_.predict(X, num_iteration=self.booster_.best_iteration or None)
+        return self.booster_.predict(X, num_iteration=self.booster_.best_iteration or None, num_threads=1)
 
 
 def _random_forest(objective: str, seed: int) -> BaseEstimator:
