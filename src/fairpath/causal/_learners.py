@@ -65,7 +65,7 @@ class EarlyStoppingGBM(BaseEstimator):
 def _random_forest(objective: str, seed: int) -> BaseEstimator:
     # LightGBM's random-forest mode: bagged, unshrunk trees (as ranger), much faster than sklearn's forest.
     return lgb.LGBMRegressor(
-        boosting_type="rf", objective=objective, n_estimators=100, subsample=0.632, subsample_freq=1,
+        boosting_type="rf", objective=objective, n_estimators=50, subsample=0.632, subsample_freq=1,
         colsample_bytree=1.0, feature_fraction_bynode=0.7, num_leaves=31, min_child_samples=10, max_bin=63, random_state=seed, n_jobs=1,
         verbose=-1, deterministic=True,
     )
