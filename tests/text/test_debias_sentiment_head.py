@@ -1,7 +1,6 @@
 """The sentiment head f_sh and the sentence representation h̄."""
 
 import numpy as np
-import pytest
 import torch
 
 from fairpath.text._models import load_causal_lm

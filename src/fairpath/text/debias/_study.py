@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
@@ -110,14 +109,14 @@ class DebiasStudyResult(ResultMixin):
                 continue
             for regularizer, group in rows[rows["model"] != BASE].groupby("regularizer"):
                 group = group.sort_values("lam")
-                errors = np.vstack([group["individual"] - group["individual_ci_low"], group["individual_ci_high"] - group["individual"]])
-                ax.errorbar(group["individual"], group[column], xerr=errors, marker="o", capsize=3, label=regularizer)
+                line = ax.plot(group["individual"], group[column], marker="o", label=regularizer)[0]
+                # Intervals drawn from their bounds: a percentile bootstrap of W1 need not contain the estimate.
+                ax.hlines(group[column], group["individual_ci_low"], group["individual_ci_high"], color=line.get_color(), alpha=0.6)
                 for _, row in group.iterrows():
                     ax.annotate(f"λ={row['lam']:g}", (row["individual"], row[column]), textcoords="offset points", xytext=(4, 4), fontsize=8)
             if not base.empty:
-                ax.errorbar(base["individual"], base[column], xerr=np.vstack([base["individual"] - base["individual_ci_low"],
-                                                                              base["individual_ci_high"] - base["individual"]]),
-                            marker="*", markersize=12, color="black", linestyle="none", capsize=3, label="base model")
+                ax.plot(base["individual"], base[column], marker="*", markersize=12, color="black", linestyle="none", label="base model")
+                ax.hlines(base[column], base["individual_ci_low"], base["individual_ci_high"], color="black", alpha=0.6)
                 ax.axvline(float(base["individual_noise_floor"].iloc[0]), color="#b42318", linestyle="--", linewidth=1,
                            label="noise floor (base)")
             ax.set_xlabel(f"average individual fairness ({scorer}, W1; lower is fairer)")
@@ -161,6 +160,10 @@ class DebiasStudyResult(ResultMixin):
             Section("Training").add_figure(self.plot_training(), "Fairness loss per training step"),
         ]
         text = f"<p>Corpus: {html.escape(json.dumps(self.corpus))}</p>"
+        if str(self.corpus.get("source", "")).startswith("sampled"):
+            text += ("<p>The held-out text is itself sampled from the base model, so its perplexity favours models close "
+                     "to the base and can fall under fine-tuning on sibling samples; give a corpus (--corpus) for an "
+                     "independent measure.</p>")
         if self.sentiment_head:
             text += f"<p>Sentiment head f_sh: {html.escape(json.dumps(self.sentiment_head))}</p>"
         sections.append(Section("Training data", text))
