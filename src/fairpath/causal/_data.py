@@ -158,3 +158,16 @@ def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None
     z, z_names = encode_covariates(kept[list(sfm.z)])
     w, w_names = encode_covariates(kept[list(sfm.w)])
     return PreparedData(x=x, z=z, w=w, outcomes=values, index=kept.index, z_names=z_names, w_names=w_names, n_excluded=n_excluded)
+
+
+def resolve_level(column: pd.Series, value):
+    """The level of ``column`` that ``value`` names (a flag gives "1" for a numeric level 1)."""
+    levels = pd.unique(column)
+    if value in set(levels):
+        return value
+    matches = [level for level in levels if str(level) == str(value)]
+    if len(matches) == 1:
+        return matches[0]
+    raise FairpathInputError(
+        f"level {value!r} does not occur in column {column.name!r}; its levels are {[str(v) for v in levels[:20]]}"
+    )

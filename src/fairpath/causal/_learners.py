@@ -50,8 +50,9 @@ class EarlyStoppingGBM(BaseEstimator):
         }
         # One OpenMP thread everywhere (datasets, training, prediction): folds run in parallel
         # Python threads, and concurrent OpenMP regions inside LightGBM are not safe.
-        train = lgb.Dataset(X[~valid], y[~valid], params={"verbose": -1, "num_threads": 1})
-        valid_set = lgb.Dataset(X[valid], y[valid], reference=train)
+        dataset_params = {"verbose": -1, "num_threads": 1}
+        train = lgb.Dataset(X[~valid], y[~valid], params=dataset_params)
+        valid_set = lgb.Dataset(X[valid], y[valid], reference=train, params=dataset_params)
         self.booster_ = lgb.train(
             params, train, num_boost_round=self.max_rounds, valid_sets=[valid_set],
             callbacks=[lgb.early_stopping(self.early_stopping_rounds, verbose=False)],

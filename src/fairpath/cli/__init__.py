@@ -25,7 +25,10 @@ _SUBCOMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fairpath", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="fairpath",
+        description="Causal fairness audits of predictors and counterfactual sentiment-bias audits of language models.",
+    )
     parser.add_argument("--version", action="version", version=f"fairpath {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _SUBCOMMAND_MODULES:

@@ -81,7 +81,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     from fairpath.causal import SFM
     from fairpath.cli._common import read_table
     from fairpath.parity import audit
-    from fairpath.parity._config import resolve_level
+    from fairpath.causal._data import resolve_level
 
     config = _config_from_args(args)
     data = read_table(config.data)

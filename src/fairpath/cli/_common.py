@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pandas as pd
@@ -29,3 +30,25 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise FairpathInputError(
             f"could not parse data file {str(path)!r} as {'Parquet' if path.suffix.lower() in {'.parquet', '.pq'} else 'CSV'}: {error}"
         ) from error
+
+
+def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """The Standard Fairness Model flags shared by the tabular subcommands."""
+    parser.add_argument("--x", required=required, help="protected attribute column")
+    parser.add_argument("--x0", required=required, help="baseline level of X")
+    parser.add_argument("--x1", required=required, help="comparison level of X")
+    parser.add_argument("--z", default="", help="confounders, comma-separated (may be empty)")
+    parser.add_argument("--w", default="", help="mediators, comma-separated (may be empty)")
+    parser.add_argument("--y", required=required, help="outcome column")
+
+
+def sfm_from_args(args, data: pd.DataFrame):
+    """The SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1)."""
+    from fairpath.causal import SFM
+    from fairpath.causal._data import resolve_level
+
+    if args.x not in data.columns:
+        raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")
+    column = data[args.x]
+    return SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
+               z=comma_list(args.z), w=comma_list(args.w), y=args.y)

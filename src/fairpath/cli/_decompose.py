@@ -2,39 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from fairpath.cli._common import comma_list, read_table
-
-
-def _level(text: str):
-    """Command-line levels arrive as text; numbers are compared as numbers."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            continue
-    return text
-
-
-def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """The SFM flags shared by every tabular subcommand."""
-    parser.add_argument("--x", required=required, help="protected attribute column")
-    parser.add_argument("--x0", required=required, help="baseline level of X")
-    parser.add_argument("--x1", required=required, help="comparison level of X")
-    parser.add_argument("--z", default="", help="confounders, comma-separated (may be empty)")
-    parser.add_argument("--w", default="", help="mediators, comma-separated (may be empty)")
-    parser.add_argument("--y", required=required, help="outcome column")
-
-
-def sfm_from_args(args, data):
-    """Build the SFM; levels are matched to the column's type (``1`` is the number 1 in a numeric column)."""
-    from fairpath.causal import SFM
-
-    numeric = data[args.x].dtype.kind in "biuf" if args.x in data.columns else False
-    x0, x1 = (_level(args.x0), _level(args.x1)) if numeric else (args.x0, args.x1)
-    return SFM(x=args.x, x0=x0, x1=x1, z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args
 
 
 def register(subparsers) -> None:

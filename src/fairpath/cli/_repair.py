@@ -5,17 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fairpath.cli._common import comma_list, read_table
+from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args
 
 
-def _add_sfm_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="CSV or Parquet file")
-    parser.add_argument("--x", required=True, help="protected attribute column")
-    parser.add_argument("--x0", required=True, help="baseline level of X")
-    parser.add_argument("--x1", required=True, help="comparison level of X")
-    parser.add_argument("--z", default="", help="confounders, comma separated")
-    parser.add_argument("--w", default="", help="mediators, comma separated")
-    parser.add_argument("--y", required=True, help="binary or continuous outcome column")
+    add_sfm_arguments(parser)
     parser.add_argument("--engine", default="forest", choices=["forest", "linear"], help="conditional quantile engine (default: %(default)s)")
     parser.add_argument("--reference", default="x1", choices=["x0", "x1"],
                         help="group whose mechanisms the fair twins follow (default: %(default)s, matching the effects' conventions)")
@@ -30,7 +25,7 @@ def register(subparsers) -> None:
         description="Adapt the data so that only the pathways of the BN set remain (SE in BN keeps Z, IE in BN keeps W), "
         "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT.",
     )
-    _add_sfm_arguments(repair)
+    _add_shared_arguments(repair)
     repair.add_argument("--bn", default="", help="business-necessity set among IE,SE (default: empty)")
     repair.add_argument("--resolving", default=None, help="resolving columns, comma separated (instead of --bn)")
     repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]); default: the SFM graph")
@@ -44,7 +39,7 @@ def register(subparsers) -> None:
         description="For each BN set (named by resolving variables: none, Z, W, ZW) and seed: adapt, learn, score "
         "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs.csv.",
     )
-    _add_sfm_arguments(front)
+    _add_shared_arguments(front)
     front.add_argument("--bn-sets", default="none,Z,W,ZW", help="BN sets by resolving variables (default: %(default)s)")
     front.add_argument("--repeats", type=int, default=3, help="seeds per BN set (default: %(default)s)")
     front.add_argument("--quantile", type=float, default=0.68, help="decision threshold quantile for SPM (default: %(default)s)")
@@ -54,25 +49,12 @@ def register(subparsers) -> None:
     front.set_defaults(func=_run_frontier)
 
 
-def _sfm(args: argparse.Namespace, data):
-    from fairpath.causal import SFM
-
-    def level(value: str):
-        # Levels given on the command line are strings; match them to numeric X columns.
-        column = data[args.x] if args.x in data.columns else None
-        if column is not None and column.dtype.kind in "iuf":
-            return type(column.iloc[0].item())(float(value))
-        return value
-
-    return SFM(x=args.x, x0=level(args.x0), x1=level(args.x1), z=comma_list(args.z), w=comma_list(args.w), y=args.y)
-
-
 def _run_repair(args: argparse.Namespace) -> int:
     from fairpath._results import write_json
     from fairpath.repair import CausalGraph, ConstrainedLearner, FairPredictor, graph_from_sfm
 
     data = read_table(args.data)
-    sfm = _sfm(args, data)
+    sfm = sfm_from_args(args, data)
     graph = CausalGraph.from_edge_table(read_table(args.graph), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
     resolving = comma_list(args.resolving) if args.resolving is not None else None
     predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, seed=args.seed).fit(data[sfm.columns])
@@ -128,7 +110,7 @@ def _run_frontier(args: argparse.Namespace) -> int:
     from fairpath.repair import frontier
 
     data = read_table(args.data)
-    sfm = _sfm(args, data)
+    sfm = sfm_from_args(args, data)
     result = frontier(
         data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,
         unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,

@@ -6,7 +6,6 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from fairpath._exceptions import FairpathInputError
@@ -120,14 +119,3 @@ def load_config(path: str | Path) -> AuditConfig:
     return AuditConfig.from_mapping(values, source=f"config file {str(path)!r}")
 
 
-def resolve_level(column: pd.Series, value):
-    """The level of ``column`` that ``value`` names (a flag gives "1" for a numeric level 1)."""
-    levels = pd.unique(column)
-    if value in set(levels):
-        return value
-    matches = [level for level in levels if str(level) == str(value)]
-    if len(matches) == 1:
-        return matches[0]
-    raise FairpathInputError(
-        f"level {value!r} does not occur in column {column.name!r}; its levels are {[str(v) for v in levels[:20]]}"
-    )
