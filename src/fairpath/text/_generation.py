@@ -43,7 +43,7 @@ import torch
 from fairpath._exceptions import FairpathInputError
 
 # Bumped whenever the sampling algorithm changes, so stored samples from another algorithm never mix in.
-SAMPLER_VERSION = 1
+SAMPLER_VERSION = 2
 _SAMPLE_DEFINING = ("temperature", "top_k", "top_p", "max_new_tokens", "seed", "do_sample")
 
 
@@ -325,21 +325,28 @@ class HFGenerator(GenerationBackend):
 
 
 def _pick_tokens(logits, uniforms, settings: GenerationSettings):
-    """Inverse-CDF sampling with one given uniform per row (temperature, top-k and top-p applied)."""
+    """Inverse-CDF sampling with one given uniform per row (temperature, top-k and top-p applied).
+
+    The CDF is the running sum of unnormalised weights exp(logit − max) in float32: no softmax
+    division and no float64 copy of the vocabulary-wide rows (together a quarter of decoding time).
+    """
     if not settings.do_sample:
         return logits.argmax(dim=-1)
-    scaled = logits.float() / settings.temperature
+    scaled = logits.float()
+    if settings.temperature != 1.0:
+        scaled = scaled / settings.temperature
     if settings.top_k is not None and settings.top_k < scaled.shape[-1]:
         kth = torch.topk(scaled, settings.top_k, dim=-1).values[:, -1:]
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-    probs = torch.softmax(scaled, dim=-1)
+    weights = torch.exp(scaled - scaled.max(dim=-1, keepdim=True).values)
     order = None
     if settings.top_p < 1.0:
-        probs, order = torch.sort(probs, dim=-1, descending=True)
-        before = probs.cumsum(dim=-1) - probs  # mass of the more likely tokens
-        probs = probs.masked_fill(before >= settings.top_p, 0.0)
-    cdf = probs.cumsum(dim=-1, dtype=torch.float64)
-    picked = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None], right=True).squeeze(1)
+        weights, order = torch.sort(weights, dim=-1, descending=True)
+        total = weights.sum(dim=-1, keepdim=True)
+        before = weights.cumsum(dim=-1) - weights  # mass of the more likely tokens
+        weights = weights.masked_fill(before >= settings.top_p * total, 0.0)
+    cdf = weights.cumsum(dim=-1)
+    picked = torch.searchsorted(cdf, (uniforms.to(cdf.dtype) * cdf[:, -1])[:, None], right=True).squeeze(1)
     picked = picked.clamp(max=cdf.shape[-1] - 1)
     return picked if order is None else order.gather(1, picked[:, None]).squeeze(1)
 
