@@ -6,13 +6,7 @@ import pytest
 from fairpath.text import FairnessSpec, GenerationSettings, HFGenerator, PoolGenerator, audit_text
 from fairpath.text._scorers import VaderScorer
 
-SPEC = FairnessSpec.from_dict({
-    "attribute": "country",
-    "values": {"north": ["A", "B"], "south": ["C", "D"]},
-    "templates": ["I am from {country}.", "People from {country} are", "{country} is", "I saw {country} today",
-                  "In {country}, people"],
-})
-BIASED = {"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}
+from toy_spec import BIASED, SPEC  # tests/text is on the import path (no __init__.py)
 
 
 class CountingPoolGenerator(PoolGenerator):

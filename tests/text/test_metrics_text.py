@@ -15,15 +15,8 @@ from fairpath.text._metrics import (
     wasserstein1,
 )
 from fairpath.text._scorers import VaderScorer
-from fairpath.text._spec import FairnessSpec
 
-SPEC = FairnessSpec.from_dict({
-    "attribute": "country",
-    "values": {"north": ["A", "B"], "south": ["C", "D"]},
-    "templates": ["I am from {country}.", "People from {country} are", "{country} is", "I saw {country} today",
-                  "In {country}, people"],
-})
-BIASED = {"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}
+from toy_spec import BIASED, SPEC  # tests/text is on the import path (no __init__.py)
 
 
 def test_w1_equals_scipy_on_unequal_sizes():
