@@ -52,7 +52,7 @@ def _run_method(method: str, args) -> dict:
     from fairpath.text._generation import GenerationSettings, HFGenerator
 
     torch.set_num_threads(args.threads)
-    generator = HFGenerator(args.model, num_threads=args.threads)
+    generator = HFGenerator(args.model, num_threads=args.threads, dtype=args.dtype)
     model, tokenizer = generator.model, generator.tokenizer
     eos = set(generator.eos_token_ids)
     prompts = PROMPTS[: args.prompts]
@@ -95,6 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=50)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"], help="precision of every method")
     parser.add_argument("--methods", default="loop,batched,fairpath")
     parser.add_argument("--only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -120,7 +121,7 @@ def main(argv=None) -> int:
                 cpu_ratio = results["fairpath"]["tok_per_cpu_s"] / results[base]["tok_per_cpu_s"]
                 print(f"fairpath / {base}: {ratio:.1f}x wall-clock, {cpu_ratio:.1f}x per CPU-second")
     print(f"settings: model={args.model} prompts={args.prompts} samples={args.samples} "
-          f"max_new_tokens={args.max_new_tokens} batch_size={args.batch_size} threads={args.threads}")
+          f"max_new_tokens={args.max_new_tokens} batch_size={args.batch_size} threads={args.threads} dtype={args.dtype}")
     return 0
 
 

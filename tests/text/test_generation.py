@@ -160,3 +160,13 @@ def test_smollm2_generates_like_hf_generate():
         assert len(text.split()) >= 2
     sampled = generator.generate(prompts[:1], settings=GenerationSettings(max_new_tokens=6, n_samples=2, seed=0))
     assert len(sampled[0]) == 2 and all(t.strip() for t in sampled[0])
+
+
+def test_bfloat16_precision_is_part_of_the_model_id(tiny_lm_path):
+    full = HFGenerator(tiny_lm_path)
+    half = HFGenerator(tiny_lm_path, dtype="bfloat16")
+    assert half.model.dtype == torch.bfloat16
+    assert half.model_id == full.model_id + "#bfloat16"
+    settings = GenerationSettings(max_new_tokens=5, n_samples=2, batch_size=4, seed=1)
+    texts = half.generate(["Hello there"], settings=settings)
+    assert len(texts[0]) == 2 and half.tokens_generated > 0

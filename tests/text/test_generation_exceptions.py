@@ -69,3 +69,8 @@ def test_bad_model_path(tmp_path):
 def test_bad_thread_count(tiny_byte_lm_path, bad):
     with pytest.raises(FairpathInputError, match="num_threads must be a positive integer, 'auto' or None"):
         HFGenerator(tiny_byte_lm_path, num_threads=bad)
+
+
+def test_unknown_dtype(tiny_lm_path):
+    with pytest.raises(FairpathInputError, match="unknown dtype 'float8'"):
+        HFGenerator(tiny_lm_path, dtype="float8")

@@ -37,6 +37,8 @@ def _register_audit(text_subparsers) -> None:
     audit.add_argument("--top-k", type=int, default=None)
     audit.add_argument("--top-p", type=float, default=1.0)
     audit.add_argument("--batch-size", type=int, default=64, help="rows generated together")
+    audit.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
+                       help="model precision; bfloat16 is about twice as fast on CPUs with AVX512-BF16/AMX")
     audit.add_argument("--scorers", default="vader,textblob,opinion",
                        help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
     audit.add_argument("--bootstrap", type=int, default=200, help="bootstrap draws for the intervals")
@@ -69,7 +71,7 @@ def run_audit(args: argparse.Namespace) -> int:
     settings = GenerationSettings(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                                   max_new_tokens=args.max_new_tokens, n_samples=args.samples,
                                   batch_size=args.batch_size, seed=args.seed)
-    backend = HFGenerator(args.model)
+    backend = HFGenerator(args.model, dtype=args.dtype)
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {args.samples} samples "
           f"with {backend.model_id}", file=sys.stderr)

@@ -199,6 +199,19 @@ def _module_digest(model) -> str:
     return digest.hexdigest()[:16]
 
 
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def _resolve_dtype(dtype) -> torch.dtype:
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, str):
+        if dtype not in _DTYPES:
+            raise FairpathInputError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}")
+        return _DTYPES[dtype]
+    return dtype
+
+
 class HFGenerator(GenerationBackend):
     """Sample continuations from a local Hugging Face causal LM with shared prompt computation.
 
@@ -212,7 +225,9 @@ class HFGenerator(GenerationBackend):
     model_id : str, optional
         Overrides the id used to key samples (by default derived from the folder or the weights).
     device, dtype
-        Where and in which precision to run; float32 on CPU is fastest.
+        Where and in which precision to run: float32 (default) or ``"bfloat16"``, about twice as fast
+        on CPUs with AVX512-BF16 or AMX at a small cost in precision. A dtype other than float32 is
+        part of the model id, so samples of different precisions are never mixed in a store.
     num_threads : int, "auto" or None
         Torch threads while generating (restored afterwards). "auto" (default) uses torch's setting
         reduced to the cores left idle by other processes (1-minute load average), at least one;
@@ -226,8 +241,10 @@ class HFGenerator(GenerationBackend):
         from fairpath.text._models import model_id as folder_model_id
 
         if isinstance(model, (str, os.PathLike)):
-            self.model, self.tokenizer = load_causal_lm(model, device=device, dtype=dtype or torch.float32)
-            self._model_id = model_id or folder_model_id(model)
+            dtype = _resolve_dtype(dtype)
+            self.model, self.tokenizer = load_causal_lm(model, device=device, dtype=dtype)
+            precision = "" if dtype == torch.float32 else f"#{str(dtype).removeprefix('torch.')}"
+            self._model_id = model_id or folder_model_id(model) + precision
         else:
             if tokenizer is None:
                 raise FairpathInputError("HFGenerator got a loaded model without its tokenizer; pass tokenizer=...")
