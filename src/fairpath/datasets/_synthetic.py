@@ -7,6 +7,7 @@ mean E[Y | x, z, w] over a large Monte Carlo sample (error far below any estimat
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -45,7 +46,7 @@ class SyntheticData:
         return self.model.outcome_mean_frame(frame)
 
 
-class StructuralModel:
+class StructuralModel(ABC):
     """Base class: subclasses define the noise, the mediators and the outcome mechanism."""
 
     name = "model"
@@ -56,17 +57,17 @@ class StructuralModel:
     # unconditional one, and the truth is averaged over all units (less Monte Carlo error).
     x_exogenous = False
 
+    @abstractmethod
     def exogenous(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Noise, confounders ``z`` (n, p_z) and the protected attribute ``x`` for n units."""
-        raise NotImplementedError
 
+    @abstractmethod
     def mediators(self, x: np.ndarray, u: dict) -> np.ndarray:
         """Mediators (n, p_w) when X is set to ``x`` for units with noise ``u``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def outcome_mean(self, x: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
         """E[Y | X=x, Z=z, W=w]."""
-        raise NotImplementedError
 
     def outcome(self, x, z, w, u) -> np.ndarray:
         mean = self.outcome_mean(x, z, w)
