@@ -14,10 +14,10 @@ def _jsonable(value):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
+    if isinstance(value, np.generic):  # numpy scalars and arrays may hold NaN too: convert, then recurse
+        return _jsonable(value.item())
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return _jsonable(value.tolist())
     if isinstance(value, Path):
         return str(value)
     if isinstance(value, float) and not np.isfinite(value):
@@ -25,12 +25,21 @@ def _jsonable(value):
     return value
 
 
-def write_json(payload: dict, path: str | Path) -> Path:
-    """Write a dict as pretty JSON, converting numpy scalars and arrays."""
+def to_json_text(payload: dict) -> str:
+    """Pretty JSON of a dict, converting numpy scalars and arrays and non-finite floats."""
+    return json.dumps(_jsonable(payload), indent=2)
+
+
+def _write_text(text: str, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_jsonable(payload), indent=2))
+    path.write_text(text)
     return path
+
+
+def write_json(payload: dict, path: str | Path) -> Path:
+    """Write a dict as pretty JSON (see :func:`to_json_text`), creating the folder."""
+    return _write_text(to_json_text(payload), path)
 
 
 class ResultMixin:
@@ -44,10 +53,9 @@ class ResultMixin:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """Return the result as a JSON string; also write it to ``path`` when given."""
-        text = json.dumps(_jsonable(self.to_dict()), indent=2)
+        text = to_json_text(self.to_dict())
         if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(text)
+            _write_text(text, path)
         return text
 
     def _repr_html_(self) -> str:

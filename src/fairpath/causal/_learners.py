@@ -105,12 +105,12 @@ def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list
     if binary and np.ptp(y_train) == 0:
         return [np.full(len(X), float(y_train[0])) for X in X_predict]
     learner = make_learner(spec, binary, seed)
-    uses_proba = not isinstance(spec, str) and is_classifier(learner)
-    target = y_train.astype(int) if uses_proba or (spec == "linear" and binary) else y_train
+    uses_proba = is_classifier(learner)  # a user's classifier, or the logistic "linear" preset
+    target = y_train.astype(int) if uses_proba else y_train
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         learner.fit(X_train, target)
-    if uses_proba or (spec == "linear" and binary):
+    if uses_proba:
         column = list(learner.classes_).index(1)
         return [learner.predict_proba(X)[:, column] for X in X_predict]
     predictions = [learner.predict(X) for X in X_predict]

@@ -138,17 +138,12 @@ def _fold_rows(n: int, n_folds: int, scheme: str, rng: np.random.Generator) -> l
         test = np.flatnonzero(folds == k)
         train = np.flatnonzero(folds != k)
         train = train[rng.permutation(len(train))]
+        a, b = np.sort(train[: len(train) // 2]), np.sort(train[len(train) // 2 :])
         if scheme == "medDML":
-            half = len(train) // 2
-            layout.append(FoldRows(np.sort(train), np.sort(train[:half]), np.sort(train[half:]), test))
-        elif scheme == "debiasing":
-            half = len(train) // 2
-            a, b = np.sort(train[:half]), np.sort(train[half:])
+            layout.append(FoldRows(np.sort(train), a, b, test))
+        else:
             train = np.sort(train)
             layout.append(FoldRows(train, train, train, test, honest=((a, b), (b, a))))
-        else:
-            cut = (2 * len(train)) // 3
-            layout.append(FoldRows(np.sort(train[:cut]), np.sort(train[:cut]), np.sort(train[cut:]), test))
     return layout
 
 
@@ -156,9 +151,9 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
               scheme: str = "debiasing", n_jobs: int = 1) -> Nuisances:
     """K-fold cross-fitting of all nuisances.
 
-    ``scheme="debiasing"``: each fold's training rows are split 2:1; the larger part fits the
-    propensities and pooled outcome regressions, the smaller the nested means (which need μ
-    predictions from models that did not see those rows). ``scheme="medDML"`` follows faircause's
+    ``scheme="debiasing"``: the propensities and pooled outcome regressions are fitted on all of a
+    fold's training rows; the nested means too, on μ predictions from an inner 2-fold split, so no
+    row's μ comes from a model that saw it. ``scheme="medDML"`` follows faircause's
     mediation DML: propensities and μ(x, z) on all training rows, per-group μ(x, z, w) on one half
     and the nested means on the other. Folds run in ``n_jobs`` threads (the learners release the
     GIL); every fold has its own seed, so results do not depend on ``n_jobs``.
