@@ -129,10 +129,6 @@ def decomposition_figure(decomposition, cookbook):
     return fig
 
 
-def _anchor(section_id: str, text: str = "") -> str:
-    return f'<div id="{section_id}">{text}</div>'
-
-
 def _status_html(audit) -> str:
     bn = "{" + ", ".join(audit.cookbook_.bn) + "}" if audit.cookbook_.bn else "∅ (statistical parity)"
     items = []
@@ -184,38 +180,43 @@ def _cookbook_table(cookbook) -> pd.DataFrame:
 def build_sections(audit) -> list[Section]:
     """The report's sections, in order."""
     cookbook = audit.cookbook_
-    verdicts = Section("Verdicts", _anchor("verdicts") + _status_html(audit))
+    verdicts = Section("Verdicts", _status_html(audit), anchor="verdicts")
     diagram = Section(
         "Standard Fairness Model",
-        _anchor("sfm-diagram", f"<p>{html.escape(str(audit.sfm))}; predictors: {html.escape(', '.join(audit.predictors))}.</p>"),
+        f"<p>{html.escape(str(audit.sfm))}; predictors: {html.escape(', '.join(audit.predictors))}.</p>",
+        anchor="sfm-diagram",
     ).add_figure(sfm_diagram(audit.sfm, audit.predictors), "Causal diagram assumed by the analysis.")
     decomposition = Section(
         "Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE",
-        _anchor("decomposition", "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>"),
+        "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>",
+        anchor="decomposition",
     ).add_figure(decomposition_figure(audit.decomposition_, cookbook),
                  f"Bars with {audit.settings_['level']:.0%} CIs; predictor bars coloured by the Cookbook verdict.")
     decomposition.add_table(_estimates_table(audit.decomposition_), "Estimates with CIs (every measure and SE: estimates.csv, results.json)")
     parity = Section(
         "Predictive parity",
-        _anchor("predictive-parity", "<p>PPM per bin of the predictor: E[Y | x1, ŷ ∈ bin] − E[Y | x0, ŷ ∈ bin], "
-                "bins are quantiles of ŷ on the whole sample (ties merge bins; a binary ŷ uses its two levels). "
-                "iPPM is the unweighted mean of the bin gaps (the paper's measure), iPPM weighted uses the bins' "
-                "shares; SPM is E[ŷ | x1] − E[ŷ | x0]. CIs are bootstrap percentile intervals.</p>"),
+        "<p>PPM per bin of the predictor: E[Y | x1, ŷ ∈ bin] − E[Y | x0, ŷ ∈ bin], "
+        "bins are quantiles of ŷ on the whole sample (ties merge bins; a binary ŷ uses its two levels). "
+        "iPPM is the unweighted mean of the bin gaps (the paper's measure), iPPM weighted uses the bins' "
+        "shares; SPM is E[ŷ | x1] − E[ŷ | x0]. CIs are bootstrap percentile intervals.</p>",
+        anchor="predictive-parity",
     )
     parity.add_table(pd.concat([p.to_frame() for p in audit.parity_.values()], ignore_index=True), "Predictive parity measures")
     for predictor, result in audit.parity_.items():
         parity.add_figure(result.plot(), f"{predictor}: PPM per bin (left) and calibration by group (right).")
     cookbook_section = Section(
         "Business Necessity Cookbook (Algorithm 1)",
-        _TEXT_TABLE_STYLE + _anchor("cookbook", "<p>For each pathway in BN the predictor must transmit the same effect as the outcome "
-                "(H0: Ctf(ŷ) = Ctf(y), paired test); outside BN it must transmit none (H0: Ctf(ŷ) = 0). "
-                "A rejection <em>shows</em> a violation. A non-rejection is only absence of evidence; an "
-                "equivalence test (two one-sided tests with margin δ) is needed to <em>certify</em> compliance. "
-                "p-values are Holm-adjusted over the three pathways of each predictor.</p>"),
+        _TEXT_TABLE_STYLE + "<p>For each pathway in BN the predictor must transmit the same effect as the outcome "
+        "(H0: Ctf(ŷ) = Ctf(y), paired test); outside BN it must transmit none (H0: Ctf(ŷ) = 0). "
+        "A rejection <em>shows</em> a violation. A non-rejection is only absence of evidence; an "
+        "equivalence test (two one-sided tests with margin δ) is needed to <em>certify</em> compliance. "
+        "p-values are Holm-adjusted over the three pathways of each predictor.</p>",
+        anchor="cookbook",
     ).add_figure(cookbook.plot(), "Tested quantity per pathway with its CI, coloured by verdict.")
     cookbook_section.add_table(_cookbook_table(cookbook), "Tests, verdicts and the claim each makes")
-    notes = Section("Notes", _anchor("notes", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in audit.notes_) + "</ul>"
-                                    if audit.notes_ else "<p>No warnings.</p>"))
+    notes_html = ("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in audit.notes_) + "</ul>"
+                  if audit.notes_ else "<p>No warnings.</p>")
+    notes = Section("Notes", notes_html, anchor="notes")
     return [verdicts, diagram, decomposition, parity, cookbook_section, notes]
 
 

@@ -35,12 +35,16 @@ def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
 
 @dataclass
 class Section:
-    """One section of a report: a heading, a short text, then figures and tables (HTML snippets)."""
+    """One section of a report: a heading, a short text, then figures and tables (HTML snippets).
+
+    ``anchor`` is the section's HTML id (for links and tests); by default ``section-<position>``.
+    """
 
     title: str
     text: str = ""
     figures: list[tuple[str, str]] = field(default_factory=list)  # (data URI, caption)
     tables: list[tuple[str, str]] = field(default_factory=list)  # (HTML, caption)
+    anchor: str = ""
 
     def add_figure(self, fig, caption: str = "") -> "Section":
         self.figures.append((figure_to_data_uri(fig), caption))
