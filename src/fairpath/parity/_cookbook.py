@@ -21,6 +21,7 @@ from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._results import ResultMixin  # noqa: E402
+from fairpath._stats import holm  # noqa: E402  (re-exported by fairpath.parity)
 from fairpath.causal import PATHWAYS as MEASURE_OF_PATHWAY  # noqa: E402
 
 PATHWAYS = tuple(MEASURE_OF_PATHWAY)  # ("DE", "IE", "SE")
@@ -47,17 +48,6 @@ def parse_bn(bn) -> tuple[str, ...]:
             f"business-necessity entry {unknown[0]!r} is not a pathway; use any of DE, IE, SE (comma-separated)"
         )
     return tuple(p for p in PATHWAYS if p in names)
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error control)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p)
-    m = len(p)
-    adjusted_sorted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum(adjusted_sorted, 1.0)
-    return adjusted
 
 
 def tost_p_value(estimate: float, se: float, margin: float) -> float:

@@ -9,7 +9,8 @@ The pieces work separately or together:
 - sentiment scorers in [0, 1] (:func:`get_scorer`: ``vader``, ``textblob``, ``opinion``,
   ``minilm`` or a Hugging Face classifier folder);
 - metrics (:func:`wasserstein1`, :func:`individual_fairness`, :func:`group_fairness`,
-  :func:`counterfactual_fairness` with bootstrap intervals and noise floors);
+  :func:`counterfactual_fairness` with permutation tests and noise floors, :func:`compare_models`
+  for two models on the same prompts);
 - quality (:func:`semantic_similarity`, :func:`perplexity`);
 - :func:`audit_text`, returning a :class:`TextAuditResult` with a report.
 """
@@ -19,6 +20,9 @@ from fairpath.text._controlled import PoolGenerator
 from fairpath.text._generation import GenerationBackend, GenerationSettings, HFGenerator, SampleRequest
 from fairpath.text._metrics import (
     FairnessResult,
+    ModelComparison,
+    PermutationTest,
+    compare_models,
     counterfactual_fairness,
     group_fairness,
     individual_fairness,
@@ -49,7 +53,9 @@ __all__ = [
     "GenerationSettings",
     "HFClassifierScorer",
     "HFGenerator",
+    "ModelComparison",
     "OpinionWordScorer",
+    "PermutationTest",
     "PerplexityResult",
     "PoolGenerator",
     "SampleRequest",
@@ -62,6 +68,7 @@ __all__ = [
     "audit_text",
     "available_scorers",
     "combine_specs",
+    "compare_models",
     "counterfactual_fairness",
     "generate_samples",
     "get_scorer",
