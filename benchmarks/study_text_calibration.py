@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=None, help="samples/ folder of a stored SmolLM2 audit (skip the smollm2 pool without it)")
     parser.add_argument("--samples", default="8,20,100", help="samples per prompt, comma-separated")
     parser.add_argument("--replicates", type=int, default=500, help="replicates per size cell")
-    parser.add_argument("--power-replicates", type=int, default=200)
+    parser.add_argument("--power-replicates", type=int, default=100)
     parser.add_argument("--permutations", type=int, default=199,
                         help="permutations per test (the test is exact at any number; 199 makes p <= 0.05 exactly 10/200)")
     parser.add_argument("--controlled-shift", type=float, default=0.15)
@@ -140,17 +140,18 @@ def main() -> None:
         results["smollm2_source"] = pools[-1].source
     else:
         print("no --store given: the smollm2 pool is skipped")
-    for n_samples in (int(n) for n in args.samples.split(",")):
-        for pool in pools:
-            for kind in args.tests.split(","):
-                for scenario, replicates in (("size", args.replicates), ("power", args.power_replicates)):
-                    key = f"{pool.name}/n={n_samples}/{kind}/{scenario}"
-                    if key in results and results[key]["replicates"] >= replicates and results[key]["permutations"] == args.permutations:
-                        continue
-                    print(f"{key}: {replicates} replicates", flush=True)
-                    results[key] = run_cell(pool, n_samples, kind, scenario, replicates, args.permutations)
-                    results[key]["shift"] = pool.shift
-                    _save(results)
+    # Sizes first (the acceptance figures), cheap cells before expensive ones.
+    cells = [(scenario, replicates, kind, n_samples, pool)
+             for scenario, replicates in (("size", args.replicates), ("power", args.power_replicates))
+             for kind in args.tests.split(",") for n_samples in (int(n) for n in args.samples.split(",")) for pool in pools]
+    for scenario, replicates, kind, n_samples, pool in cells:
+        key = f"{pool.name}/n={n_samples}/{kind}/{scenario}"
+        if key in results and results[key]["replicates"] >= replicates and results[key]["permutations"] == args.permutations:
+            continue
+        print(f"{key}: {replicates} replicates", flush=True)
+        results[key] = run_cell(pool, n_samples, kind, scenario, replicates, args.permutations)
+        results[key]["shift"] = pool.shift
+        _save(results)
     rows = pd.DataFrame([v for k, v in results.items() if "/" in k])
     print(rows.drop(columns=["loadavg"]).to_string(index=False))
     size = rows[rows["scenario"] == "size"]

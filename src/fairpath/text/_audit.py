@@ -72,7 +72,7 @@ class TextAuditResult(ResultMixin):
             if not np.isfinite(row.estimate):
                 lines.append(f"  {row.scorer:<10} {row.metric:<20} not defined (one subgroup)")
                 continue
-            verdict = f"significant (Holm p < {row.alpha:g})" if row.significant else "not significant"
+            verdict = f"significant (Holm p < {row.alpha:g})" if row.significant else f"not significant (Holm p >= {row.alpha:g})"
             lines.append(f"  {row.scorer:<10} {row.metric:<20} {row.estimate:.4f}  null mean {row.null_mean:.4f}  "
                          f"excess {row.excess:+.4f}  p {row.p_value:.3g}  Holm p {row.p_holm:.3g}  {verdict}")
         if "ssc" in self.quality:
