@@ -11,10 +11,6 @@ Rejecting shows a violation. Not rejecting shows nothing by itself, so an option
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
@@ -139,6 +135,8 @@ class CookbookResult(ResultMixin):
 
     def plot(self):
         """Tested quantity with its CI per pathway and predictor, coloured by verdict."""
+        import matplotlib.pyplot as plt
+
         predictors = self.predictors
         fig, axes = plt.subplots(1, len(PATHWAYS), figsize=(4 * len(PATHWAYS), 0.6 + 0.5 * len(predictors) + 1), sharey=True)
         for ax, pathway in zip(np.atleast_1d(axes), PATHWAYS):
