@@ -2,7 +2,7 @@
 counterfactual decomposition TV = Ctf-DE − Ctf-IE − Ctf-SE with confidence intervals."""
 
 from fairpath.causal._data import PreparedData, prepare_data
-from fairpath.causal._decompose import METHODS, decompose
+from fairpath.causal._decompose import METHODS, MIN_GROUP_ROWS_PER_FOLD, NON_ESTIMABLE_SHARE, decompose
 from fairpath.causal._learners import PRESETS, EarlyStoppingGBM, make_learner
 from fairpath.causal._measures import DESCRIPTIONS, MEASURE_TERMS, MEASURES, PATHWAYS
 from fairpath.causal._result import CausalDecomposition
@@ -10,5 +10,5 @@ from fairpath.causal._sfm import SFM
 
 __all__ = [
     "SFM", "decompose", "CausalDecomposition", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
-    "PATHWAYS", "DESCRIPTIONS", "METHODS", "PRESETS", "EarlyStoppingGBM", "make_learner",
+    "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM", "make_learner",
 ]

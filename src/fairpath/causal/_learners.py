@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
-
 import lightgbm as lgb
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.validation import has_fit_parameter
 
 from fairpath._exceptions import FairpathInputError
 
@@ -97,19 +96,57 @@ def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
     return learner
 
 
+def check_learner_for(spec, outcomes: dict[str, bool]) -> None:
+    """Refuse a classifier for a continuous outcome column (``outcomes``: column -> is 0/1) before any fit.
+
+    A classifier predicts probabilities of 0/1 targets only; the nested means of a 0/1 outcome
+    (targets in [0, 1]) are fitted as soft labels (see :func:`fit_predict`).
+    """
+    if isinstance(spec, str) or not is_classifier(spec):
+        return
+    continuous = [name for name, binary in outcomes.items() if not binary]
+    if continuous:
+        raise FairpathInputError(
+            f"learner {spec!r} is a classifier, but column(s) {continuous} are not 0/1; "
+            "pass a regressor (or a preset such as 'gbm') for a continuous outcome"
+        )
+
+
+def _fit_soft_labels(learner, X, y) -> None:
+    """Fit a classifier to targets in [0, 1]: each row once as class 1 with weight y and once as
+    class 0 with weight 1 − y, so the weighted log-loss is minimised by P(1 | X) = E[y | X]."""
+    final = learner.steps[-1] if isinstance(learner, Pipeline) else (None, learner)
+    if not has_fit_parameter(final[1], "sample_weight"):
+        raise FairpathInputError(
+            f"learner {learner!r} is a classifier without sample weights, so it cannot fit the nested means "
+            "E[μ | x, z] (targets in [0, 1]) that nde/nie need; pass a regressor or a classifier that accepts "
+            "sample_weight, or request only measures without nested means (e.g. tv, ctfde, ctfie, ctfse)"
+        )
+    key = f"{final[0]}__sample_weight" if final[0] else "sample_weight"
+    n = len(y)
+    labels = np.r_[np.ones(n, dtype=int), np.zeros(n, dtype=int)]
+    learner.fit(np.vstack([X, X]), labels, **{key: np.r_[y, 1.0 - y]})
+
+
 def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list) -> list[np.ndarray]:
     """Fit a learner on (X_train, y_train) and predict E[y | X] for each matrix in ``X_predict``.
 
-    A 0/1 target whose training part holds a single class gets that constant, with no fit.
+    A target that is constant on the training rows gets that constant, with no fit. A classifier
+    (a user's, or the logistic "linear" preset) is used through ``predict_proba``: on 0/1 targets
+    directly, on targets in [0, 1] (nested means of a 0/1 outcome) as soft labels.
     """
-    if binary and np.ptp(y_train) == 0:
+    if np.ptp(y_train) == 0:
         return [np.full(len(X), float(y_train[0])) for X in X_predict]
     learner = make_learner(spec, binary, seed)
-    uses_proba = is_classifier(learner)  # a user's classifier, or the logistic "linear" preset
-    target = y_train.astype(int) if uses_proba else y_train
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        learner.fit(X_train, target)
+    uses_proba = is_classifier(learner)
+    if not uses_proba:
+        learner.fit(X_train, y_train)
+    elif np.isin(y_train, (0.0, 1.0)).all():
+        learner.fit(X_train, y_train.astype(int))
+    elif y_train.min() >= 0 and y_train.max() <= 1:
+        _fit_soft_labels(learner, X_train, y_train)
+    else:
+        raise FairpathInputError(f"learner {learner!r} is a classifier; it cannot fit a target outside [0, 1]")
     if uses_proba:
         column = list(learner.classes_).index(1)
         return [learner.predict_proba(X)[:, column] for X in X_predict]
