@@ -20,7 +20,7 @@ from fairpath.causal._result import CausalDecomposition, OutcomeFit
 from fairpath.causal._sfm import SFM
 
 METHODS = ("debiasing", "medDML")
-_DEFAULT_LEARNER = {"debiasing": "gbm", "medDML": "rf"}
+_DEFAULT_LEARNER = {"debiasing": "stack", "medDML": "rf"}
 
 # Each group needs at least this many rows per cross-fitting fold when learners are fitted (Z or W
 # non-empty): a training part then holds ≥ 10·(K−1) rows of the group (≥ 5·(K−1) in the halves of

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import lightgbm as lgb
 import numpy as np
-from sklearn.base import BaseEstimator, clone, is_classifier
-from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.utils.validation import has_fit_parameter
 
 from fairpath._exceptions import FairpathInputError
 
-PRESETS = ("gbm", "rf", "linear")
+PRESETS = ("stack", "gbm", "rf", "linear")
 
 
 class EarlyStoppingGBM(BaseEstimator):
@@ -50,6 +50,7 @@ class EarlyStoppingGBM(BaseEstimator):
         # One OpenMP thread everywhere (datasets, training, prediction): folds run in parallel
         # Python threads, and concurrent OpenMP regions inside LightGBM are not safe.
         dataset_params = {"verbose": -1, "num_threads": 1}
+        self.validation_mask_ = valid
         train = lgb.Dataset(X[~valid], y[~valid], params=dataset_params)
         valid_set = lgb.Dataset(X[valid], y[valid], reference=train, params=dataset_params)
         self.booster_ = lgb.train(
@@ -60,6 +61,64 @@ class EarlyStoppingGBM(BaseEstimator):
 
     def predict(self, X):
         return self.booster_.predict(X, num_iteration=self.booster_.best_iteration or None, num_threads=1)
+
+
+class _RangeClip(TransformerMixin, BaseEstimator):
+    """Clip each column to its training range, so polynomial terms never extrapolate beyond it."""
+
+    def fit(self, X, y=None):
+        self.low_, self.high_ = np.min(X, axis=0), np.max(X, axis=0)
+        return self
+
+    def transform(self, X):
+        return np.clip(X, self.low_, self.high_)
+
+
+def _quadratic_glm(binary: bool) -> BaseEstimator:
+    """Ridge (or logistic) regression on all squares and pairwise products of the standardised,
+    range-clipped features."""
+    final = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=100) if binary else Ridge(alpha=1.0)
+    return make_pipeline(_RangeClip(), StandardScaler(), PolynomialFeatures(2, include_bias=False), StandardScaler(), final)
+
+
+class StackedLearner(BaseEstimator):
+    """A convex combination of :class:`EarlyStoppingGBM` and a quadratic GLM (the "stack" preset).
+
+    The GBM early-stops on its validation split; the GLM is fitted on the same training rows, and
+    the weight w ∈ {0, 0.05, …, 1} of the GBM minimises the squared error of w·GBM + (1 − w)·GLM on
+    the validation rows (holdout stacking; neither model is refitted, which keeps the cost near
+    twice the GBM's). Smooth, near-linear mechanisms get the GLM's small bias, others the trees'
+    flexibility; the weight is ``weight_``.
+    """
+
+    def __init__(self, binary=False, random_state=0):
+        self.binary = binary
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        objective = "cross_entropy" if self.binary else "regression"
+        self.gbm_ = EarlyStoppingGBM(objective=objective, random_state=self.random_state).fit(X, y)
+        valid = self.gbm_.validation_mask_
+        self.weight_, self.glm_ = 1.0, None
+        if valid.any() and np.ptp(y[~valid]) > 0:  # else nothing to weigh on, or one class to fit
+            glm = _quadratic_glm(self.binary).fit(X[~valid], y[~valid])
+            a, b = self.gbm_.predict(X[valid]), self._glm_predict(glm, X[valid])
+            losses = [np.mean((y[valid] - (w * a + (1 - w) * b)) ** 2) for w in _STACK_WEIGHTS]
+            self.weight_ = float(_STACK_WEIGHTS[int(np.argmin(losses))])
+            self.glm_ = glm if self.weight_ < 1 else None
+        return self
+
+    def _glm_predict(self, glm, X):
+        return glm.predict_proba(X)[:, 1] if self.binary else glm.predict(X)
+
+    def predict(self, X):
+        prediction = self.gbm_.predict(X)
+        if self.glm_ is None:
+            return prediction
+        return self.weight_ * prediction + (1 - self.weight_) * self._glm_predict(self.glm_, X)
+
+
+_STACK_WEIGHTS = np.linspace(0.0, 1.0, 21)
 
 
 def _random_forest(objective: str, seed: int) -> BaseEstimator:
@@ -79,6 +138,8 @@ def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
     """
     if isinstance(spec, str):
         objective = "cross_entropy" if binary else "regression"
+        if spec == "stack":
+            return StackedLearner(binary=binary, random_state=seed)
         if spec == "gbm":
             return EarlyStoppingGBM(objective=objective, random_state=seed)
         if spec == "rf":
