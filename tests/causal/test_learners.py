@@ -28,3 +28,20 @@ def test_a_classifier_as_learner_estimates_every_measure():
     for measure in MEASURES:
         e = result.estimate(measure)
         assert abs(e.estimate - sample.truth[measure]) < 3 * e.se, measure
+
+
+def test_stack_preset_weighs_a_quadratic_glm_against_the_gbm():
+    from fairpath.causal import StackedLearner, make_learner
+    from fairpath.causal._learners import EarlyStoppingGBM
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 3))
+    y = 1 + X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 0] ** 2 + rng.normal(scale=0.5, size=3000)
+    stacked = make_learner("stack", False, 0).fit(X, y)
+    assert isinstance(stacked, StackedLearner) and stacked.weight_ < 0.5  # the quadratic truth favours the GLM
+    truth = 1 + X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 0] ** 2
+    gbm = EarlyStoppingGBM().fit(X, y)
+    assert np.mean((stacked.predict(X) - truth) ** 2) < 0.5 * np.mean((gbm.predict(X) - truth) ** 2)
+    # Propensities: the GBM alone (inverse weights of a quadratic logistic model go extreme).
+    assert isinstance(make_learner("stack", True, 0, propensity=True), EarlyStoppingGBM)
+    assert isinstance(make_learner("stack", True, 0), StackedLearner)

@@ -3,12 +3,13 @@ counterfactual decomposition TV = Ctf-DE − Ctf-IE − Ctf-SE with confidence i
 
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._decompose import METHODS, MIN_GROUP_ROWS_PER_FOLD, NON_ESTIMABLE_SHARE, decompose
-from fairpath.causal._learners import PRESETS, EarlyStoppingGBM, make_learner
+from fairpath.causal._learners import PRESETS, EarlyStoppingGBM, StackedLearner, make_learner
 from fairpath.causal._measures import DESCRIPTIONS, MEASURE_TERMS, MEASURES, PATHWAYS
 from fairpath.causal._result import CausalDecomposition
 from fairpath.causal._sfm import SFM
 
 __all__ = [
     "SFM", "decompose", "CausalDecomposition", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
-    "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM", "make_learner",
+    "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM",
+    "StackedLearner", "make_learner",
 ]

@@ -199,9 +199,10 @@ def decompose(
     predictors : predictor columns Ŷ, decomposed alongside Y with the same propensity models.
     method : ``"debiasing"`` (one-step influence-function estimator with cross-fitting, the default)
         or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap).
-    learner : ``"gbm"`` (LightGBM with early stopping; default for debiasing), ``"rf"`` (random
-        forest; default for medDML), ``"linear"``, or any scikit-learn estimator (a classifier only
-        for 0/1 outcome columns).
+    learner : ``"stack"`` (default for debiasing: outcome regressions by a holdout-weighted mix of
+        LightGBM and a quadratic GLM, propensities by LightGBM; see :class:`StackedLearner`),
+        ``"gbm"`` (LightGBM with early stopping), ``"rf"`` (random forest; default for medDML),
+        ``"linear"``, or any scikit-learn estimator (a classifier only for 0/1 outcome columns).
     measures : the measures to estimate (default: all of ``MEASURES``). The nested means ν are
         fitted only when one of them needs it (nde, nie; every cross-world measure with medDML),
         which halves the work for tv, ctfde, ctfie, ctfse.
