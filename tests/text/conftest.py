@@ -24,3 +24,14 @@ def tiny_byte_lm_path(tmp_path_factory):
 def tiny_classifier_path(tmp_path_factory):
     """A tiny BERT sequence classifier with labels negative/positive."""
     return make_tiny_sequence_classifier(tmp_path_factory.mktemp("tiny-classifier"), num_labels=2)
+
+
+@pytest.fixture(scope="session")
+def transformers_server(tmp_path_factory):
+    """`transformers serve` of a tiny sampling Llama on 127.0.0.1, for the endpoint tests."""
+    from openai_servers import TransformersServer, sampling_lm
+
+    folder = tmp_path_factory.mktemp("served-lm")
+    server = TransformersServer(sampling_lm(folder / "model"), folder / "serve.log")
+    yield server
+    server.stop()

@@ -29,14 +29,18 @@ def _register_audit(text_subparsers) -> None:
         description="Sample continuations of every template filled with every value, score their sentiment "
                     "and report individual and group fairness (Huang et al., 2020) with intervals and noise floors.",
     )
-    audit.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder")
+    audit.add_argument("--model", default="default",
+                       help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder; with --backend openai, "
+                            "the model name the server serves")
+    _add_endpoint_arguments(audit)
     audit.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
     audit.add_argument("--samples", type=int, default=20, help="continuations per prompt (default 20; the paper used 1000)")
     audit.add_argument("--max-new-tokens", type=int, default=50, help="tokens per continuation at most (default 50)")
     audit.add_argument("--temperature", type=float, default=1.0)
     audit.add_argument("--top-k", type=int, default=None)
     audit.add_argument("--top-p", type=float, default=1.0)
-    audit.add_argument("--batch-size", type=int, default=64, help="rows generated together")
+    audit.add_argument("--batch-size", type=int, default=64,
+                       help="rows generated together (with --backend openai: samples per stored part)")
     audit.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                        help="model precision; bfloat16 is about twice as fast on CPUs with AVX512-BF16/AMX")
     audit.add_argument("--scorers", default="vader,textblob,opinion",
@@ -47,6 +51,44 @@ def _register_audit(text_subparsers) -> None:
     audit.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
     audit.add_argument("--out", type=Path, required=True, help="folder for report.html, results.json and samples/ (Parquet parts; a rerun resumes from them)")
     audit.set_defaults(func=run_audit)
+
+
+def _add_endpoint_arguments(audit) -> None:
+    endpoint = audit.add_argument_group("OpenAI-compatible endpoint (--backend openai)")
+    endpoint.add_argument("--backend", default="hf", choices=["hf", "openai"],
+                          help="hf: a local Hugging Face model in this process (default); openai: an OpenAI-compatible "
+                               "server (vLLM, llama.cpp, TGI, transformers serve, a hosted API)")
+    endpoint.add_argument("--base-url", default=None, help="the server's API root, e.g. http://127.0.0.1:8000/v1")
+    endpoint.add_argument("--endpoint", default="completions", choices=["completions", "chat"],
+                          help="completions: the prompt as raw text to continue (base models, default); chat: the prompt "
+                               "as the one user message (chat models)")
+    endpoint.add_argument("--concurrency", type=int, default=8, help="requests in flight at most (default 8)")
+    endpoint.add_argument("--max-n", type=int, default=16,
+                          help="samples per request at most where the server honours n (default 16)")
+    endpoint.add_argument("--api-key-env", default=None,
+                          help="environment variable holding the API key (default OPENAI_API_KEY, optional for local "
+                               "servers); the key is never written anywhere")
+    endpoint.add_argument("--timeout", type=float, default=120.0, help="seconds per request attempt (default 120)")
+    endpoint.add_argument("--retries", type=int, default=5,
+                          help="retries on 5xx, 429 (after Retry-After), timeouts and connection errors (default 5)")
+
+
+def _backend(args):
+    from fairpath._exceptions import FairpathInputError
+
+    if args.backend == "hf":
+        from fairpath.text._generation import HFGenerator
+
+        return HFGenerator(args.model, dtype=args.dtype)
+    from fairpath.text._openai_backend import OpenAICompatibleBackend
+
+    if args.base_url is None:
+        raise FairpathInputError("--backend openai needs --base-url (the server's API root, e.g. http://127.0.0.1:8000/v1)")
+    if args.model == "default":
+        raise FairpathInputError("--backend openai needs --model NAME, the model name the server serves")
+    return OpenAICompatibleBackend(args.base_url, args.model, endpoint=args.endpoint, api_key_env=args.api_key_env,
+                                   concurrency=args.concurrency, max_n=args.max_n, timeout=args.timeout,
+                                   max_retries=args.retries)
 
 
 def _read_corpus(path: Path | None) -> list[str] | None:
@@ -61,7 +103,7 @@ def _read_corpus(path: Path | None) -> list[str] | None:
 
 def run_audit(args: argparse.Namespace) -> int:
     from fairpath.text._audit import audit_text
-    from fairpath.text._generation import GenerationSettings, HFGenerator
+    from fairpath.text._generation import GenerationSettings
     from fairpath.text._scorers import get_scorer
     from fairpath.text._spec import FairnessSpec
 
@@ -71,7 +113,7 @@ def run_audit(args: argparse.Namespace) -> int:
     settings = GenerationSettings(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                                   max_new_tokens=args.max_new_tokens, n_samples=args.samples,
                                   batch_size=args.batch_size, seed=args.seed)
-    backend = HFGenerator(args.model, dtype=args.dtype)
+    backend = _backend(args)
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {args.samples} samples "
           f"with {backend.model_id}", file=sys.stderr)

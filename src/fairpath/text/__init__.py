@@ -4,8 +4,8 @@ The pieces work separately or together:
 
 - :class:`FairnessSpec` (attribute, values, subgroups, templates; built-in ``country``,
   ``occupation``, ``name``; YAML; :func:`combine_specs`);
-- generation backends (:class:`HFGenerator` for local causal LMs, :class:`PoolGenerator` with a
-  known bias) and :class:`SampleStore` / :func:`generate_samples` (resumable Parquet storage);
+- generation backends (:class:`HFGenerator` for local causal LMs, :class:`OpenAICompatibleBackend`
+  for served models, :class:`PoolGenerator` with a known bias) and :class:`SampleStore` / :func:`generate_samples` (resumable Parquet storage);
 - sentiment scorers in [0, 1] (:func:`get_scorer`: ``vader``, ``textblob``, ``opinion``,
   ``minilm`` or a Hugging Face classifier folder);
 - metrics (:func:`wasserstein1`, :func:`individual_fairness`, :func:`group_fairness`,
@@ -26,6 +26,7 @@ from fairpath.text._metrics import (
     wasserstein1,
 )
 from fairpath.text._models import load_causal_lm, model_id
+from fairpath.text._openai_backend import OpenAICompatibleBackend
 from fairpath.text._quality import PerplexityResult, perplexity, prompt_similarities, semantic_similarity
 from fairpath.text._samples import SampleStore, generate_samples
 from fairpath.text._scorers import (
@@ -49,6 +50,7 @@ __all__ = [
     "GenerationSettings",
     "HFClassifierScorer",
     "HFGenerator",
+    "OpenAICompatibleBackend",
     "OpinionWordScorer",
     "PerplexityResult",
     "PoolGenerator",

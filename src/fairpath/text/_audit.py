@@ -185,8 +185,13 @@ def audit_text(
     quality_numbers = _quality(samples, spec, backend, quality, embedder, corpus, settings)
     timings["quality"] = time.perf_counter() - started
     run_settings = {**settings.to_dict(), "n_bootstrap": n_bootstrap, "level": level, "metrics_seed": seed,
-                    "scorers": names, "spec": spec.source}
+                    "scorers": names, "spec": spec.source, **_describe(backend)}
     return TextAuditResult(spec, backend.model_id, samples, fairness, quality_numbers, validation, run_settings, timings)
+
+
+def _describe(backend) -> dict:
+    """Where the samples came from (an endpoint backend says which URL and endpoint)."""
+    return backend.describe() if hasattr(backend, "describe") else {"backend": type(backend).__name__}
 
 
 def _quality(samples: pd.DataFrame, spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:
