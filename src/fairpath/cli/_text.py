@@ -19,6 +19,7 @@ def register(subparsers) -> None:
     text_subparsers = parser.add_subparsers(dest="text_command", metavar="TEXT_COMMAND")
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
     _register_audit(text_subparsers)
+    _register_score(text_subparsers)
     if importlib.util.find_spec(_DEBIAS_MODULE) is not None:
         importlib.import_module(_DEBIAS_MODULE).register(text_subparsers)
 
@@ -51,6 +52,50 @@ def _register_audit(text_subparsers) -> None:
     audit.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
     audit.add_argument("--out", type=Path, required=True, help="folder for report.html, results.json and samples/ (Parquet parts; a rerun resumes from them)")
     audit.set_defaults(func=run_audit)
+
+
+def _register_score(text_subparsers) -> None:
+    score = text_subparsers.add_parser(
+        "score", help="score stored generations (logged outputs, another tool's, a past audit) without a model",
+        description="The audit's scoring, fairness metrics, intervals and report for continuations generated elsewhere. "
+                    "SAMPLES is a CSV, JSONL or Parquet file with the columns template (text or id such as t00), value, "
+                    "continuation and optionally prompt, sample_index, model; or a fairpath samples folder.",
+    )
+    score.add_argument("samples", type=Path, metavar="SAMPLES", help="generations file or fairpath samples folder")
+    score.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
+    score.add_argument("--model", default=None, help="keep only this model's samples (the file's model column)")
+    score.add_argument("--settings-hash", default=None, help="in a samples folder holding several runs, the run to score")
+    score.add_argument("--scorers", default="vader,textblob,opinion",
+                       help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
+    score.add_argument("--bootstrap", type=int, default=200, help="bootstrap draws for the intervals")
+    score.add_argument("--seed", type=int, default=0)
+    score.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
+    score.add_argument("--out", type=Path, required=True, help="folder for report.html and results.json")
+    score.set_defaults(func=run_score)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from fairpath.text._audit import audit_samples
+    from fairpath.text._scorers import get_scorer
+    from fairpath.text._spec import FairnessSpec
+    from fairpath.text._stored import read_generations
+
+    spec = FairnessSpec.load(args.attribute)
+    scorers = [get_scorer(name) for name in comma_list(args.scorers)]
+    generations = read_generations(args.samples, model=args.model, settings_hash=args.settings_hash)
+    print(f"fairpath text score: {len(generations)} continuations from {args.samples}", file=sys.stderr)
+    result = audit_samples(generations, spec, scorers=scorers, n_bootstrap=args.bootstrap, seed=args.seed,
+                           quality=not args.no_quality, source=repr(str(args.samples)))
+    _write_results(result, args.out)
+    return 0
+
+
+def _write_results(result, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    result.to_json(out / "results.json")
+    report = result.write_report(out / "report.html")
+    print(result)
+    print(f"report: {report}\nresults: {out / 'results.json'}")
 
 
 def _add_endpoint_arguments(audit) -> None:
@@ -119,8 +164,6 @@ def run_audit(args: argparse.Namespace) -> int:
           f"with {backend.model_id}", file=sys.stderr)
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
                         n_bootstrap=args.bootstrap, seed=args.seed, quality=not args.no_quality, corpus=corpus)
-    result.to_json(args.out / "results.json")
-    report = result.write_report(args.out / "report.html")
-    print(result)
-    print(f"report: {report}\nresults: {args.out / 'results.json'}\nsamples: {args.out / 'samples'}")
+    _write_results(result, args.out)
+    print(f"samples: {args.out / 'samples'}")
     return 0

@@ -11,10 +11,11 @@ The pieces work separately or together:
 - metrics (:func:`wasserstein1`, :func:`individual_fairness`, :func:`group_fairness`,
   :func:`counterfactual_fairness` with bootstrap intervals and noise floors);
 - quality (:func:`semantic_similarity`, :func:`perplexity`);
-- :func:`audit_text`, returning a :class:`TextAuditResult` with a report.
+- :func:`audit_text`, returning a :class:`TextAuditResult` with a report; :func:`audit_samples` (with
+  :func:`read_generations`) for continuations generated elsewhere.
 """
 
-from fairpath.text._audit import DEFAULT_SCORERS, TextAuditResult, audit_text, score_samples
+from fairpath.text._audit import DEFAULT_SCORERS, TextAuditResult, audit_samples, audit_text, score_samples
 from fairpath.text._controlled import PoolGenerator
 from fairpath.text._generation import GenerationBackend, GenerationSettings, HFGenerator, SampleRequest
 from fairpath.text._metrics import (
@@ -40,10 +41,12 @@ from fairpath.text._scorers import (
     get_scorer,
 )
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
+from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 
 __all__ = [
     "DEFAULT_SCORERS",
     "EmbeddingAnchorScorer",
+    "GENERATION_COLUMNS",
     "FairnessResult",
     "FairnessSpec",
     "GenerationBackend",
@@ -61,6 +64,7 @@ __all__ = [
     "TextAuditResult",
     "TextBlobScorer",
     "VaderScorer",
+    "audit_samples",
     "audit_text",
     "available_scorers",
     "combine_specs",
@@ -75,6 +79,7 @@ __all__ = [
     "pairwise_wasserstein1",
     "perplexity",
     "prompt_similarities",
+    "read_generations",
     "score_samples",
     "semantic_similarity",
     "wasserstein1",
