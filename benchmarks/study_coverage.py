@@ -1,9 +1,12 @@
 """Coverage of the 95% confidence intervals of the default decomposition on the synthetic SCMs.
 
     python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--out benchmarks/results/coverage]
+        [--jobs 2 | --scheduler tcp://HOST:8786 | --workers N]
 
 Each replication draws a fresh sample, decomposes it and records whether each interval covers the
 true value. Results are saved one file per (model, replication), so an interrupted run resumes.
+Replications run on threads, or as tasks on a Dask cluster (the records come back and are written
+here, so the workers need no shared disk); each is seeded by its number, so the figures are the same.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from joblib import Parallel, delayed
 from tqdm import tqdm
 
+from fairpath._parallel import run_tasks
 from fairpath.causal import decompose
 from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm
 
@@ -24,10 +27,12 @@ MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confo
 MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 
 
-def replicate(model: str, rep: int, n: int, out: Path, learner: str) -> None:
-    path = out / f"{model}_{rep:04d}.json"
-    if path.exists():
-        return
+def _path(out: Path, model: str, rep: int) -> Path:
+    return out / f"{model}_{rep:04d}.json"
+
+
+def replicate(task: tuple[str, int], n: int, learner: str) -> dict:
+    model, rep = task
     sample = MODELS[model](n, seed=10_000 + rep)
     result = decompose(sample.data, sample.sfm, seed=rep, learner=learner, n_jobs=1)
     record = {"model": model, "rep": rep}
@@ -35,7 +40,7 @@ def replicate(model: str, rep: int, n: int, out: Path, learner: str) -> None:
         e = result.estimate(measure)
         truth = sample.truth[measure]
         record[measure] = {"estimate": e.estimate, "se": e.se, "truth": truth, "covered": bool(e.ci_low <= truth <= e.ci_high)}
-    path.write_text(json.dumps(record))
+    return record
 
 
 def summarise(out: Path) -> pd.DataFrame:
@@ -58,15 +63,18 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--learner", default="gbm")
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=2, help="threads (default 2)")
+    parser.add_argument("--scheduler", default=None, help="run the replications on this Dask scheduler")
+    parser.add_argument("--workers", type=int, default=None, help="run the replications on a local Dask cluster of N processes")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "coverage")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    tasks = [(m, r) for m in args.models.split(",") for r in range(args.reps)]
+    tasks = [(m, r) for m in args.models.split(",") for r in range(args.reps) if not _path(args.out, m, r).exists()]
     started = time.perf_counter()
-    Parallel(n_jobs=args.jobs)(
-        delayed(replicate)(m, r, args.n, args.out, args.learner) for m, r in tqdm(tasks, desc="replications")
-    )
+    replications = run_tasks(replicate, tasks, shared={"n": args.n, "learner": args.learner}, n_jobs=args.jobs,
+                             scheduler=args.scheduler, workers=args.workers)
+    for _, record in tqdm(replications, total=len(tasks), desc="replications"):
+        _path(args.out, record["model"], record["rep"]).write_text(json.dumps(record))
     table = summarise(args.out)
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wall time {time.perf_counter() - started:.0f} s")
