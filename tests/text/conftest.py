@@ -29,9 +29,11 @@ def tiny_classifier_path(tmp_path_factory):
 @pytest.fixture(scope="session")
 def transformers_server(tmp_path_factory):
     """`transformers serve` of a tiny sampling Llama on 127.0.0.1, for the endpoint tests."""
-    from openai_servers import TransformersServer, sampling_lm
+    from fairpath.text._testing import TransformersServer, make_tiny_causal_lm, sampling_generation_config
 
+    for module in ("fastapi", "uvicorn"):
+        pytest.importorskip(module, reason="transformers serve needs the 'serve' extra: pip install 'fairpath[serve]'")
     folder = tmp_path_factory.mktemp("served-lm")
-    server = TransformersServer(sampling_lm(folder / "model"), folder / "serve.log")
-    yield server
-    server.stop()
+    model = sampling_generation_config(make_tiny_causal_lm(folder / "model", seed=0))
+    with TransformersServer(model, folder / "serve.log") as server:
+        yield server

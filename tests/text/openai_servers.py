@@ -1,75 +1,18 @@
-"""Real local servers for the endpoint tests: `transformers serve`, and a scripted server that fails first."""
+"""A scripted local server for the endpoint tests: it fails first, then answers like an OpenAI server."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-
-import pytest
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def sampling_lm(path: Path) -> Path:
-    """A tiny random Llama whose generation config samples (as chat models ship; `transformers serve` reads it)."""
-    from fairpath.text._testing import make_tiny_causal_lm
-
-    make_tiny_causal_lm(path, seed=0)
-    config_file = path / "generation_config.json"
-    config = json.loads(config_file.read_text())
-    config_file.write_text(json.dumps({**config, "do_sample": True}))
-    return path
-
-
-class TransformersServer:
-    """`transformers serve MODEL` on 127.0.0.1:<free port>, started and stopped by the tests."""
-
-    def __init__(self, model: Path, log: Path):
-        pytest.importorskip("fastapi", reason="transformers serve needs the 'serve' extra: pip install 'fairpath[serve]'")
-        pytest.importorskip("uvicorn", reason="transformers serve needs the 'serve' extra: pip install 'fairpath[serve]'")
-        self.model, self.port, self.log = str(model), free_port(), log
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        command = [str(Path(sys.executable).with_name("transformers")), "serve", self.model,
-                   "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu"]
-        # One torch thread: on a loaded machine more threads per decode step are much slower, not faster.
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-        self._log_file = open(log, "w")
-        self.process = subprocess.Popen(command, stdout=self._log_file, stderr=subprocess.STDOUT, env=env)
-        self._wait_until_ready()
-
-    def _wait_until_ready(self) -> None:
-        while True:
-            if self.process.poll() is not None:
-                self.stop()
-                raise RuntimeError(f"transformers serve exited with {self.process.returncode}:\n{self.log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.2)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log_file.close()
 
 
 class ScriptedServer:
