@@ -20,8 +20,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from fairpath._exceptions import FairpathInputError
 

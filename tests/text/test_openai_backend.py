@@ -11,12 +11,17 @@ import yaml
 
 pytest.importorskip("openai")
 
-from fairpath.cli import main  # noqa: E402
-from fairpath.text import GenerationSettings, SampleRequest, SampleStore, generate_samples  # noqa: E402
-from fairpath.text._openai_backend import OpenAICompatibleBackend, request_seed  # noqa: E402
-from fairpath.text._samples import KEY_COLUMNS  # noqa: E402
+from openai_servers import ScriptedServer
 
-from openai_servers import ScriptedServer  # noqa: E402
+from fairpath.cli import main
+from fairpath.text import (
+    GenerationSettings,
+    SampleRequest,
+    SampleStore,
+    generate_samples,
+)
+from fairpath.text._openai_backend import OpenAICompatibleBackend, request_seed
+from fairpath.text._samples import KEY_COLUMNS
 
 SETTINGS = GenerationSettings(max_new_tokens=5, n_samples=3, seed=7)
 
@@ -133,3 +138,21 @@ def test_api_key_is_sent_but_never_written(scripted, tmp_path, monkeypatch):
     results = json.loads((out / "results.json").read_text())
     assert results["settings"]["base_url"] == scripted.base_url and results["settings"]["system_fingerprint"] == "fp-1"
     assert os.environ["FAIRPATH_TEST_KEY"] == key
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_smollm2_greedy_continuations_through_the_server_equal_in_process_generation(tmp_path):
+    from fairpath.text import HFGenerator
+    from fairpath.text._models import default_model_dir
+    from fairpath.text._testing import TransformersServer
+
+    greedy = GenerationSettings(max_new_tokens=8, n_samples=1, do_sample=False)
+    requests = [SampleRequest("People from Chile are", 0), SampleRequest("I got a new job as a baker. Next week I will", 0)]
+    expected = HFGenerator(default_model_dir()).generate_requests(requests, greedy)
+    with TransformersServer(default_model_dir(), tmp_path / "serve.log") as server:
+        backend = OpenAICompatibleBackend(server.base_url, server.model, concurrency=1)
+        assert backend.generate_requests(requests, greedy) == expected
+        chat = OpenAICompatibleBackend(server.base_url, server.model, endpoint="chat", concurrency=1)
+        answers = chat.generate_requests(requests, GenerationSettings(max_new_tokens=16, seed=1))
+    assert all(len(answer.split()) >= 3 for answer in answers)  # an instruction model answers in words

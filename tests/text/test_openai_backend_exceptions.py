@@ -3,12 +3,17 @@ import pytest
 
 pytest.importorskip("openai")
 
-from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath.cli import main  # noqa: E402
-from fairpath.text import GenerationSettings, SampleRequest, SampleStore, generate_samples  # noqa: E402
-from fairpath.text._openai_backend import OpenAICompatibleBackend  # noqa: E402
+from openai_servers import ScriptedServer, free_port
 
-from openai_servers import ScriptedServer, free_port  # noqa: E402
+from fairpath._exceptions import FairpathInputError
+from fairpath.cli import main
+from fairpath.text import (
+    GenerationSettings,
+    SampleRequest,
+    SampleStore,
+    generate_samples,
+)
+from fairpath.text._openai_backend import OpenAICompatibleBackend
 
 SETTINGS = GenerationSettings(max_new_tokens=4, n_samples=2)
 PROMPTS = pd.DataFrame({"prompt": ["A is", "B is"]})

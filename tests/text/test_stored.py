@@ -3,11 +3,16 @@ import json
 import pandas as pd
 import pytest
 import yaml
+from toy_spec import BIASED, SPEC  # tests/text is on the import path (no __init__.py)
 
 from fairpath.cli import main
-from fairpath.text import GenerationSettings, PoolGenerator, audit_samples, audit_text, read_generations
-
-from toy_spec import BIASED, SPEC  # tests/text is on the import path (no __init__.py)
+from fairpath.text import (
+    GenerationSettings,
+    PoolGenerator,
+    audit_samples,
+    audit_text,
+    read_generations,
+)
 
 SETTINGS = GenerationSettings(n_samples=12, seed=3)
 

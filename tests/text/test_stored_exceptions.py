@@ -1,10 +1,16 @@
 import pandas as pd
 import pytest
+from toy_spec import SPEC  # tests/text is on the import path (no __init__.py)
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.text import GenerationSettings, PoolGenerator, SampleStore, audit_samples, generate_samples, read_generations
-
-from toy_spec import SPEC  # tests/text is on the import path (no __init__.py)
+from fairpath.text import (
+    GenerationSettings,
+    PoolGenerator,
+    SampleStore,
+    audit_samples,
+    generate_samples,
+    read_generations,
+)
 
 
 def _complete() -> pd.DataFrame:

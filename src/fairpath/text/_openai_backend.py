@@ -36,10 +36,15 @@ import hashlib
 import json
 import os
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.text._generation import GenerationBackend, GenerationSettings, SampleRequest, _check_prompts
+from fairpath.text._generation import (
+    GenerationBackend,
+    GenerationSettings,
+    SampleRequest,
+    _check_prompts,
+)
 
 ENDPOINTS = ("completions", "chat")
 _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -48,7 +53,7 @@ _NO_KEY = "EMPTY"  # what vLLM's docs send to servers that need no key
 
 def request_seed(seed: int, prompt: str, first_index: int) -> int:
     """The seed sent with the request whose first sample is ``first_index`` of ``prompt`` (31 bits)."""
-    digest = hashlib.sha256(f"{int(seed)}\0{prompt}\0{int(first_index)}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{int(seed)}\0{prompt}\0{int(first_index)}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
