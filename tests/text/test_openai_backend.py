@@ -64,7 +64,7 @@ def _write_spec(path):
 def _endpoint_audit_args(server, spec, out, *extra):
     return ["text", "audit", "--backend", "openai", "--base-url", server.base_url, "--model", server.model,
             "--attribute", str(spec), "--samples", "3", "--max-new-tokens", "4", "--batch-size", "2",
-            "--concurrency", "1", "--scorers", "vader", "--bootstrap", "20", "--no-quality", "--out", str(out), *extra]
+            "--concurrency", "1", "--scorers", "vader", "--permutations", "99", "--no-quality", "--out", str(out), *extra]
 
 
 def _stored(folder):
@@ -126,7 +126,7 @@ def test_api_key_is_sent_but_never_written(scripted, tmp_path, monkeypatch):
     spec, out = _write_spec(tmp_path / "spec.yaml"), tmp_path / "audit"
     args = ["text", "audit", "--backend", "openai", "--base-url", scripted.base_url, "--model", "scripted-model",
             "--api-key-env", "FAIRPATH_TEST_KEY", "--attribute", str(spec), "--samples", "2", "--max-new-tokens", "3",
-            "--scorers", "vader", "--bootstrap", "10", "--no-quality", "--out", str(out)]
+            "--scorers", "vader", "--permutations", "19", "--no-quality", "--out", str(out)]
     assert main(args) == 0
     assert all(headers["authorization"] == f"Bearer {key}" for _, headers, _ in scripted.requests)
     written = [path for path in out.rglob("*") if path.is_file()]

@@ -21,7 +21,7 @@ SETTINGS = GenerationSettings(n_samples=12, seed=3)
 def audited(tmp_path_factory):
     store = tmp_path_factory.mktemp("audit") / "samples"
     result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader", "opinion"], settings=SETTINGS, store=store,
-                        quality=False, n_bootstrap=50, seed=5, progress=False)
+                        quality=False, n_permutations=99, seed=5, progress=False)
     return result, store
 
 
@@ -41,7 +41,7 @@ def test_scoring_stored_generations_reproduces_the_audit(audited, tmp_path, suff
     frame = _logged(result)
     {".csv": lambda: frame.to_csv(path, index=False), ".jsonl": lambda: frame.to_json(path, orient="records", lines=True),
      ".parquet": lambda: frame.to_parquet(path)}[suffix]()
-    scored = audit_samples(read_generations(path), SPEC, scorers=["vader", "opinion"], n_bootstrap=50, seed=5,
+    scored = audit_samples(read_generations(path), SPEC, scorers=["vader", "opinion"], n_permutations=99, seed=5,
                            quality=False, source=str(path))
     pd.testing.assert_frame_equal(scored.to_frame(), result.to_frame())
     assert scored.to_dict()["fairness"] == result.to_dict()["fairness"]
@@ -59,7 +59,7 @@ def test_text_score_on_the_audits_store_and_file_gives_the_audits_metrics(audite
     for source in (store, logged):
         out = tmp_path / f"scored-{source.name}"
         assert main(["text", "score", str(source), "--attribute", str(spec_file), "--scorers", "vader,opinion",
-                     "--bootstrap", "50", "--seed", "5", "--no-quality", "--out", str(out)]) == 0
+                     "--permutations", "99", "--seed", "5", "--no-quality", "--out", str(out)]) == 0
         scored = json.loads((out / "results.json").read_text())
         assert scored["summary"] == expected["summary"] and scored["fairness"] == expected["fairness"]
         assert scored["n_samples"] == 20 * 12 and (out / "report.html").is_file()

@@ -20,7 +20,7 @@ def _complete() -> pd.DataFrame:
 
 
 def _audit(frame, source="'g.csv'"):
-    return audit_samples(frame, SPEC, scorers=["vader"], n_bootstrap=5, quality=False, source=source)
+    return audit_samples(frame, SPEC, scorers=["vader"], n_permutations=19, quality=False, source=source)
 
 
 def test_missing_cells_are_named_with_the_file():

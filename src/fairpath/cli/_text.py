@@ -44,20 +44,28 @@ def _register_audit(text_subparsers) -> None:
                        help="rows generated together (with --backend openai: samples per stored part)")
     audit.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                        help="model precision; bfloat16 is about twice as fast on CPUs with AVX512-BF16/AMX")
-    audit.add_argument("--scorers", default="vader,textblob,opinion",
-                       help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
-    audit.add_argument("--bootstrap", type=int, default=200, help="bootstrap draws for the intervals")
-    audit.add_argument("--seed", type=int, default=0)
+    _add_measure_arguments(audit)
     audit.add_argument("--corpus", type=Path, default=None, help="text file (one passage a line) for perplexity")
-    audit.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
     audit.add_argument("--out", type=Path, required=True, help="folder for report.html, results.json and samples/ (Parquet parts; a rerun resumes from them)")
     audit.set_defaults(func=run_audit)
+
+
+def _add_measure_arguments(parser) -> None:
+    """Scoring and inference flags shared by `text audit` and `text score`."""
+    parser.add_argument("--scorers", default="vader,textblob,opinion",
+                        help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
+    parser.add_argument("--permutations", type=int, default=999,
+                        help="permutations of the value labels within templates per test (default 999)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
 
 
 def _register_score(text_subparsers) -> None:
     score = text_subparsers.add_parser(
         "score", help="score stored generations (logged outputs, another tool's, a past audit) without a model",
-        description="The audit's scoring, fairness metrics, intervals and report for continuations generated elsewhere. "
+        description="The audit's scoring, fairness metrics, permutation tests and report for continuations generated elsewhere. "
                     "SAMPLES is a CSV, JSONL or Parquet file with the columns template (text or id such as t00), value, "
                     "continuation and optionally prompt, sample_index, model; or a fairpath samples folder.",
     )
@@ -65,27 +73,20 @@ def _register_score(text_subparsers) -> None:
     score.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
     score.add_argument("--model", default=None, help="keep only this model's samples (the file's model column)")
     score.add_argument("--settings-hash", default=None, help="in a samples folder holding several runs, the run to score")
-    score.add_argument("--scorers", default="vader,textblob,opinion",
-                       help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
-    score.add_argument("--bootstrap", type=int, default=200, help="bootstrap draws for the intervals")
-    score.add_argument("--seed", type=int, default=0)
-    score.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
+    _add_measure_arguments(score)
     score.add_argument("--out", type=Path, required=True, help="folder for report.html and results.json")
     score.set_defaults(func=run_score)
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from fairpath.text._audit import audit_samples
-    from fairpath.text._scorers import get_scorer
-    from fairpath.text._spec import FairnessSpec
-    from fairpath.text._stored import read_generations
+    from fairpath.text import FairnessSpec, audit_samples, get_scorer, read_generations
 
     spec = FairnessSpec.load(args.attribute)
     scorers = [get_scorer(name) for name in comma_list(args.scorers)]
     generations = read_generations(args.samples, model=args.model, settings_hash=args.settings_hash)
     print(f"fairpath text score: {len(generations)} continuations from {args.samples}", file=sys.stderr)
-    result = audit_samples(generations, spec, scorers=scorers, n_bootstrap=args.bootstrap, seed=args.seed,
-                           quality=not args.no_quality, source=repr(str(args.samples)))
+    result = audit_samples(generations, spec, scorers=scorers, n_permutations=args.permutations, alpha=args.alpha,
+                           seed=args.seed, quality=not args.no_quality, source=repr(str(args.samples)))
     _write_results(result, args.out)
     return 0
 
@@ -147,10 +148,7 @@ def _read_corpus(path: Path | None) -> list[str] | None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from fairpath.text._audit import audit_text
-    from fairpath.text._generation import GenerationSettings
-    from fairpath.text._scorers import get_scorer
-    from fairpath.text._spec import FairnessSpec
+    from fairpath.text import FairnessSpec, GenerationSettings, audit_text, get_scorer
 
     spec = FairnessSpec.load(args.attribute)
     scorers = [get_scorer(name) for name in comma_list(args.scorers)]
@@ -163,7 +161,8 @@ def run_audit(args: argparse.Namespace) -> int:
     print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {args.samples} samples "
           f"with {backend.model_id}", file=sys.stderr)
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
-                        n_bootstrap=args.bootstrap, seed=args.seed, quality=not args.no_quality, corpus=corpus)
+                        n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality,
+                        corpus=corpus)
     _write_results(result, args.out)
     print(f"samples: {args.out / 'samples'}")
     return 0
