@@ -33,6 +33,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Self
 
 import torch
 
@@ -191,11 +192,11 @@ class TransformersServer:
                    "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu"]
         # Few torch threads: on a loaded machine more threads per decode step are much slower, not faster.
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-        self._log_file = open(self.log, "w")
+        self._log_file = open(self.log, "w")  # noqa: SIM115 - open as long as the server runs; closed by stop()
         self.process = subprocess.Popen(command, stdout=self._log_file, stderr=subprocess.STDOUT, env=env)
         self._wait_until_ready()
 
-    def __enter__(self) -> "TransformersServer":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
