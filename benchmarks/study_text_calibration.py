@@ -114,11 +114,11 @@ def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, pe
             "seconds": round(time.perf_counter() - started, 1), "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
 
 
-def _save(results: dict) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    temporary = RESULTS.with_suffix(".json.tmp")
+def _save(results: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(results, indent=1))
-    os.replace(temporary, RESULTS)  # atomic: an interrupted run never leaves half a file
+    os.replace(temporary, path)  # atomic: an interrupted run never leaves half a file
 
 
 def main() -> None:
@@ -132,13 +132,15 @@ def main() -> None:
     parser.add_argument("--controlled-shift", type=float, default=0.15)
     parser.add_argument("--smollm2-shift", type=float, default=0.05)
     parser.add_argument("--tests", default="single,compare")
+    parser.add_argument("--pools", default="controlled,smollm2")
+    parser.add_argument("--results", type=Path, default=RESULTS, help=f"results JSON (default {RESULTS})")
     args = parser.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    pools = [ControlledPool(args.controlled_shift)]
-    if args.store is not None:
+    results = json.loads(args.results.read_text()) if args.results.exists() else {}
+    pools = [ControlledPool(args.controlled_shift)] if "controlled" in args.pools else []
+    if args.store is not None and "smollm2" in args.pools:
         pools.append(StoredPool(args.store, args.smollm2_shift))
         results["smollm2_source"] = pools[-1].source
-    else:
+    elif "smollm2" in args.pools:
         print("no --store given: the smollm2 pool is skipped")
     # Sizes first (the acceptance figures), cheap cells before expensive ones.
     cells = [(scenario, replicates, kind, n_samples, pool)
@@ -151,7 +153,7 @@ def main() -> None:
         print(f"{key}: {replicates} replicates", flush=True)
         results[key] = run_cell(pool, n_samples, kind, scenario, replicates, args.permutations)
         results[key]["shift"] = pool.shift
-        _save(results)
+        _save(results, args.results)
     rows = pd.DataFrame([v for k, v in results.items() if "/" in k])
     print(rows.drop(columns=["loadavg"]).to_string(index=False))
     size = rows[rows["scenario"] == "size"]
