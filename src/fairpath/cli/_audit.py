@@ -78,10 +78,9 @@ def _print_verdicts(result, paths: dict) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
-    from fairpath.causal import SFM
+    from fairpath.causal import SFM, resolve_level
     from fairpath.cli._common import read_table
     from fairpath.parity import audit
-    from fairpath.causal._data import resolve_level
 
     config = _config_from_args(args)
     data = read_table(config.data)
@@ -99,8 +98,7 @@ def _run_audit(args: argparse.Namespace) -> int:
 def _run_demo(args: argparse.Namespace) -> int:
     from fairpath._exceptions import FairpathInputError
     from fairpath.datasets import load_compas, make_binary_sfm
-    from fairpath.parity import audit, baseline_predictors
-    from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
+    from fairpath.parity import ORACLE_SATISFIES, audit, baseline_predictors, oracle_predictors
 
     out = Path(args.out)
     print("[1/2] synthetic SFM with known effects (binary Y, n = 3000, logistic learner); BN = {SE}, "

@@ -15,7 +15,8 @@ from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, write_json
-from fairpath.parity._cookbook import business_necessity_cookbook, parse_bn
+from fairpath._vocabulary import parse_bn
+from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
 
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib")

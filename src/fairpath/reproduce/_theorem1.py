@@ -21,7 +21,8 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, write_json
-from fairpath.parity._ppm_decomposition import LABELS, ppm_decomposition
+from fairpath._vocabulary import LABELS
+from fairpath.parity import ppm_decomposition
 
 FIGURE7_QUANTITIES = ("iterm1", "iterm2", "ippm")
 TASK_FORMAT = 2  # raised whenever a task file gains or changes a field
@@ -75,7 +76,7 @@ class Theorem1Settings:
 
     def adaptation(self) -> dict:
         """FairAdapt options: one process per engine, since the study runs its tasks in parallel."""
-        from fairpath.repair import ForestQuantileEngine
+        from fairpath.adaptation import ForestQuantileEngine
 
         return {"engine": ForestQuantileEngine(n_jobs=1) if self.engine == "forest" else self.engine}
 
