@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -28,6 +29,16 @@ from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
 BASE = "base"
+SCORES_NAME = "scores.parquet"
+
+
+def write_parquet_atomic(frame: pd.DataFrame, path: Path) -> Path:
+    """Write a table through a temporary file, so a kill never leaves half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    frame.to_parquet(partial, index=False)
+    os.replace(partial, path)
+    return path
 
 
 def model_name(regularizer: str, lam: float) -> str:
@@ -186,6 +197,11 @@ class DebiasStudy:
     audit_samples, audit_max_new_tokens, scorers, n_bootstrap : the audit of each model.
     semantic : measure S.S. and S.S.c with MiniLM.
     seed : seeds the corpus, training, sampling and the bootstrap.
+    device : "auto" (CUDA when available, else the CPU), "cpu" or "cuda"; every model is trained,
+        sampled and scored for perplexity there.
+
+    Each audit also writes ``audits/<name>/scores.parquet`` (one row per scored continuation), from
+    which models are compared with paired tests.
     """
 
     def __init__(self, out_dir: str | Path, attribute="occupation", model="default",
@@ -193,9 +209,11 @@ class DebiasStudy:
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
                  scorers: Sequence[str] = ("vader",), n_bootstrap: int = 200, semantic: bool = True,
-                 generation_batch_size: int = 64, seed: int = 0, progress: bool = True):
+                 generation_batch_size: int = 64, seed: int = 0, progress: bool = True, device: str = "auto"):
+        from fairpath.text._models import resolve_device
         from fairpath.text._spec import FairnessSpec
 
+        self.device = resolve_device(device)
         self.out_dir = Path(out_dir)
         self.spec = FairnessSpec.load(attribute)
         self.model = str(model)
@@ -227,7 +245,7 @@ class DebiasStudy:
     def _load_base(self):
         from fairpath.text._models import load_causal_lm
 
-        return load_causal_lm(self.model)
+        return load_causal_lm(self.model, device=self.device)
 
     def prepare_corpus(self) -> DebiasCorpus:
         path = self.out_dir / "corpus.json"
@@ -296,12 +314,13 @@ class DebiasStudy:
         if cached.exists():
             return json.loads(cached.read_text())
         started = time.perf_counter()
-        backend = HFGenerator(model_path)
+        backend = HFGenerator(model_path, device=self.device)
         settings = self.audit_settings()
         result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
                             n_bootstrap=self.n_bootstrap, seed=self.seed, quality=self.semantic,
                             corpus=corpus.heldout_texts, progress=self.progress)
         result.to_json(folder / "audit.json")
+        write_parquet_atomic(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
         record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
                   "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
@@ -352,7 +371,7 @@ class DebiasStudy:
                 "runs": [model_name(c.regularizer, c.lam) for c in self.runs],
                 "audit_samples": self.audit_samples, "audit_max_new_tokens": self.audit_max_new_tokens,
                 "scorers": list(self.scorers), "n_bootstrap": self.n_bootstrap, "semantic": self.semantic,
-                "seed": self.seed}
+                "seed": self.seed, "device": self.device}
 
     def timings(self) -> dict:
         """Seconds spent per stage, over every session that worked on this folder."""
