@@ -65,3 +65,19 @@ def test_frontier_refuses_a_folder_with_other_settings_or_a_continuous_outcome(s
     continuous = small.data.assign(y=np.linspace(0, 1, len(small.data)))
     with pytest.raises(FairpathInputError, match="needs a binary 0/1 outcome"):
         frontier(continuous, small.sfm, "none", progress=False)
+
+
+def test_spreads_are_shown_only_over_two_or_more_repeats():
+    from fairpath.repair._frontier import FrontierResult
+
+    runs = pd.DataFrame({"point": ["adapt none"] * 3 + ["unconstrained"], "kind": ["adaptation"] * 3 + ["unconstrained"],
+                         "bn_set": ["none"] * 3 + ["-"], "seed": [0, 1, 2, 0], "spm": [0.01, 0.03, 0.02, 0.2],
+                         "ippm": [0.08, 0.09, 0.07, 0.01], "auc": [0.71, 0.72, 0.70, 0.72]})
+    result = FrontierResult(runs, {"repeats": 3, "quantile": 0.68})
+    lines = repr(result).splitlines()
+    assert "SPM 0.020 ± 0.010" in lines[1] and "(sd over n = 3 repeats)" in lines[1]
+    assert "±" not in lines[2] and "SPM 0.200" in lines[2] and "(n = 1 repeat: no spread)" in lines[2]
+    top = result.plot().axes[0]
+    assert top.containers[0].has_xerr and top.containers[0].has_yerr
+    assert not top.containers[1].has_xerr and not top.containers[1].has_yerr
+    assert top.get_legend().get_texts()[1].get_text() == "unconstrained (n = 1 repeat: no spread)"

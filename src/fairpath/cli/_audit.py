@@ -35,7 +35,7 @@ def register(subparsers) -> None:
     parser.add_argument("--bn", help="business-necessity set: pathways among DE, IE, SE, comma-separated; 'none' for ∅")
     parser.add_argument("--out", help="output folder")
     parser.add_argument("--method", choices=("debiasing", "medDML"), help="estimator (default debiasing)")
-    parser.add_argument("--learner", help="nuisance learner: gbm, rf or linear")
+    parser.add_argument("--learner", help="nuisance learner: stack, gbm, rf or linear")
     parser.add_argument("--folds", type=int, help="cross-fitting folds (default 5)")
     parser.add_argument("--seed", type=int, help="seed of every random step (default 0)")
     parser.add_argument("--level", type=float, help="confidence level (default 0.95)")

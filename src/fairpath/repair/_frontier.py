@@ -84,6 +84,16 @@ def _constrained_oof(data: pd.DataFrame, sfm, bn, targets: dict, n_folds: int, s
     return scores
 
 
+def _repeats_note(repeats: int) -> str:
+    return f"sd over n = {repeats} repeats" if repeats >= 2 else "n = 1 repeat: no spread"
+
+
+def _mean_spread(row, key: str) -> str:
+    """``mean ± sd`` with at least 2 repeats; the mean alone otherwise (a spread of one run is undefined)."""
+    mean, sd = getattr(row, f"{key}_mean"), getattr(row, f"{key}_std")
+    return f"{mean:.3f} ± {sd:.3f}" if row.repeats >= 2 else f"{mean:.3f}"
+
+
 class FrontierResult(ResultMixin):
     """Per-run metrics (``runs``) and their mean ± sd per point (``to_frame()``); ``plot()`` draws Figure 6."""
 
@@ -104,10 +114,8 @@ class FrontierResult(ResultMixin):
     def __repr__(self) -> str:
         lines = [f"FrontierResult ({self.settings.get('repeats')} seeds, SPM at the {self.settings.get('quantile')} quantile)"]
         for row in self.to_frame().itertuples():
-            lines.append(
-                f"  {row.point:<16} SPM {row.spm_mean:.3f} ± {np.nan_to_num(row.spm_std):.3f}   iPPM {row.ippm_mean:.3f} ± "
-                f"{np.nan_to_num(row.ippm_std):.3f}   AUC {row.auc_mean:.3f} ± {np.nan_to_num(row.auc_std):.3f}"
-            )
+            cells = "   ".join(f"{label} {_mean_spread(row, key)}" for label, key in (("SPM", "spm"), ("iPPM", "ippm"), ("AUC", "auc")))
+            lines.append(f"  {row.point:<16} {cells}   ({_repeats_note(row.repeats)})")
         return "\n".join(lines)
 
     def plot(self):
@@ -118,9 +126,13 @@ class FrontierResult(ResultMixin):
         markers = {"adaptation": "o", "unconstrained": "s", "constrained": "^"}
         colours = plt.get_cmap("tab10")
         for i, row in enumerate(summary.itertuples()):
-            style = dict(fmt=markers[row.kind], color=colours(i % 10), capsize=3, label=row.point)
-            top.errorbar(row.spm_mean, row.ippm_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.ippm_std), **style)
-            bottom.errorbar(row.spm_mean, row.auc_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.auc_std), **style)
+            # Error bars only where a spread exists (≥ 2 repeats); the legend says over how many.
+            spread = row.repeats >= 2
+            style = dict(fmt=markers[row.kind], color=colours(i % 10), capsize=3, label=f"{row.point} ({_repeats_note(row.repeats)})")
+            top.errorbar(row.spm_mean, row.ippm_mean, xerr=row.spm_std if spread else None,
+                         yerr=row.ippm_std if spread else None, **style)
+            bottom.errorbar(row.spm_mean, row.auc_mean, xerr=row.spm_std if spread else None,
+                            yerr=row.auc_std if spread else None, **style)
         top.set_ylabel("Integrated PPM (iPPM)")
         bottom.set_ylabel("Area under ROC")
         bottom.set_xlabel("Statistical parity measure (SPM)")

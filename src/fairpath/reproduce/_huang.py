@@ -5,7 +5,9 @@ The paper's claim: embedding and sentiment regularization lower counterfactual s
 larger λ. The study trains, for Country and for Occupation, one LoRA model per regularizer and λ
 (:class:`fairpath.text.debias.DebiasStudy`), audits the base model and every trained model on the
 same prompts with the same per-sample random streams, and compares each trained model with the
-base by a paired permutation test (:func:`fairpath.text.debias._compare.paired_fairness_test`).
+base by the paired permutation test of :func:`fairpath.text.compare_models` (model labels permuted
+among the samples of each prompt; two-sided p-values of the differences in individual and group
+fairness).
 
 Every stage writes its result atomically under ``OUT/<attribute>/`` (corpus, sentiment head, models,
 audits, scores) and ``OUT/<attribute>/comparisons/<model>.json``: rerunning resumes where a run
@@ -52,8 +54,7 @@ class HuangSettings:
     templates: int | None = None  # the first K templates of each attribute; None: all
     audit_samples: int = 50
     audit_max_new_tokens: int = 20
-    n_permutations: int = 999
-    n_bootstrap: int = 200
+    n_permutations: int = 999  # of every audit's tests and of every comparison with the base
     semantic: bool = True
     seed: int = 0
 
@@ -66,7 +67,7 @@ class HuangSettings:
         """One λ per regularizer, a few steps, two templates and a handful of samples (minutes on a CPU)."""
         sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, corpus_samples=1,
                      corpus_max_new_tokens=16, templates=2, audit_samples=4, audit_max_new_tokens=10,
-                     n_permutations=99, n_bootstrap=20)
+                     n_permutations=99)
         return cls(**{**sizes, **overrides})
 
 
@@ -134,12 +135,12 @@ class HuangStudy:
                            regularizers=s.regularizers, lambdas=s.lambdas, training=training, corpus=self.corpus,
                            corpus_samples_per_prompt=s.corpus_samples, corpus_max_new_tokens=s.corpus_max_new_tokens,
                            audit_samples=s.audit_samples, audit_max_new_tokens=s.audit_max_new_tokens,
-                           scorers=("vader",), n_bootstrap=s.n_bootstrap, semantic=s.semantic, seed=s.seed,
+                           scorers=("vader",), n_bootstrap=s.n_permutations, semantic=s.semantic, seed=s.seed,
                            progress=self.progress, device=self.device)
 
     def compare(self, folder: Path, name: str) -> dict:
         """The paired test of model ``name`` against the base (cached as JSON)."""
-        from fairpath.text.debias._compare import paired_fairness_test
+        from fairpath.text import compare_models
         from fairpath.text.debias._study import BASE, SCORES_NAME
 
         path = folder / "comparisons" / f"{name}.json"
@@ -147,10 +148,14 @@ class HuangStudy:
             return json.loads(path.read_text())
         base = pd.read_parquet(folder / "audits" / BASE / SCORES_NAME)
         other = pd.read_parquet(folder / "audits" / name / SCORES_NAME)
-        result = paired_fairness_test(base, other, score="score_vader", n_permutations=self.settings.n_permutations,
-                                      seed=self.settings.seed)
-        _write_json_atomic(result.to_dict(), path)
-        return result.to_dict()
+        result = compare_models(base, other, score="score_vader", scorer="vader",
+                                n_permutations=self.settings.n_permutations, seed=self.settings.seed)
+        # base minus model: positive when the model is fairer
+        record = {"individual_difference": result.individual.estimate, "individual_p": result.individual.p_value,
+                  "group_difference": result.group.estimate, "group_p": result.group.p_value,
+                  "n_permutations": result.n_permutations}
+        _write_json_atomic(record, path)
+        return record
 
     def run(self) -> HuangResult:
         started = time.perf_counter()
