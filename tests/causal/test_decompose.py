@@ -158,6 +158,11 @@ def test_nested_means_are_fitted_only_when_a_measure_needs_them():
     assert nde.estimate("nde").estimate == pytest.approx(full.estimate("nde").estimate, abs=1e-12)
     assert nde.estimate("nie").estimate == pytest.approx(full.estimate("nie").estimate, abs=1e-12)
     assert list(short.to_frame()["measure"].unique()) == list(COUNTERFACTUAL)
+    # With Z empty every ψ is unconditional and the cross-world ones do need ν.
+    a2 = make_appendix_a2(1000, seed=2)
+    full, short = (decompose(a2.data, a2.sfm, seed=1, measures=m) for m in (None, COUNTERFACTUAL))
+    for measure in COUNTERFACTUAL:
+        assert short.estimate(measure).estimate == pytest.approx(full.estimate(measure).estimate, abs=1e-12)
 
 
 def test_overlap_diagnostic_is_in_every_result(fitted):

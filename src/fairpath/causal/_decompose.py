@@ -234,7 +234,7 @@ def decompose(
     learner = learner if learner is not None else _DEFAULT_LEARNER[method]
     check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
-    nested = measures_need_nested(measures, group_means=method == "medDML")
+    nested = measures_need_nested(measures, group_means=method == "medDML", has_z=prepared.z.shape[1] > 0)
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, method, n_jobs, nested)
     rng = np.random.default_rng(seed)
     pseudo, overlap, n_trimmed, kept_index = fitter(prepared, seed)

@@ -123,7 +123,7 @@ class CausalDecomposition(ResultMixin):
         for _, key in terms:
             if len(key) != 3 or key[0] not in (0, 1, None) or any(v not in (0, 1) for v in key[1:]):
                 raise FairpathInputError(f"ψ term {key!r} must be (x_z, x_w, x_y) with values 0/1 (x_z may be None)")
-            if pseudo.has_w and needs_nested(key, pseudo.group_means) and not pseudo.nuisances.nested:
+            if pseudo.has_w and needs_nested(key, pseudo.group_means, pseudo.has_z) and not pseudo.nuisances.nested:
                 raise FairpathInputError(
                     f"ψ term {key!r} needs the nested means, which were not fitted for measures {list(self.measures)}; "
                     "pass a measure that needs them (e.g. nde) to decompose(..., measures=[...])"
