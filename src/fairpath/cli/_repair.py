@@ -57,7 +57,7 @@ def _run_repair(args: argparse.Namespace) -> int:
     sfm = sfm_from_args(args, data)
     graph = CausalGraph.from_edge_table(read_table(args.graph), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
     resolving = comma_list(args.resolving) if args.resolving is not None else None
-    predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, seed=args.seed).fit(data[sfm.columns])
+    predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, random_state=args.seed).fit(data[sfm.columns])
     adapter = predictor.adapter_
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -73,14 +73,14 @@ def _run_repair(args: argparse.Namespace) -> int:
         test = read_table(args.test)
         adapter.transform(test).to_csv(out / "adapted_test.csv", index=False)
         test_scores = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].copy()
-        test_scores["fair_score"] = predictor.predict(test)
+        test_scores["fair_score"] = _scores(predictor, test)
         test_scores.to_csv(out / "test_scores.csv", index=False)
     if args.constrained:
-        learner = ConstrainedLearner(sfm, _constrained_bn(args), seed=args.seed).fit(data[sfm.columns])
+        learner = ConstrainedLearner(sfm, _constrained_bn(args), random_state=args.seed).fit(data[sfm.columns])
         path = learner.path_result()
         path.to_frame().to_csv(out / "constrained_path.csv", index=False)
         path.plot().savefig(out / "constrained_path.png", dpi=110, bbox_inches="tight")
-        scores["constrained_score"] = learner.predict(data)
+        scores["constrained_score"] = _scores(learner, data)
         summary["constrained"] = path.to_dict()
         print(path)
     scores.to_csv(out / "scores.csv", index=False)
@@ -98,6 +98,11 @@ def _constrained_bn(args: argparse.Namespace):
     resolving = set(comma_list(args.resolving))
     z, w = set(comma_list(args.z)), set(comma_list(args.w))
     return [p for p, cols in (("SE", z), ("IE", w)) if cols and cols <= resolving]
+
+
+def _scores(model, data):
+    """Probabilities of a binary outcome, predicted values of a continuous one."""
+    return model.predict_proba(data)[:, 1] if hasattr(model, "classes_") else model.predict(data)
 
 
 def _tv(frame, sfm, column) -> float:

@@ -79,8 +79,8 @@ def _constrained_oof(data: pd.DataFrame, sfm, bn, targets: dict, n_folds: int, s
     scores = np.empty(len(data))
     folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
     for train_rows, test_rows in folds.split(data, data[sfm.y]):
-        learner = ConstrainedLearner(sfm, bn, targets=targets, seed=seed).fit(data.iloc[train_rows])
-        scores[test_rows] = learner.predict(data.iloc[test_rows])
+        learner = ConstrainedLearner(sfm, bn, targets=targets, random_state=seed).fit(data.iloc[train_rows])
+        scores[test_rows] = learner.predict_proba(data.iloc[test_rows])[:, 1]
     return scores
 
 
@@ -187,7 +187,7 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
 def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets_by_seed) -> np.ndarray:
     if kind == "adaptation":
         bn = BN_OF_RESOLVING[bn_set]
-        predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, seed=seed)
+        predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, random_state=seed)
         return predictor.fit(data).oof_scores_
     if kind == "unconstrained":
         columns = [sfm.x, *sfm.z, *sfm.w]
