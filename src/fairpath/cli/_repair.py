@@ -5,20 +5,27 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args
+from fairpath._vocabulary import BN_HELP
+from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args, signature_default
 
 
 def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
+    from fairpath.adaptation import ENGINES
+    from fairpath.repair import FairPredictor
+
     parser.add_argument("data", help="CSV or Parquet file")
     add_sfm_arguments(parser)
-    parser.add_argument("--engine", default="forest", choices=["forest", "linear"], help="conditional quantile engine (default: %(default)s)")
-    parser.add_argument("--reference", default="x1", choices=["x0", "x1"],
-                        help="group whose mechanisms the fair twins follow (default: %(default)s, matching the effects' conventions)")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    parser.add_argument("--engine", default=signature_default(FairPredictor, "engine"), choices=list(ENGINES),
+                        help="conditional quantile engine")
+    parser.add_argument("--reference", default=signature_default(FairPredictor, "reference"), choices=["x0", "x1"],
+                        help="group whose mechanisms the fair twins follow (x1 matches the effects' conventions)")
+    parser.add_argument("--seed", type=int, default=signature_default(FairPredictor, "random_state"), help="seed of every random step")
     parser.add_argument("--out", required=True, help="output folder")
 
 
 def register(subparsers) -> None:
+    from fairpath.repair import frontier
+
     repair = subparsers.add_parser(
         "repair",
         help="fair twins (causal data adaptation) and a fair predictor for a BN set",
@@ -26,10 +33,11 @@ def register(subparsers) -> None:
         "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT.",
     )
     _add_shared_arguments(repair)
-    repair.add_argument("--bn", default="", help="business-necessity set among IE,SE (default: empty)")
-    repair.add_argument("--resolving", default=None, help="resolving columns, comma separated (instead of --bn)")
-    repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]); default: the SFM graph")
-    repair.add_argument("--test", default=None, help="new rows to transform with the fitted adaptation")
+    repair.add_argument("--bn", default="none", help=f"business-necessity set: {BN_HELP}. Adaptation always removes DE, "
+                        "so DE is refused here")
+    repair.add_argument("--resolving", default=None, help="resolving columns, comma separated (instead of --bn; default: from --bn)")
+    repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]) (default: the SFM graph)")
+    repair.add_argument("--test", default=None, help="new rows to transform with the fitted adaptation (default: none)")
     repair.add_argument("--constrained", action="store_true", help="also fit the constrained-learning predictor (lambda path)")
     repair.set_defaults(func=_run_repair)
 
@@ -40,9 +48,12 @@ def register(subparsers) -> None:
         "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs.csv.",
     )
     _add_shared_arguments(front)
-    front.add_argument("--bn-sets", default="none,Z,W,ZW", help="BN sets by resolving variables (default: %(default)s)")
-    front.add_argument("--repeats", type=int, default=3, help="seeds per BN set (default: %(default)s)")
-    front.add_argument("--quantile", type=float, default=0.68, help="decision threshold quantile for SPM (default: %(default)s)")
+    front.add_argument("--bn-sets", default="none;SE;IE;IE,SE",
+                       help=f"BN sets separated by ';', each a business-necessity set ({BN_HELP}); DE is refused, as "
+                       "adaptation removes it; the frontier names its points by resolving variables (none, Z, W, ZW)")
+    front.add_argument("--repeats", type=int, default=signature_default(frontier, "repeats"), help="seeds per BN set")
+    front.add_argument("--quantile", type=float, default=signature_default(frontier, "quantile"),
+                       help="decision threshold quantile for SPM")
     front.add_argument("--no-unconstrained", action="store_true", help="leave out the unconstrained learner")
     front.add_argument("--no-constrained", action="store_true", help="leave out the constrained-learning predictors")
     front.add_argument("--quiet", action="store_true", help="no progress bar")
