@@ -34,6 +34,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
+from fairpath._vocabulary import Engine
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine
 
@@ -101,7 +102,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     implied), ``encodings_``, ``models_``, ``adapted_train_`` (adapted training data), ``train_``.
     """
 
-    def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine="forest",
+    def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine: Engine | object = "forest",
                  discrete_max_levels: int = 10, random_state: int = 0, seed: int | None = None):
         self.graph = graph
         self.x = x

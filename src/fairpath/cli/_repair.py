@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fairpath._vocabulary import BN_HELP
+from fairpath._vocabulary import BN_HELP, RESOLVING_ROLE
 from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args, signature_default
 
 
@@ -107,8 +107,8 @@ def _constrained_bn(args: argparse.Namespace):
     if args.resolving is None:
         return args.bn
     resolving = set(comma_list(args.resolving))
-    z, w = set(comma_list(args.z)), set(comma_list(args.w))
-    return [p for p, cols in (("SE", z), ("IE", w)) if cols and cols <= resolving]
+    columns = {role: set(comma_list(getattr(args, role))) for role in RESOLVING_ROLE.values()}
+    return [p for p, role in RESOLVING_ROLE.items() if columns[role] and columns[role] <= resolving]
 
 
 def _scores(model, data):

@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
-from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, parse_bn, split_bn_sets
+from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
 from fairpath.causal import decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
@@ -148,7 +148,7 @@ def _runs_file(out_dir: Path | None, settings: dict) -> Path | None:
 
 
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
-             reference: str = "x1", learner=None, engine="forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
+             reference: Reference = "x1", learner=None, engine: Engine | object = "forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
              n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True) -> FrontierResult:
     """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable."""
     bn_sets = parse_bn_sets(bn_sets)

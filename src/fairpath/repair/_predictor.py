@@ -10,6 +10,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
+from fairpath._vocabulary import Engine, Reference
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
 
 
@@ -97,8 +98,8 @@ class FairPredictor(BaseEstimator):
     (training rows), ``classes_`` (binary outcome).
     """
 
-    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: str = "x1", learner=None,
-                 engine="forest", n_folds: int = 5, random_state: int = 0, seed: int | None = None):
+    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference = "x1", learner=None,
+                 engine: Engine | object = "forest", n_folds: int = 5, random_state: int = 0, seed: int | None = None):
         self.sfm = sfm
         self.bn = bn
         self.resolving = resolving
