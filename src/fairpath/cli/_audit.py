@@ -45,7 +45,7 @@ def register(subparsers) -> None:
     parser.add_argument("--bn", help=f"business-necessity set: {BN_HELP}")
     parser.add_argument("--out", help="output folder")
     parser.add_argument("--method", choices=METHODS, help=f"estimator {default('method')}")
-    parser.add_argument("--learner", choices=PRESETS, help="nuisance learner (default: gbm for debiasing, rf for medDML)")
+    parser.add_argument("--learner", choices=PRESETS, help="nuisance learner (default: stack for debiasing, rf for medDML)")
     add_alias_argument(parser, "--folds", "--n-folds", type=int, deprecated=False, help=f"cross-fitting folds {default('n_folds')}")
     parser.add_argument("--seed", type=int, help=f"seed of every random step {default('seed')}")
     parser.add_argument("--level", type=float, help=f"confidence level {default('level')}")

@@ -31,12 +31,14 @@ def register(subparsers) -> None:
     add_predictor_argument(parser)
     parser.add_argument("--method", default=default("method"), choices=METHODS, help="estimator")
     parser.add_argument("--learner", default=None, choices=PRESETS,
-                        help="nuisance learner (default: gbm for debiasing, rf for medDML)")
+                        help="nuisance learner (default: stack for debiasing, rf for medDML)")
     add_alias_argument(parser, "--folds", "--n-folds", type=int, deprecated=False, default=default("n_folds"), help="cross-fitting folds")
     parser.add_argument("--seed", type=int, default=default("seed"), help="seed of the folds and the learners")
     parser.add_argument("--level", type=float, default=default("level"), help="confidence level")
-    parser.add_argument("--eps", type=float, default=default("eps"), help="positivity threshold for counting/trimming")
-    parser.add_argument("--trim", action="store_true", help="leave rows with extreme propensities out")
+    parser.add_argument("--eps", type=float, default=default("eps"),
+                        help="positivity bound: propensities are clipped to [eps, 1-eps] and such rows counted")
+    parser.add_argument("--trim", action="store_const", const=True, default=default("trim"),
+                        help="leave rows with extreme propensities out (default: only with medDML, as faircause)")
     parser.add_argument("--bootstrap", type=int, default=default("n_boot"),
                         help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
     parser.add_argument("--nboot1", type=int, default=default("nboot1"), help="medDML: refits on resampled rows")
