@@ -58,7 +58,7 @@ def _add_measure_arguments(parser) -> None:
                         help="permutations of the value labels within templates per test (default 999)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of generation and permutations")
     parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
 
 
@@ -123,10 +123,10 @@ def _backend(args):
     from fairpath._exceptions import FairpathInputError
 
     if args.backend == "hf":
-        from fairpath.text._generation import HFGenerator
+        from fairpath.text import HFGenerator
 
         return HFGenerator(args.model, dtype=args.dtype)
-    from fairpath.text._openai_backend import OpenAICompatibleBackend
+    from fairpath.text import OpenAICompatibleBackend
 
     if args.base_url is None:
         raise FairpathInputError("--backend openai needs --base-url (the server's API root, e.g. http://127.0.0.1:8000/v1)")
