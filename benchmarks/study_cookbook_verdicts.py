@@ -124,7 +124,7 @@ def main() -> int:
         compliant_rate = (compliant["status"] == "SUCCESS").groupby(compliant["predictor"]).mean()
         floor = 1 - alpha - 0.02
         passed = bool((compliant_rate >= floor).all())
-        print(f"\nCompliant predictors (own BN set) judged SUCCESS: "
+        print("\nCompliant predictors (own BN set) judged SUCCESS: "
               + ", ".join(f"{p} {r:.3f}" for p, r in compliant_rate.items())
               + f"; acceptance (each >= 1 - alpha - 0.02 = {floor:.2f}): {'PASS' if passed else 'FAIL'}")
         summary["alphas"][str(alpha)] = {"cells": cells.to_dict(), "per_set": per_set.to_dict(),

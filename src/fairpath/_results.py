@@ -1,4 +1,10 @@
-"""Behaviour shared by every result object: JSON export and notebook display."""
+"""Behaviour shared by every result object: JSON export, a text summary, saving, notebook display.
+
+The contract every result class keeps (``tests/test_result_contract.py``): ``to_frame()`` (a
+DataFrame), ``to_dict()`` / ``to_json()``, ``summary()`` (a str), ``save(out_dir)`` (files written
+there, their paths returned), ``_repr_html_()``; and, where the class draws one, ``plot()`` returns a
+matplotlib Figure.
+"""
 
 from __future__ import annotations
 
@@ -50,6 +56,19 @@ class ResultMixin:
 
     def to_dict(self) -> dict:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def summary(self) -> str:
+        """A readable account of the result; by default its text form (``repr``)."""
+        return repr(self)
+
+    def save(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write ``result.json`` (``to_dict()``) and ``result.csv`` (``to_frame()``) to ``out_dir``; return their paths."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"results": out / "result.json", "table": out / "result.csv"}
+        self.to_json(paths["results"])
+        self.to_frame().to_csv(paths["table"], index=False)
+        return paths
 
     def to_json(self, path: str | Path | None = None) -> str:
         """Return the result as a JSON string; also write it to ``path`` when given."""

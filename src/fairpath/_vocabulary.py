@@ -21,6 +21,8 @@ from typing import Literal
 from fairpath._exceptions import FairpathInputError
 
 Pathway = Literal["DE", "IE", "SE"]
+Reference = Literal["x0", "x1"]  # the group whose mechanisms fair twins follow
+Engine = Literal["forest", "linear"]  # conditional quantile engines of data adaptation (or an engine object)
 PATHWAYS: tuple[Pathway, ...] = ("DE", "IE", "SE")
 MEASURE_OF_PATHWAY: dict[str, str] = {"DE": "ctfde", "IE": "ctfie", "SE": "ctfse"}
 PATHWAY_NAMES = {"DE": "direct", "IE": "indirect", "SE": "spurious"}
@@ -45,7 +47,7 @@ LABELS = {
 }
 
 
-def parse_bn(bn) -> tuple[str, ...]:
+def parse_bn(bn) -> tuple[Pathway, ...]:
     """The business-necessity set as a tuple in the order DE, IE, SE (see the module docstring).
 
     Accepts None or a string in any spelling above, or an iterable of pathway names.

@@ -37,7 +37,7 @@ def test_linear_engine_recovers_the_true_counterfactuals_row_by_row():
 
 def test_forest_engine_tracks_the_true_counterfactuals():
     data, truth = linear_scm(3000, seed=2)
-    twins = FairAdapt(GRAPH, "x", 0, "y", engine="forest", seed=0).fit(data).adapted_train_
+    twins = FairAdapt(GRAPH, "x", 0, "y", engine="forest", random_state=0).fit(data).adapted_train_
     comparison = (data["x"] == 1).to_numpy()
     error = twins.loc[comparison, "w"] - truth.loc[comparison, "w"]
     assert abs(error.mean()) < 0.1
@@ -84,7 +84,7 @@ def binary_sfm_with_categories(n: int, seed: int) -> pd.DataFrame:
 def test_discrete_variables_round_trip_and_match_the_baseline_marginal():
     data = binary_sfm_with_categories(3000, seed=6)
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
-    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=0).fit(data)
+    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=0).fit(data)
     twins = adapter.adapted_train_
     comparison = data["x"] == "b"
     assert set(twins["job"]) <= set(data["job"])
@@ -106,8 +106,8 @@ def test_discrete_variables_round_trip_and_match_the_baseline_marginal():
 def test_same_seed_same_twins_and_fair_twins_layout():
     data = binary_sfm_with_categories(800, seed=7)
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
-    first = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=3).fit(data)
-    second = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=3).fit(data)
+    first = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=3).fit(data)
+    second = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=3).fit(data)
     pd.testing.assert_frame_equal(first.adapted_train_, second.adapted_train_)
     twins = first.fair_twins()
     assert list(twins.columns) == ["x", "z", "z_twin", "job", "job_twin", "count", "count_twin", "y", "y_twin"]
@@ -120,7 +120,7 @@ def test_compas_adapting_y_without_resolving_variables_removes_its_tv(shared_dir
     data = pd.read_csv(shared_dir / "data" / "compas_sp2pp.csv")
     from fairpath.datasets import COMPAS_SFM as sfm
 
-    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, seed=0).fit(data[sfm.columns])
+    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, random_state=0).fit(data[sfm.columns])
     minority = data[sfm.x] == sfm.x1
     before = data[sfm.y][minority].mean() - data[sfm.y][~minority].mean()
     after = adapter.adapted_train_[sfm.y][minority].mean() - adapter.adapted_train_[sfm.y][~minority].mean()
@@ -131,7 +131,7 @@ def test_compas_adapting_y_without_resolving_variables_removes_its_tv(shared_dir
 def test_unseen_numeric_level_of_a_discrete_variable_is_placed_between_its_neighbours():
     data = binary_sfm_with_categories(600, seed=8)
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
-    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", seed=0).fit(data)
+    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=0).fit(data)
     encoding = adapter.encodings_["count"]
     levels = encoding.levels.astype(float)
     assert encoding.encode(pd.Series([levels[1]]), "count")[0] == 2.0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 

@@ -15,13 +15,13 @@ def synthetic():
 
 def test_no_bn_predictor_has_no_disparity_and_scores_new_rows(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
-    predictor = FairPredictor(sfm, (), engine="linear", seed=0).fit(data)
+    predictor = FairPredictor(sfm, (), engine="linear", random_state=0).fit(data)
     group = (data[sfm.x] == sfm.x1).to_numpy()
     observed_gap = data[sfm.y][group].mean() - data[sfm.y][~group].mean()
     score_gap = predictor.oof_scores_[group].mean() - predictor.oof_scores_[~group].mean()
     assert observed_gap > 0.2 and abs(score_gap) < 0.03
     new = make_binary_sfm(300, seed=3).data
-    scores = predictor.predict(new)
+    scores = predictor.predict_proba(new)[:, 1]
     assert scores.shape == (300,) and ((scores >= 0) & (scores <= 1)).all()
     assert sfm.x not in predictor.features_
 
@@ -31,14 +31,14 @@ def test_kept_pathways_keep_part_of_the_disparity(synthetic):
     group = (data[sfm.x] == sfm.x1).to_numpy()
     gaps = {}
     for bn in [(), ("SE",), ("IE", "SE")]:
-        scores = FairPredictor(sfm, bn, engine="linear", learner=LogisticRegression(), seed=0).fit(data).oof_scores_
+        scores = FairPredictor(sfm, bn, engine="linear", learner=LogisticRegression(), random_state=0).fit(data).oof_scores_
         gaps[bn] = scores[group].mean() - scores[~group].mean()
     assert abs(gaps[()]) < gaps[("SE",)] < gaps[("IE", "SE")]
 
 
 def test_twin_frame_holds_observed_outcome_and_adapted_covariates(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
-    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), seed=1).fit(data)
+    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=1).fit(data)
     frame = predictor.twin_frame("fair")
     np.testing.assert_array_equal(frame[sfm.y], data[sfm.y])
     np.testing.assert_array_equal(frame[list(sfm.z)], data[list(sfm.z)])  # SE kept: Z is resolving
@@ -49,7 +49,7 @@ def test_twin_frame_holds_observed_outcome_and_adapted_covariates(synthetic):
 def test_reference_x0_twins_follow_the_baseline_group(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
     for reference, moved_group in (("x1", sfm.x0), ("x0", sfm.x1)):
-        adapter = FairPredictor(sfm, ("SE",), engine="linear", reference=reference, learner=LogisticRegression(), seed=0).fit(data).adapter_
+        adapter = FairPredictor(sfm, ("SE",), engine="linear", reference=reference, learner=LogisticRegression(), random_state=0).fit(data).adapter_
         moved = (data[sfm.x] == moved_group).to_numpy()
         assert not np.allclose(adapter.adapted_train_["w1"][moved], data["w1"][moved])
         np.testing.assert_array_equal(adapter.adapted_train_["w1"][~moved], data["w1"][~moved])

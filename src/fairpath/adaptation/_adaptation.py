@@ -30,7 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
+from fairpath._vocabulary import Engine
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine
 
@@ -77,7 +81,7 @@ class _VariableModel:
     matching_cuts: np.ndarray | None  # continuous cut points -> codes (marginal matching)
 
 
-class FairAdapt:
+class FairAdapt(TransformerMixin, BaseEstimator):
     """Causal data adaptation with quantile preservation.
 
     Parameters
@@ -89,21 +93,25 @@ class FairAdapt:
     resolving : columns kept at their observed values (with everything only they change).
     engine : ``"forest"`` (quantile regression forest, default), ``"linear"`` or an engine object.
     discrete_max_levels : numeric columns with fewer distinct values are treated as discrete.
-    seed : seeds the jitter and the engines.
+    random_state : int seeding the jitter and the engines (``seed`` is its deprecated old name).
+
+    A scikit-learn transformer (``get_params``, ``clone``): ``fit(train)`` takes a DataFrame holding
+    every column of the graph, ``transform(data)`` the covariates of new rows.
 
     Fitted attributes: ``comparison_``, ``order_`` (variables adapted, in order), ``resolving_`` (given plus
     implied), ``encodings_``, ``models_``, ``adapted_train_`` (adapted training data), ``train_``.
     """
 
-    def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine="forest",
-                 discrete_max_levels: int = 10, seed: int = 0):
+    def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine: Engine | object = "forest",
+                 discrete_max_levels: int = 10, random_state: int = 0, seed: int | None = None):
         self.graph = graph
         self.x = x
         self.baseline = baseline
         self.y = y
-        self.resolving = list(resolving)
+        self.resolving = resolving
         self.engine = engine
         self.discrete_max_levels = discrete_max_levels
+        self.random_state = random_state
         self.seed = seed
 
     # -- checks --------------------------------------------------------------------------------
@@ -157,8 +165,12 @@ class FairAdapt:
         return _Encoding("continuous")
 
     # -- fitting -------------------------------------------------------------------------------
-    def fit(self, train: pd.DataFrame) -> "FairAdapt":
-        """Fit the transport of every affected variable and adapt the training rows (outcome included)."""
+    def fit(self, train: pd.DataFrame, y=None) -> "FairAdapt":
+        """Fit the transport of every affected variable and adapt the training rows (outcome included).
+
+        ``y`` is ignored (scikit-learn's signature): the outcome is the graph's column ``self.y``.
+        """
+        self.random_state_ = resolve_random_state(self)
         self._check_setup(train)
         self.comparison_ = next(level for level in pd.unique(train[self.x]) if level != self.baseline)
         group = self._group(train)
@@ -167,7 +179,7 @@ class FairAdapt:
         self.encodings_ = {c: self._make_encoding(train[c], outcome) for c in columns}
         original = {c: self.encodings_[c].encode(train[c], c) for c in columns}
         adapted = {c: v.copy() for c, v in original.items()}
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(self.random_state_)
 
         self.resolving_ = list(self.resolving)
         self.models_: dict[str, _VariableModel] = {}
@@ -186,7 +198,7 @@ class FairAdapt:
             parents = [p for p in self.graph.parents(column) if p != self.x]
             target = self._jitter(original[column], column, rng)
             features = _stack(original, parents)
-            engines = [make_engine(self.engine, self.seed + 2 * step + g).fit(features[group == g], target[group == g]) for g in (0, 1)]
+            engines = [make_engine(self.engine, self.random_state_ + 2 * step + g).fit(features[group == g], target[group == g]) for g in (0, 1)]
             ranks = engines[1].ranks(features[group], target[group], in_sample=True)
             moved = engines[0].quantiles(_stack(adapted, parents)[group], ranks)
             cuts = self._matching_cuts(column, original[column][~group], moved)
@@ -250,7 +262,7 @@ class FairAdapt:
         columns = [c for c in self.graph.order_ if c not in (self.x, self.y)]
         original = {c: self.encodings_[c].encode(data[c], c) for c in columns}
         adapted = {c: v.copy() for c, v in original.items()}
-        rng = np.random.default_rng(self.seed + 1)
+        rng = np.random.default_rng(self.random_state_ + 1)
         for column, model in self.models_.items():
             if column == self.y:
                 continue
@@ -277,9 +289,12 @@ class FairAdapt:
                 frame[f"{column}_twin"] = twins[column]
         return frame
 
+    def fit_transform(self, train: pd.DataFrame, y=None) -> pd.DataFrame:
+        """The adapted training rows (outcome adapted too), as ``fit(train).adapted_train_``."""
+        return self.fit(train).adapted_train_
+
     def _check_fitted(self) -> None:
-        if not hasattr(self, "models_"):
-            raise FairpathInputError("this FairAdapt is not fitted yet; call fit(train) first")
+        check_fitted(self, "models_")
 
     def __repr__(self) -> str:
         state = f", adapted={self.order_}, resolving={self.resolving_}" if hasattr(self, "order_") else ""

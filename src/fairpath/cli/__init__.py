@@ -1,7 +1,8 @@
 """The ``fairpath`` command line.
 
-Each subcommand lives in its own private module exposing ``register(subparsers)``, which adds a
-parser whose ``func`` default takes the parsed arguments and returns an exit code.
+Each subcommand lives in its own private module exposing ``register(subparsers)`` (or another
+function named in ``_SUBCOMMANDS``), which adds a parser whose ``func`` default takes the parsed
+arguments and returns an exit code. Every flag's help shows its default.
 """
 
 from __future__ import annotations
@@ -13,26 +14,45 @@ import sys
 from fairpath._exceptions import FairpathInputError
 from fairpath._version import __version__
 
-# Modules are imported when the parser is built, so a subcommand's heavy dependencies load only
-# inside its own ``func``.
-_SUBCOMMAND_MODULES = (
-    "fairpath.cli._decompose",
-    "fairpath.cli._reproduce",
-    "fairpath.cli._text",
-    "fairpath.cli._audit",
-    "fairpath.cli._repair",
+# (module, registering function), in the order of the workflow: decompose a disparity, audit predictors,
+# repair them, compare the repairs; then the shipped demo, the papers' studies, and language models.
+# Modules are imported when the parser is built; torch and the models load only inside a ``func``.
+_SUBCOMMANDS = (
+    ("fairpath.cli._decompose", "register"),
+    ("fairpath.cli._audit", "register"),
+    ("fairpath.cli._repair", "register"),
+    ("fairpath.cli._audit", "register_demo"),
+    ("fairpath.cli._reproduce", "register"),
+    ("fairpath.cli._text", "register"),
 )
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends "(default: ...)" to a flag's help unless the help already states it or there is none to show."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or action.default == argparse.SUPPRESS or "(default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser class of the command and of every subcommand (add_subparsers reuses it)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fairpath",
         description="Causal fairness audits of predictors and counterfactual sentiment-bias audits of language models.",
     )
     parser.add_argument("--version", action="version", version=f"fairpath {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _SUBCOMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for module, function in _SUBCOMMANDS:
+        getattr(importlib.import_module(module), function)(subparsers)
     return parser
 
 

@@ -7,53 +7,72 @@ import argparse
 import sys
 from pathlib import Path
 
-from fairpath.cli._common import comma_list
+from fairpath._vocabulary import BN_HELP
+from fairpath.cli._common import add_alias_argument, add_predictor_argument, comma_list, predictor_columns
 
 # Flag -> AuditConfig key, for the flags whose name differs from the key.
-_FLAG_KEYS = {"predictor": "predictors", "folds": "n_folds", "bins": "n_bins", "boot": "n_boot"}
+_FLAG_KEYS = {"predictor": "predictors", "folds": "n_folds", "bins": "n_bins", "bootstrap": "n_boot"}
 
 
 def register(subparsers) -> None:
+    # Flags default to None so that a --config file's values stand unless a flag is given; the help
+    # shows the settings' own defaults (the AuditConfig dataclass).
+    from fairpath.causal import METHODS, PRESETS
+    from fairpath.parity import AuditConfig
+
+    defaults = AuditConfig()
+
+    def default(key: str) -> str:
+        return f"(default: {getattr(defaults, key)}; config key {key})"
+
     parser = subparsers.add_parser(
         "audit",
         help="audit predictors: causal decomposition, predictive parity and business-necessity verdicts",
         description="Decompose the disparity of the outcome and of each predictor into direct, indirect and "
         "spurious effects, measure predictive parity, and judge each predictor with the Business Necessity "
         "Cookbook. Writes OUT/report.html, OUT/results.json and CSV tables. Every flag can also be given in "
-        "a TOML/YAML --config file (keys: data, x, x0, x1, z, w, y, predictors, bn, out, method, learner, "
-        "n_folds, seed, level, alpha, margin, n_bins, n_boot, eps, trim, nboot1); flags win over the file.",
+        f"a TOML/YAML --config file (keys: {', '.join(AuditConfig.keys())}); flags win over the file.",
     )
-    parser.add_argument("data", nargs="?", help="CSV or Parquet file")
+    parser.add_argument("data", nargs="?", help="CSV or Parquet file (config key data)")
     parser.add_argument("--config", help="TOML or YAML file holding any of the settings")
     parser.add_argument("--x", help="protected attribute column")
     parser.add_argument("--x0", help="baseline level of X")
     parser.add_argument("--x1", help="comparison level of X")
-    parser.add_argument("--z", type=comma_list, help="confounders, comma-separated")
-    parser.add_argument("--w", type=comma_list, help="mediators, comma-separated")
+    parser.add_argument("--z", type=comma_list, help="confounders, comma-separated (default: none)")
+    parser.add_argument("--w", type=comma_list, help="mediators, comma-separated (default: none)")
     parser.add_argument("--y", help="outcome column")
-    parser.add_argument("--predictor", nargs="+", action="extend", help="predictor column(s)")
-    parser.add_argument("--bn", help="business-necessity set: pathways among DE, IE, SE, comma-separated; 'none' for ∅")
+    add_predictor_argument(parser)
+    parser.add_argument("--bn", help=f"business-necessity set: {BN_HELP}")
     parser.add_argument("--out", help="output folder")
-    parser.add_argument("--method", choices=("debiasing", "medDML"), help="estimator (default debiasing)")
-    parser.add_argument("--learner", help="nuisance learner: stack, gbm, rf or linear")
-    parser.add_argument("--folds", type=int, help="cross-fitting folds (default 5)")
-    parser.add_argument("--seed", type=int, help="seed of every random step (default 0)")
-    parser.add_argument("--level", type=float, help="confidence level (default 0.95)")
-    parser.add_argument("--alpha", type=float, help="family-wise error level of the Cookbook tests (default 0.05)")
-    parser.add_argument("--margin", type=float, help="equivalence margin δ: certify |effect difference| < δ")
-    parser.add_argument("--bins", type=int, help="quantile bins of the predictor for predictive parity (default 10)")
-    parser.add_argument("--boot", type=int, help="bootstrap draws for predictive parity CIs (default 200)")
-    parser.add_argument("--eps", type=float, help="positivity threshold for propensities (default 0.01)")
-    parser.add_argument("--trim", action="store_const", const=True, help="drop rows with propensities outside [eps, 1-eps]")
-    parser.add_argument("--nboot1", type=int, help="medDML refits on resampled rows (default 1)")
+    parser.add_argument("--method", choices=METHODS, help=f"estimator {default('method')}")
+    parser.add_argument("--learner", choices=PRESETS, help="nuisance learner (default: stack for debiasing, rf for medDML)")
+    add_alias_argument(parser, "--folds", "--n-folds", type=int, deprecated=False, help=f"cross-fitting folds {default('n_folds')}")
+    parser.add_argument("--seed", type=int, help=f"seed of every random step {default('seed')}")
+    parser.add_argument("--level", type=float, help=f"confidence level {default('level')}")
+    parser.add_argument("--alpha", type=float, help=f"family-wise error level of the Cookbook tests {default('alpha')}")
+    parser.add_argument("--margin", type=float,
+                        help="equivalence margin δ: certify |effect difference| < δ (default: none, no equivalence test; "
+                        "config key margin)")
+    parser.add_argument("--bins", type=int, help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
+    add_alias_argument(parser, "--bootstrap", "--boot", type=int,
+                       help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
+    parser.add_argument("--eps", type=float, help=f"positivity threshold for propensities {default('eps')}")
+    parser.add_argument("--trim", action="store_const", const=True,
+                        help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
+    parser.add_argument("--nboot1", type=int, help=f"medDML refits on resampled rows {default('nboot1')}")
     parser.set_defaults(func=_run_audit)
 
+
+def register_demo(subparsers) -> None:
     demo = subparsers.add_parser(
         "demo",
         help="run the whole audit on shipped data (a synthetic SFM with known effects, and COMPAS) and write reports",
+        description="Audit predictors with known verdicts on a synthetic SFM whose true effects are printed, then "
+        "Northpointe's COMPAS score and the paper's PP/SP baselines (BN = {SE}); writes a report per data set "
+        "under OUT. COMPAS is skipped with a note when its data file is absent.",
     )
-    demo.add_argument("--out", default="fairpath-demo", help="output folder (default: %(default)s)")
-    demo.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    demo.add_argument("--out", default="fairpath-demo", help="output folder")
+    demo.add_argument("--seed", type=int, default=0, help="seed of every random step")
     demo.set_defaults(func=_run_demo)
 
 
@@ -65,6 +84,8 @@ def _config_from_args(args: argparse.Namespace):
     for name, value in vars(args).items():
         if name in {"config", "func", "command"}:
             continue
+        if name == "predictor":
+            value = predictor_columns(value) or None
         flags[_FLAG_KEYS.get(name, name)] = value
     return config.updated(flags).require()
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import inspect
+import sys
 
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
 
-__all__ = ["add_sfm_arguments", "comma_list", "read_table", "sfm_from_args"]
+__all__ = ["add_alias_argument", "add_predictor_argument", "add_sfm_arguments", "comma_list", "predictor_columns",
+           "read_table", "sfm_from_args", "signature_default"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -20,13 +22,44 @@ def comma_list(text: str | None) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def signature_default(func, name: str):
+    """The default of ``func``'s parameter ``name``: flags show and use the code's own defaults."""
+    return inspect.signature(func).parameters[name].default
+
+
+def add_alias_argument(parser: argparse.ArgumentParser, name: str, *aliases: str, action: str = "store",
+                       deprecated: bool = True, **kwargs) -> None:
+    """The flag ``name``, also reachable as ``aliases``; a deprecated alias prints a note naming ``name``."""
+    base = parser._registry_get("action", action, action)
+
+    class _Alias(base):
+        def __call__(self, parser, namespace, values, option_string=None):
+            if deprecated and option_string in aliases:
+                print(f"fairpath: warning: {option_string} is deprecated; use {name}", file=sys.stderr)
+            super().__call__(parser, namespace, values, option_string)
+
+    kind = "deprecated alias" if deprecated else "alias"
+    parser.add_argument(name, *aliases, action=_Alias, **{**kwargs, "help": f"{kwargs['help']}; {', '.join(aliases)}: {kind}"})
+
+
+def add_predictor_argument(parser: argparse.ArgumentParser) -> None:
+    """``--predictor`` (Ŷ columns; ``--yhat`` is its old name): repeat it, or give several, space- or comma-separated."""
+    add_alias_argument(parser, "--predictor", "--yhat", action="extend", nargs="+", default=None, metavar="COLUMN",
+                       help="predictor column(s) Ŷ, space- or comma-separated, or repeat the flag")
+
+
+def predictor_columns(values: list[str] | None) -> list[str]:
+    """The columns of ``--predictor`` values, each of which may hold several comma-separated."""
+    return [column for item in values or [] for column in comma_list(item)]
+
+
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """The Standard Fairness Model flags shared by the tabular subcommands."""
     parser.add_argument("--x", required=required, help="protected attribute column")
     parser.add_argument("--x0", required=required, help="baseline level of X")
     parser.add_argument("--x1", required=required, help="comparison level of X")
-    parser.add_argument("--z", default="", help="confounders, comma-separated (may be empty)")
-    parser.add_argument("--w", default="", help="mediators, comma-separated (may be empty)")
+    parser.add_argument("--z", default="", help="confounders, comma-separated (default: none)")
+    parser.add_argument("--w", default="", help="mediators, comma-separated (default: none)")
     parser.add_argument("--y", required=required, help="outcome column")
 
 

@@ -4,32 +4,47 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args
+from fairpath.cli._common import (
+    add_alias_argument,
+    add_predictor_argument,
+    add_sfm_arguments,
+    predictor_columns,
+    read_table,
+    sfm_from_args,
+    signature_default,
+)
 
 
 def register(subparsers) -> None:
+    # The choices and defaults are the estimator's own (importing it here costs about a second of --help).
+    from fairpath.causal import METHODS, PRESETS, decompose
+
+    def default(name):
+        return signature_default(decompose, name)
+
     parser = subparsers.add_parser(
         "decompose", help="decompose TV into counterfactual direct, indirect and spurious effects",
         description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors.",
     )
     parser.add_argument("data", help="CSV or Parquet file")
     add_sfm_arguments(parser)
-    parser.add_argument("--yhat", action="append", default=[], help="predictor column (repeat or comma-separate)")
-    parser.add_argument("--method", default="debiasing", choices=["debiasing", "medDML"])
-    parser.add_argument("--learner", default=None, choices=["stack", "gbm", "rf", "linear"],
+    add_predictor_argument(parser)
+    parser.add_argument("--method", default=default("method"), choices=METHODS, help="estimator")
+    parser.add_argument("--learner", default=None, choices=PRESETS,
                         help="nuisance learner (default: stack for debiasing, rf for medDML)")
-    parser.add_argument("--folds", type=int, default=5, help="cross-fitting folds (default 5)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    parser.add_argument("--eps", type=float, default=0.01,
-                        help="positivity bound: propensities are clipped to [eps, 1-eps] and such rows counted (default 0.01)")
-    parser.add_argument("--trim", action="store_const", const=True, default=None,
+    add_alias_argument(parser, "--folds", "--n-folds", type=int, deprecated=False, default=default("n_folds"), help="cross-fitting folds")
+    parser.add_argument("--seed", type=int, default=default("seed"), help="seed of the folds and the learners")
+    parser.add_argument("--level", type=float, default=default("level"), help="confidence level")
+    parser.add_argument("--eps", type=float, default=default("eps"),
+                        help="positivity bound: propensities are clipped to [eps, 1-eps] and such rows counted")
+    parser.add_argument("--trim", action="store_const", const=True, default=default("trim"),
                         help="leave rows with extreme propensities out (default: only with medDML, as faircause)")
-    parser.add_argument("--bootstrap", type=int, default=0, help="debiasing: percentile CIs from N resamples")
-    parser.add_argument("--nboot1", type=int, default=1, help="medDML: refits on resampled rows")
-    parser.add_argument("--nboot2", type=int, default=100, help="medDML: resamples per refit")
-    parser.add_argument("--json", type=Path, help="write the results as JSON here")
-    parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here")
+    parser.add_argument("--bootstrap", type=int, default=default("n_boot"),
+                        help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
+    parser.add_argument("--nboot1", type=int, default=default("nboot1"), help="medDML: refits on resampled rows")
+    parser.add_argument("--nboot2", type=int, default=default("nboot2"), help="medDML: resamples per refit")
+    parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
+    parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")
     parser.set_defaults(func=run)
 
 
@@ -38,7 +53,7 @@ def run(args) -> int:
 
     data = read_table(args.data)
     sfm = sfm_from_args(args, data)
-    predictors = [c for item in args.yhat for c in comma_list(item)]
+    predictors = predictor_columns(args.predictor)
     result = decompose(
         data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
         level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,

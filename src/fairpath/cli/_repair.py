@@ -5,20 +5,35 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fairpath.cli._common import add_parallel_arguments, add_sfm_arguments, comma_list, parallel_options, read_table, sfm_from_args
+from fairpath._vocabulary import BN_HELP, RESOLVING_ROLE
+from fairpath.cli._common import (
+    add_parallel_arguments,
+    add_sfm_arguments,
+    comma_list,
+    parallel_options,
+    read_table,
+    sfm_from_args,
+    signature_default,
+)
 
 
 def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
+    from fairpath.adaptation import ENGINES
+    from fairpath.repair import FairPredictor
+
     parser.add_argument("data", help="CSV or Parquet file")
     add_sfm_arguments(parser)
-    parser.add_argument("--engine", default="forest", choices=["forest", "linear"], help="conditional quantile engine (default: %(default)s)")
-    parser.add_argument("--reference", default="x1", choices=["x0", "x1"],
-                        help="group whose mechanisms the fair twins follow (default: %(default)s, matching the effects' conventions)")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    parser.add_argument("--engine", default=signature_default(FairPredictor, "engine"), choices=list(ENGINES),
+                        help="conditional quantile engine")
+    parser.add_argument("--reference", default=signature_default(FairPredictor, "reference"), choices=["x0", "x1"],
+                        help="group whose mechanisms the fair twins follow (x1 matches the effects' conventions)")
+    parser.add_argument("--seed", type=int, default=signature_default(FairPredictor, "random_state"), help="seed of every random step")
     parser.add_argument("--out", required=True, help="output folder")
 
 
 def register(subparsers) -> None:
+    from fairpath.repair import frontier
+
     repair = subparsers.add_parser(
         "repair",
         help="fair twins (causal data adaptation) and a fair predictor for a BN set",
@@ -26,10 +41,11 @@ def register(subparsers) -> None:
         "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT.",
     )
     _add_shared_arguments(repair)
-    repair.add_argument("--bn", default="", help="business-necessity set among IE,SE (default: empty)")
-    repair.add_argument("--resolving", default=None, help="resolving columns, comma separated (instead of --bn)")
-    repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]); default: the SFM graph")
-    repair.add_argument("--test", default=None, help="new rows to transform with the fitted adaptation")
+    repair.add_argument("--bn", default="none", help=f"business-necessity set: {BN_HELP}. Adaptation always removes DE, "
+                        "so DE is refused here")
+    repair.add_argument("--resolving", default=None, help="resolving columns, comma separated (instead of --bn; default: from --bn)")
+    repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]) (default: the SFM graph)")
+    repair.add_argument("--test", default=None, help="new rows to transform with the fitted adaptation (default: none)")
     repair.add_argument("--constrained", action="store_true", help="also fit the constrained-learning predictor (lambda path)")
     repair.set_defaults(func=_run_repair)
 
@@ -40,9 +56,12 @@ def register(subparsers) -> None:
         "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs.csv.",
     )
     _add_shared_arguments(front)
-    front.add_argument("--bn-sets", default="none,Z,W,ZW", help="BN sets by resolving variables (default: %(default)s)")
-    front.add_argument("--repeats", type=int, default=3, help="seeds per BN set (default: %(default)s)")
-    front.add_argument("--quantile", type=float, default=0.68, help="decision threshold quantile for SPM (default: %(default)s)")
+    front.add_argument("--bn-sets", default="none;SE;IE;IE,SE",
+                       help=f"BN sets separated by ';', each a business-necessity set ({BN_HELP}); DE is refused, as "
+                       "adaptation removes it; the frontier names its points by resolving variables (none, Z, W, ZW)")
+    front.add_argument("--repeats", type=int, default=signature_default(frontier, "repeats"), help="seeds per BN set")
+    front.add_argument("--quantile", type=float, default=signature_default(frontier, "quantile"),
+                       help="decision threshold quantile for SPM")
     front.add_argument("--no-unconstrained", action="store_true", help="leave out the unconstrained learner")
     front.add_argument("--no-constrained", action="store_true", help="leave out the constrained-learning predictors")
     front.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -58,7 +77,7 @@ def _run_repair(args: argparse.Namespace) -> int:
     sfm = sfm_from_args(args, data)
     graph = CausalGraph.from_edge_table(read_table(args.graph), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
     resolving = comma_list(args.resolving) if args.resolving is not None else None
-    predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, seed=args.seed).fit(data[sfm.columns])
+    predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, random_state=args.seed).fit(data[sfm.columns])
     adapter = predictor.adapter_
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -74,14 +93,14 @@ def _run_repair(args: argparse.Namespace) -> int:
         test = read_table(args.test)
         adapter.transform(test).to_csv(out / "adapted_test.csv", index=False)
         test_scores = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].copy()
-        test_scores["fair_score"] = predictor.predict(test)
+        test_scores["fair_score"] = _scores(predictor, test)
         test_scores.to_csv(out / "test_scores.csv", index=False)
     if args.constrained:
-        learner = ConstrainedLearner(sfm, _constrained_bn(args), seed=args.seed).fit(data[sfm.columns])
+        learner = ConstrainedLearner(sfm, _constrained_bn(args), random_state=args.seed).fit(data[sfm.columns])
         path = learner.path_result()
         path.to_frame().to_csv(out / "constrained_path.csv", index=False)
         path.plot().savefig(out / "constrained_path.png", dpi=110, bbox_inches="tight")
-        scores["constrained_score"] = learner.predict(data)
+        scores["constrained_score"] = _scores(learner, data)
         summary["constrained"] = path.to_dict()
         print(path)
     scores.to_csv(out / "scores.csv", index=False)
@@ -97,8 +116,13 @@ def _constrained_bn(args: argparse.Namespace):
     if args.resolving is None:
         return args.bn
     resolving = set(comma_list(args.resolving))
-    z, w = set(comma_list(args.z)), set(comma_list(args.w))
-    return [p for p, cols in (("SE", z), ("IE", w)) if cols and cols <= resolving]
+    columns = {role: set(comma_list(getattr(args, role))) for role in RESOLVING_ROLE.values()}
+    return [p for p, role in RESOLVING_ROLE.items() if columns[role] and columns[role] <= resolving]
+
+
+def _scores(model, data):
+    """Probabilities of a binary outcome, predicted values of a continuous one."""
+    return model.predict_proba(data)[:, 1] if hasattr(model, "classes_") else model.predict(data)
 
 
 def _tv(frame, sfm, column) -> float:

@@ -7,8 +7,12 @@ import sys
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("reproduce", help="reproduce a study of the paper")
-    studies = parser.add_subparsers(dest="study", metavar="STUDY", required=True)
+    parser = subparsers.add_parser(
+        "reproduce", help="reproduce a study of the papers",
+        description="Rerun a published study end to end and check its claims; each STUDY has its own --help.",
+    )
+    studies = parser.add_subparsers(dest="study", metavar="STUDY")
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])  # no STUDY: show the studies
     theorem1 = studies.add_parser(
         "theorem1",
         help="Theorem 1 (predictive parity decomposition): Appendix A.2, Figures 7-8, Corollary 1",

@@ -37,9 +37,9 @@ def _register_audit(text_subparsers) -> None:
     audit.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
     audit.add_argument("--samples", type=int, default=20, help="continuations per prompt (default 20; the paper used 1000)")
     audit.add_argument("--max-new-tokens", type=int, default=50, help="tokens per continuation at most (default 50)")
-    audit.add_argument("--temperature", type=float, default=1.0)
-    audit.add_argument("--top-k", type=int, default=None)
-    audit.add_argument("--top-p", type=float, default=1.0)
+    audit.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
+    audit.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens (default: all)")
+    audit.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
     audit.add_argument("--batch-size", type=int, default=64,
                        help="rows generated together (with --backend openai: samples per stored part)")
     audit.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
@@ -58,7 +58,7 @@ def _add_measure_arguments(parser) -> None:
                         help="permutations of the value labels within templates per test (default 999)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of generation and permutations")
     parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
 
 
@@ -123,10 +123,10 @@ def _backend(args):
     from fairpath._exceptions import FairpathInputError
 
     if args.backend == "hf":
-        from fairpath.text._generation import HFGenerator
+        from fairpath.text import HFGenerator
 
         return HFGenerator(args.model, dtype=args.dtype)
-    from fairpath.text._openai_backend import OpenAICompatibleBackend
+    from fairpath.text import OpenAICompatibleBackend
 
     if args.base_url is None:
         raise FairpathInputError("--backend openai needs --base-url (the server's API root, e.g. http://127.0.0.1:8000/v1)")

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 from sklearn.model_selection import StratifiedKFold
 
+from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath.causal import fit_predict, prepare_data
 
@@ -27,7 +29,7 @@ def _upper_quantile_threshold(scores: np.ndarray, selection_rate: float) -> floa
     return float(np.quantile(scores, 1 - selection_rate))
 
 
-class UnconstrainedPredictor:
+class UnconstrainedPredictor(BaseEstimator):
     """Ŷ^PP: out-of-fold probabilities of an unconstrained learner of Y from X, Z and W.
 
     Parameters
@@ -50,6 +52,11 @@ class UnconstrainedPredictor:
 
     def fit_predict(self, data: pd.DataFrame, sfm) -> np.ndarray:
         """Fit on ``data`` (roles from ``sfm``) and return the out-of-fold scores, or decisions with a rate."""
+        scores = self.fit(data, sfm).scores_
+        return scores if self.selection_rate is None else self.decide(self.selection_rate)
+
+    def fit(self, data: pd.DataFrame, sfm) -> "UnconstrainedPredictor":
+        """Out-of-fold scores of every row of ``data`` (roles from ``sfm``) in ``scores_``."""
         prepared = prepare_data(data, sfm, [sfm.y], min_rows=self.n_folds)
         y = prepared.outcomes[sfm.y]
         binary = prepared.binary(sfm.y)
@@ -66,16 +73,17 @@ class UnconstrainedPredictor:
             (scores[test],) = fit_predict(self.learner, binary, self.random_state + k, features[train], y[train], [features[test]])
         self.scores_ = scores
         self.outcome_mean_ = float(y.mean())
-        return scores if self.selection_rate is None else self.decide(self.selection_rate)
+        return self
 
     def decide(self, selection_rate: float) -> np.ndarray:
         """Binary decisions 1(score > the (1 − rate) quantile of the fitted scores)."""
+        check_fitted(self, "scores_")
         self.threshold_ = _upper_quantile_threshold(self.scores_, _check_rate(selection_rate))
         self.decisions_ = (self.scores_ > self.threshold_).astype(int)
         return self.decisions_
 
 
-class GroupThresholdPredictor:
+class GroupThresholdPredictor(BaseEstimator):
     """Ŷ^SP: ŷ = 1(score > t_g) with a threshold per group g chosen so both select ``selection_rate``.
 
     Attributes
@@ -95,6 +103,8 @@ class GroupThresholdPredictor:
         return self
 
     def predict(self, scores, groups) -> np.ndarray:
+        """0/1 decisions: each score against its group's threshold."""
+        check_fitted(self, "thresholds_")
         scores, groups = np.asarray(scores, dtype=float), np.asarray(groups)
         unknown = sorted({str(g) for g in pd.unique(groups)} - {str(g) for g in self.thresholds_})
         if unknown:

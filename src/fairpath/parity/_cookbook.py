@@ -19,6 +19,7 @@ from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._results import ResultMixin  # noqa: E402
 from fairpath._stats import holm  # noqa: E402  (re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
+
 DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
 
 VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "certified"

@@ -277,7 +277,7 @@ def _adapted_outcome(frame, sfm, seed, adaptation) -> np.ndarray:
     outcome of an x1 row is its fair twin's outcome."""
     from fairpath.adaptation import FairAdapt, graph_from_sfm  # the adaptation subpackage is only needed here
 
-    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, resolving=(), seed=seed, **adaptation)
+    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, resolving=(), random_state=seed, **adaptation)
     adapter.fit(frame[[sfm.x, *sfm.w, sfm.y]])
     return adapter.adapted_train_[sfm.y].to_numpy(dtype=float)
 

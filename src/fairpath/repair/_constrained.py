@@ -27,9 +27,11 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import expit
+from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
@@ -124,7 +126,7 @@ class _Problem:
         return value, grad
 
 
-class ConstrainedLearner:
+class ConstrainedLearner(BaseEstimator):
     """Predictor trained with a penalty on the causal pathways outside (and inside) the BN set.
 
     Parameters
@@ -136,13 +138,18 @@ class ConstrainedLearner:
     holdout : share of rows held out to choose λ.
     l2 : ridge penalty on the coefficients (not the intercept); smooth : the s of sqrt(d² + s²).
     targets : optional dict pathway -> Ctf-CE(y); computed with ``fairpath.causal.decompose`` when None.
+    random_state : int seeding the held-out split and the decomposition (``seed`` is its deprecated old name).
+
+    ``predict`` gives 0/1 labels for a binary outcome (values for a continuous one), ``predict_proba``
+    the probabilities. Categories of the covariates are those seen by ``fit``; others are refused.
 
     Fitted attributes: ``targets_``, ``path_`` (DataFrame per λ: held-out effects, violation, loss,
     AUC or R²), ``lambda_``, ``coef_``, ``effects_`` (in-sample DE, IE, SE at ``lambda_``).
     """
 
     def __init__(self, sfm, bn=(), lambdas=DEFAULT_LAMBDAS, tolerance: float = 0.01, holdout: float = 0.3,
-                 l2: float = 1e-3, smooth: float = 1e-4, targets: dict | None = None, seed: int = 0):
+                 l2: float = 1e-3, smooth: float = 1e-4, targets: dict | None = None, random_state: int = 0,
+                 seed: int | None = None):
         self.sfm = sfm
         self.bn = bn
         self.lambdas = lambdas
@@ -151,6 +158,7 @@ class ConstrainedLearner:
         self.l2 = l2
         self.smooth = smooth
         self.targets = targets
+        self.random_state = random_state
         self.seed = seed
 
     # -- set-up --------------------------------------------------------------------------------
@@ -159,7 +167,7 @@ class ConstrainedLearner:
         if self.targets is not None:
             effects = dict(self.targets)
         else:
-            result = decompose(data, self.sfm, seed=self.seed)
+            result = decompose(data, self.sfm, seed=self.random_state_)
             effects = {p: result.estimate(MEASURE_OF_PATHWAY[p]).estimate for p in pathways}
         return {p: (float(effects[p]) if p in pathways else 0.0) for p in PATHWAYS}
 
@@ -177,7 +185,9 @@ class ConstrainedLearner:
         return (1 - p1) / p1
 
     # -- fitting -------------------------------------------------------------------------------
-    def fit(self, data: pd.DataFrame) -> "ConstrainedLearner":
+    def fit(self, data: pd.DataFrame, y=None) -> "ConstrainedLearner":
+        """Fit on ``data`` (every column of the SFM); ``y`` is ignored (the SFM names the outcome)."""
+        self.random_state_ = resolve_random_state(self)
         sfm = self.sfm
         for column in sfm.columns:
             if column not in data.columns:
@@ -189,6 +199,8 @@ class ConstrainedLearner:
         if not pd.api.types.is_numeric_dtype(y):
             raise FairpathInputError(f"the outcome {sfm.y!r} must be numeric")
         self.link_ = "logistic" if set(pd.unique(y)) <= {0, 1} else "linear"
+        if self.link_ == "logistic":
+            self.classes_ = np.array([0, 1])
         self.targets_ = self._outcome_targets(data)
         self.design_ = _Design(data, [*sfm.z, *sfm.w])
         self.propensity_ = None
@@ -197,7 +209,7 @@ class ConstrainedLearner:
             group = (data[sfm.x] == sfm.x1).to_numpy()
             self.propensity_ = LogisticRegression(max_iter=1000).fit(self.z_design_.covariate_matrix(data), group)
 
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(self.random_state_)
         held = rng.uniform(size=len(data)) < self.holdout
         fit_part, held_part = self._problem(data, np.flatnonzero(~held)), self._problem(data, np.flatnonzero(held))
         rows, beta = [], None
@@ -266,14 +278,28 @@ class ConstrainedLearner:
         return row
 
     # -- prediction ----------------------------------------------------------------------------
-    def predict(self, data: pd.DataFrame) -> np.ndarray:
+    def _scores(self, data: pd.DataFrame) -> np.ndarray:
         """Scores (probabilities for a binary outcome) of rows at their observed X."""
-        if not hasattr(self, "coef_"):
-            raise FairpathInputError("this ConstrainedLearner is not fitted yet; call fit(data) first")
+        check_fitted(self, "coef_")
+        unknown = set(pd.unique(data[self.sfm.x])) - {self.sfm.x0, self.sfm.x1}
+        if unknown:
+            raise FairpathInputError(f"{self.sfm.x!r} has levels {sorted(map(str, unknown))} other than {self.sfm.x0!r} and {self.sfm.x1!r}")
         group = (data[self.sfm.x] == self.sfm.x1).to_numpy(dtype=float)
         design = _Design.with_x(self.design_.covariate_matrix(data), group)
         eta = design @ self.coef_
         return expit(eta) if self.link_ == "logistic" else eta
+
+    def predict(self, data: pd.DataFrame) -> np.ndarray:
+        """0/1 labels (probability above 1/2) for a binary outcome; predicted values for a continuous one."""
+        scores = self._scores(data)
+        return (scores > 0.5).astype(int) if self.link_ == "logistic" else scores
+
+    def predict_proba(self, data: pd.DataFrame) -> np.ndarray:
+        """Probabilities of the classes 0 and 1 (columns) of rows at their observed X; binary outcome only."""
+        scores = self._scores(data)
+        if self.link_ != "logistic":
+            raise FairpathInputError(f"predict_proba needs a binary 0/1 outcome; {self.sfm.y!r} is continuous: use predict")
+        return np.column_stack([1 - scores, scores])
 
     def path_result(self) -> "ConstrainedPath":
         return ConstrainedPath(self.path_, self.targets_, self.lambda_, self.tolerance, list(parse_bn(self.bn)))

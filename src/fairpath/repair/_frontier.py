@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
 from fairpath._results import ResultMixin
-from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, parse_bn, split_bn_sets
+from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
 from fairpath.causal import decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
@@ -82,8 +82,8 @@ def _constrained_oof(data: pd.DataFrame, sfm, bn, targets: dict, n_folds: int, s
     scores = np.empty(len(data))
     folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
     for train_rows, test_rows in folds.split(data, data[sfm.y]):
-        learner = ConstrainedLearner(sfm, bn, targets=targets, seed=seed).fit(data.iloc[train_rows])
-        scores[test_rows] = learner.predict(data.iloc[test_rows])
+        learner = ConstrainedLearner(sfm, bn, targets=targets, random_state=seed).fit(data.iloc[train_rows])
+        scores[test_rows] = learner.predict_proba(data.iloc[test_rows])[:, 1]
     return scores
 
 
@@ -163,7 +163,7 @@ def _runs_file(out_dir: Path | None, settings: dict) -> Path | None:
 
 
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
-             reference: str = "x1", learner=None, engine="forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
+             reference: Reference = "x1", learner=None, engine: Engine | object = "forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
              n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True,
              n_jobs: int = 1, scheduler=None, workers: int | None = None) -> FrontierResult:
     """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable.
@@ -225,7 +225,7 @@ def _run(task, data, sfm, reference, learner, engine, n_folds, quantile, n_bins,
 def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets) -> np.ndarray:
     if kind == "adaptation":
         bn = BN_OF_RESOLVING[bn_set]
-        predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, seed=seed)
+        predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, random_state=seed)
         return predictor.fit(data).oof_scores_
     if kind == "unconstrained":
         columns = [sfm.x, *sfm.z, *sfm.w]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
+from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
+from fairpath._vocabulary import Engine, Reference
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
 
 
@@ -18,16 +20,42 @@ def default_forest(binary: bool, seed: int):
     return forest(n_estimators=300, min_samples_leaf=10, max_features="sqrt", oob_score=True, n_jobs=-1, random_state=seed)
 
 
+class FeatureEncoder:
+    """Numbers for a learner: numeric columns as they are, other columns as integer codes of the
+    categories seen by ``fit`` (sorted labels), so that new rows get the training rows' codes."""
+
+    def __init__(self, columns: list[str]):
+        self.columns = list(columns)
+
+    def fit(self, frame: pd.DataFrame) -> "FeatureEncoder":
+        self.categories_ = {c: sorted(frame[c].astype(str).unique()) for c in self.columns if not _is_number(frame[c])}
+        return self
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        parts = []
+        for column in self.columns:
+            values = frame[column]
+            if column not in self.categories_:
+                parts.append(values.to_numpy(dtype=float))
+                continue
+            codes = values.astype(str).map({label: code for code, label in enumerate(self.categories_[column])})
+            unseen = sorted(set(values[codes.isna()].astype(str)))
+            if unseen:
+                raise FairpathInputError(
+                    f"column {column!r} has categories {unseen[:10]} that the predictor never saw in training "
+                    f"(known: {self.categories_[column][:10]}); refit on data that contains them or recode them"
+                )
+            parts.append(codes.to_numpy(dtype=float))
+        return np.column_stack(parts)
+
+
+def _is_number(values: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+
+
 def encode_features(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """Numbers for a learner: numeric columns as they are, other columns as integer category codes."""
-    parts = []
-    for column in columns:
-        values = frame[column]
-        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-            parts.append(values.to_numpy(dtype=float))
-        else:
-            parts.append(pd.Categorical(values.astype(str), categories=sorted(values.astype(str).unique())).codes.astype(float))
-    return np.column_stack(parts)
+    """Codes of ``columns`` with the categories of ``frame`` itself (for data fitted and scored at once)."""
+    return FeatureEncoder(columns).fit(frame).transform(frame)
 
 
 def out_of_fold_scores(learner, features: np.ndarray, target: np.ndarray, binary: bool, n_folds: int, seed: int) -> np.ndarray:
@@ -44,7 +72,7 @@ def out_of_fold_scores(learner, features: np.ndarray, target: np.ndarray, binary
     return scores[:, 1] if scores.ndim == 2 else scores
 
 
-class FairPredictor:
+class FairPredictor(BaseEstimator):
     """Adapt the data for a BN set, then train a learner on the fair twins.
 
     Parameters
@@ -60,13 +88,18 @@ class FairPredictor:
     learner : None for the default forest, or any scikit-learn estimator.
     engine : quantile engine for the adaptation. n_folds : folds for out-of-fold scores of a
     learner that has no out-of-bag predictions.
+    random_state : int seeding the adaptation, the default forest and the folds (``seed`` is its
+        deprecated old name).
 
     The learner sees the adapted covariates (Z and W twins), never the protected attribute.
-    Fitted attributes: ``adapter_``, ``learner_``, ``features_``, ``oof_scores_`` (training rows).
+    ``predict`` gives labels (values for a continuous outcome), ``predict_proba`` the probabilities
+    of a binary outcome. Categories of the covariates are those seen by ``fit``; others are refused.
+    Fitted attributes: ``adapter_``, ``learner_``, ``features_``, ``encoder_``, ``oof_scores_``
+    (training rows), ``classes_`` (binary outcome).
     """
 
-    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: str = "x1", learner=None,
-                 engine="forest", n_folds: int = 5, seed: int = 0):
+    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference = "x1", learner=None,
+                 engine: Engine | object = "forest", n_folds: int = 5, random_state: int = 0, seed: int | None = None):
         self.sfm = sfm
         self.bn = bn
         self.resolving = resolving
@@ -75,32 +108,49 @@ class FairPredictor:
         self.learner = learner
         self.engine = engine
         self.n_folds = n_folds
+        self.random_state = random_state
         self.seed = seed
 
-    def fit(self, train: pd.DataFrame) -> "FairPredictor":
+    def fit(self, train: pd.DataFrame, y=None) -> "FairPredictor":
+        """Adapt ``train`` (every column of the SFM) and fit the learner; ``y`` is ignored (the SFM names it)."""
+        seed = resolve_random_state(self)
         sfm = self.sfm
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
         resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else list(self.resolving)
         if self.reference not in ("x0", "x1"):
             raise FairpathInputError(f"reference must be 'x0' or 'x1', got {self.reference!r}")
         baseline = sfm.x1 if self.reference == "x1" else sfm.x0
-        self.adapter_ = FairAdapt(graph, sfm.x, baseline, sfm.y, resolving=resolving, engine=self.engine, seed=self.seed).fit(train)
+        self.adapter_ = FairAdapt(graph, sfm.x, baseline, sfm.y, resolving=resolving, engine=self.engine, random_state=seed).fit(train)
         self.binary_ = set(pd.unique(train[sfm.y])) <= {0, 1}
+        if self.binary_:
+            self.classes_ = np.array([0, 1])
         self.features_ = [c for c in graph.nodes if c not in (sfm.x, sfm.y)]
-        learner = self.learner if self.learner is not None else default_forest(self.binary_, self.seed)
-        features = encode_features(self.adapter_.adapted_train_, self.features_)
+        learner = self.learner if self.learner is not None else default_forest(self.binary_, seed)
+        self.encoder_ = FeatureEncoder(self.features_).fit(self.adapter_.adapted_train_)
+        features = self.encoder_.transform(self.adapter_.adapted_train_)
         target = self.adapter_.adapted_train_[sfm.y].to_numpy()
-        self.oof_scores_ = out_of_fold_scores(learner, features, target, self.binary_, self.n_folds, self.seed)
+        self.oof_scores_ = out_of_fold_scores(learner, features, target, self.binary_, self.n_folds, seed)
         self.learner_ = clone(learner).fit(features, target)
         return self
 
+    def _twin_features(self, data: pd.DataFrame) -> np.ndarray:
+        check_fitted(self, "learner_")
+        return self.encoder_.transform(self.adapter_.transform(data))
+
     def predict(self, data: pd.DataFrame) -> np.ndarray:
-        """Scores of new rows: the learner applied to their fair twins."""
-        if not hasattr(self, "learner_"):
-            raise FairpathInputError("this FairPredictor is not fitted yet; call fit(train) first")
-        twins = self.adapter_.transform(data)
-        features = encode_features(twins, self.features_)
-        return self.learner_.predict_proba(features)[:, 1] if self.binary_ and is_classifier(self.learner_) else self.learner_.predict(features)
+        """The learner's predictions at the fair twins of new rows (0/1 labels for a classifier)."""
+        features = self._twin_features(data)
+        return self.learner_.predict(features)
+
+    def predict_proba(self, data: pd.DataFrame) -> np.ndarray:
+        """Probabilities of the classes 0 and 1 (columns) at the fair twins of new rows."""
+        features = self._twin_features(data)
+        if not (self.binary_ and is_classifier(self.learner_)):
+            raise FairpathInputError(
+                f"predict_proba needs a binary 0/1 outcome and a classifier; here the outcome {self.sfm.y!r} is "
+                f"{'binary' if self.binary_ else 'continuous'} and the learner a {type(self.learner_).__name__}: use predict"
+            )
+        return self.learner_.predict_proba(features)
 
     def twin_frame(self, column: str = "fair") -> pd.DataFrame:
         """The training rows in the twin world: observed X and Y, adapted Z and W, and the out-of-fold scores.

@@ -118,7 +118,7 @@ class DebiasStudyResult(ResultMixin):
                 continue
             for regularizer, group in rows[rows["model"] != BASE].groupby("regularizer"):
                 group = group.sort_values("lam")
-                line = ax.plot(group["individual"], group[column], marker="o", label=regularizer)[0]
+                ax.plot(group["individual"], group[column], marker="o", label=regularizer)
                 for _, row in group.iterrows():
                     ax.annotate(f"λ={row['lam']:g}", (row["individual"], row[column]), textcoords="offset points", xytext=(4, 4), fontsize=8)
             if not base.empty:

@@ -1,0 +1,85 @@
+"""One command line: every flag explained with its default, one name per idea (old names still work),
+one business-necessity vocabulary, subcommands in workflow order, help where arguments are missing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from fairpath._vocabulary import BN_HELP
+from fairpath.cli import build_parser, main
+from fairpath.cli._audit import _config_from_args
+from fairpath.datasets import make_binary_sfm
+
+
+def _subparsers(parser: argparse.ArgumentParser, path=("fairpath",)):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _subparsers(child, (*path, name))
+
+
+def _commands():
+    return list(_subparsers(build_parser()))
+
+
+def test_every_flag_has_help_that_shows_its_default():
+    missing, undocumented = [], []
+    for path, parser in _commands():
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)):
+                continue
+            name = f"{' '.join(path)} {'/'.join(action.option_strings) or action.dest}"
+            if not action.help:
+                missing.append(name)
+            elif action.default is not None and action.default is not False and "default" not in formatter._get_help_string(action):
+                undocumented.append(name)
+    assert missing == [] and undocumented == []
+
+
+def test_subcommands_follow_the_workflow_and_each_has_a_description():
+    top = build_parser()
+    (commands,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(commands.choices) == ["decompose", "audit", "repair", "frontier", "demo", "reproduce", "text"]
+    assert all(parser.description for _, parser in _commands())
+
+
+@pytest.mark.parametrize("argv", [["reproduce"], []])
+def test_a_command_without_its_subcommand_prints_its_help(argv, capsys):
+    assert main(argv) == 2
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"usage: fairpath {' '.join(argv)}".rstrip() + " [-h]")
+    if argv:
+        assert "theorem1" in printed and "Rerun a published study" in printed
+
+
+def test_every_business_necessity_flag_speaks_the_one_vocabulary():
+    helps = {(path[-1], a.dest): a.help for path, parser in _commands() for a in parser._actions if a.dest in {"bn", "bn_sets"}}
+    assert set(helps) == {("audit", "bn"), ("repair", "bn"), ("frontier", "bn_sets")}
+    assert all(BN_HELP in text for text in helps.values())
+
+
+def test_old_flag_names_still_work_and_say_what_replaces_them(capsys):
+    args = build_parser().parse_args(["audit", "data.csv", "--yhat", "a,b", "--predictor", "c", "--boot", "7", "--n-folds", "3"])
+    config = _config_from_args(args.__class__(**{**vars(args), "x": "g", "x0": 0, "x1": 1, "y": "y", "bn": "SE", "out": "o"}))
+    assert (config.predictors, config.n_boot, config.n_folds) == (["a", "b", "c"], 7, 3)
+    err = capsys.readouterr().err
+    assert "--yhat is deprecated; use --predictor" in err and "--boot is deprecated; use --bootstrap" in err
+    assert "--n-folds" not in err  # an accepted spelling of the config key, not deprecated
+
+
+def test_decompose_reads_predictors_under_either_name(tmp_path, capsys):
+    sample = make_binary_sfm(500, seed=6)
+    path = tmp_path / "data.csv"
+    sample.data.assign(score=sample.outcome_mean(sample.data)).to_csv(path, index=False)
+    common = [str(path), "--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y",
+              "--learner", "linear", "--folds", "2"]
+    assert main(["decompose", *common, "--predictor", "score", "--json", str(tmp_path / "new.json")]) == 0
+    assert main(["decompose", *common, "--yhat", "score", "--json", str(tmp_path / "old.json")]) == 0
+    assert "--yhat is deprecated; use --predictor" in capsys.readouterr().err
+    new, old = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("new", "old"))
+    assert set(new["estimates"]) == {"y", "score"} and new["estimates"] == old["estimates"]

@@ -1,0 +1,60 @@
+"""One vocabulary: pathways, measures, labels and business-necessity sets read the same way everywhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from fairpath import FairpathInputError
+from fairpath._vocabulary import (
+    LABELS,
+    MEASURE_OF_PATHWAY,
+    PATHWAYS,
+    RESOLVING_NAMES,
+    RESOLVING_ROLE,
+    parse_bn,
+    split_bn_sets,
+)
+from fairpath.adaptation import resolving_for_bn
+from fairpath.causal import MEASURES, SFM
+from fairpath.causal import PATHWAYS as CAUSAL_PATHWAYS
+from fairpath.parity import parse_bn as parity_parse_bn
+from fairpath.parity._ppm_decomposition import INTEGRATED, QUANTITIES
+from fairpath.repair import BN_OF_RESOLVING, parse_bn_set, parse_bn_sets
+
+
+@pytest.mark.parametrize(("spelling", "expected"), [
+    (None, ()), ("", ()), ("none", ()), (" None ", ()), ("∅", ()), ("empty", ()), ([], ()),
+    ("SE, de", ("DE", "SE")), ("ie+se", ("IE", "SE")), (["SE", "IE", "DE"], ("DE", "IE", "SE")),
+    ("Z", ("SE",)), ("w", ("IE",)), ("ZW", ("IE", "SE")), ("wz", ("IE", "SE")),
+])
+def test_parse_bn_accepts_every_documented_spelling(spelling, expected):
+    assert parse_bn(spelling) == expected
+    assert parse_bn_set(spelling) == frozenset(expected)
+
+
+@pytest.mark.parametrize("bad", ["SE,XE", ["DE", "total"], "ctfde", "none,SE", "Z,SE"])
+def test_parse_bn_names_the_entry_it_cannot_read(bad):
+    with pytest.raises(FairpathInputError, match="is not a pathway; use any of DE, IE, SE .*resolving-variable names Z, W, ZW"):
+        parse_bn(bad)
+
+
+def test_lists_of_sets_separate_by_semicolon_or_use_the_frontier_names():
+    assert split_bn_sets("none; SE; IE,SE") == ["none", "SE", "IE,SE"]
+    assert split_bn_sets("none,Z,W,ZW") == ["none", "Z", "W", "ZW"]
+    assert split_bn_sets("IE,SE") == ["IE,SE"]  # one set of two pathways, not two sets
+    assert parse_bn_sets("IE,SE") == ["ZW"]
+
+
+def test_one_definition_serves_every_package():
+    assert parity_parse_bn is parse_bn
+    assert CAUSAL_PATHWAYS is MEASURE_OF_PATHWAY and tuple(MEASURE_OF_PATHWAY) == PATHWAYS
+    assert BN_OF_RESOLVING == {name: bn for bn, name in RESOLVING_NAMES.items()}
+    assert set(LABELS) >= set(MEASURES) | set(QUANTITIES) | set(INTEGRATED.values())
+    assert LABELS["ctfde"] == "Ctf-DE" and LABELS["ippm"] == "iPPM"
+
+
+def test_the_resolving_variables_realise_each_bn_set_without_de():
+    sfm = SFM(x="x", x0=0, x1=1, z=("z1", "z2"), w=("w",), y="y")
+    for bn, name in RESOLVING_NAMES.items():
+        expected = [c for p in ("SE", "IE") if p in bn for c in getattr(sfm, RESOLVING_ROLE[p])]
+        assert resolving_for_bn(sfm, bn) == resolving_for_bn(sfm, name) == expected
