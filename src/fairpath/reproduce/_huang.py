@@ -72,7 +72,7 @@ class HuangSettings:
 
 
 def _spec(attribute: str, templates: int | None):
-    from fairpath.text._spec import FairnessSpec
+    from fairpath.text import FairnessSpec
 
     spec = FairnessSpec.load(attribute)
     if not templates or templates >= len(spec.templates):
@@ -141,7 +141,7 @@ class HuangStudy:
     def compare(self, folder: Path, name: str) -> dict:
         """The paired test of model ``name`` against the base (cached as JSON)."""
         from fairpath.text import compare_models
-        from fairpath.text.debias._study import BASE, SCORES_NAME
+        from fairpath.text.debias import BASE, SCORES_NAME
 
         path = folder / "comparisons" / f"{name}.json"
         if path.exists():
@@ -183,7 +183,7 @@ class HuangStudy:
         return HuangResult(table, target, asdict(self.settings), self.out, seconds)
 
     def _rows(self, attribute: str, result) -> list[dict]:
-        from fairpath.text.debias._study import BASE
+        from fairpath.text.debias import BASE
 
         frame = result.evaluations[result.evaluations["scorer"] == "vader"].set_index("model")
         base = frame.loc[BASE]

@@ -12,10 +12,12 @@ from fairpath.text.debias._corpus import (
 )
 from fairpath.text.debias._representations import Representation, pool_hidden_states, sentence_representations
 from fairpath.text.debias._sentiment_head import SentimentHead, SentimentProjection, fit_sentiment_projection
-from fairpath.text.debias._study import DebiasStudy, DebiasStudyResult
+from fairpath.text.debias._study import BASE, SCORES_NAME, DebiasStudy, DebiasStudyResult
 from fairpath.text.debias._training import DebiasConfig, DebiasTrainer
 
 __all__ = [
+    "BASE",
+    "SCORES_NAME",
     "CounterfactualPair",
     "DebiasConfig",
     "DebiasCorpus",
