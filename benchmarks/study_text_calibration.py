@@ -93,25 +93,32 @@ def _rejections(test) -> list[bool]:
             min(test.individual.p_holm, test.group.p_holm) < ALPHA]
 
 
-def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, permutations: int) -> dict:
+def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, permutations: int, done: dict | None,
+             save) -> dict:
+    """Rejection counts over ``replicates``, continuing from a partial cell ``done``; ``save`` every 50 replicates."""
     started = time.perf_counter()
-    counts = np.zeros(3, dtype=int)
-    for r in range(replicates):
-        seed = 1_000_003 * n_samples + 2 * r
-        shifted = scenario == "power"
-        a = pool.frame(n_samples, seed, shifted)
+    counts = np.array(done["counts"] if done else [0, 0, 0])
+    first = done["replicates"] if done else 0
+    seconds = done["seconds"] if done else 0.0
+    cell = {}
+    for r in range(first, replicates):
+        seed = 1_000_003 * n_samples + 2 * r  # fixed per replicate, so a resumed cell draws the same data
+        a = pool.frame(n_samples, seed, scenario == "power")
         if kind == "single":
             test = counterfactual_fairness(a, n_permutations=permutations, seed=r)
         else:
             test = compare_models(a, pool.frame(n_samples, seed + 1, False), n_permutations=permutations, seed=r)
         counts += _rejections(test)
-        if (r + 1) % 100 == 0:
-            print(f"    {r + 1}/{replicates} replicates, {time.perf_counter() - started:.0f} s", flush=True)
-    rates = counts / replicates
-    return {"pool": pool.name, "samples_per_prompt": n_samples, "test": kind, "scenario": scenario,
-            "replicates": replicates, "permutations": permutations,
-            "rate_individual": rates[0], "rate_group": rates[1], "rate_either_holm": rates[2],
-            "seconds": round(time.perf_counter() - started, 1), "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+        if (r + 1) % 50 == 0 or r + 1 == replicates:
+            rates = counts / (r + 1)
+            cell = {"pool": pool.name, "samples_per_prompt": n_samples, "test": kind, "scenario": scenario,
+                    "replicates": r + 1, "permutations": permutations, "shift": pool.shift, "counts": counts.tolist(),
+                    "rate_individual": rates[0], "rate_group": rates[1], "rate_either_holm": rates[2],
+                    "seconds": round(seconds + time.perf_counter() - started, 1),
+                    "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+            save(cell)
+            print(f"    {r + 1}/{replicates} replicates, {cell['seconds']:.0f} s", flush=True)
+    return cell
 
 
 def _save(results: dict, path: Path) -> None:
@@ -148,12 +155,16 @@ def main() -> None:
              for kind in args.tests.split(",") for n_samples in (int(n) for n in args.samples.split(",")) for pool in pools]
     for scenario, replicates, kind, n_samples, pool in cells:
         key = f"{pool.name}/n={n_samples}/{kind}/{scenario}"
-        if key in results and results[key]["replicates"] >= replicates and results[key]["permutations"] == args.permutations:
+        done = results.get(key) if results.get(key, {}).get("permutations") == args.permutations else None
+        if done and done["replicates"] >= replicates:
             continue
         print(f"{key}: {replicates} replicates", flush=True)
-        results[key] = run_cell(pool, n_samples, kind, scenario, replicates, args.permutations)
-        results[key]["shift"] = pool.shift
-        _save(results, args.results)
+
+        def save(cell, key=key):
+            results[key] = cell
+            _save(results, args.results)
+
+        run_cell(pool, n_samples, kind, scenario, replicates, args.permutations, done, save)
     rows = pd.DataFrame([v for k, v in results.items() if "/" in k])
     print(rows.drop(columns=["loadavg"]).to_string(index=False))
     size = rows[rows["scenario"] == "size"]
