@@ -211,9 +211,9 @@ class FairAdapt:
         encoding = self.encodings_[column]
         if encoding.kind == "continuous" or self.graph.ancestors(column) & set(self.resolving_):
             return None
-        n_levels = len(encoding.levels)
-        shares = np.bincount(np.rint(baseline_codes).astype(int), minlength=n_levels + 1)[1:] / len(baseline_codes)
-        return np.quantile(moved, np.cumsum(shares)[:-1])
+        counts = np.bincount(np.rint(baseline_codes).astype(int), minlength=len(encoding.levels) + 1)[1:]
+        # Integer running counts over the total stay within [0, 1]; summed float shares can pass 1 by rounding.
+        return np.quantile(moved, np.cumsum(counts)[:-1] / counts.sum())
 
     def _to_codes(self, model: _VariableModel, moved: np.ndarray) -> np.ndarray:
         encoding = self.encodings_[model.column]
