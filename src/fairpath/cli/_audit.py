@@ -101,6 +101,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from fairpath.datasets import load_compas, make_binary_sfm
     from fairpath.parity import audit, baseline_predictors
     from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
+    from fairpath.repair import FairPredictor
 
     out = Path(args.out)
     print("[1/3] synthetic SFM with known effects (binary Y, n = 3000, logistic learner); BN = {SE}, "
@@ -130,20 +131,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     print("[3/3] COMPAS: the causally fair predictor Ŷ^FP for BN = {SE} (adaptation keeps Z, removes the direct and "
           "indirect effects), audited on its fair twins as in the paper", file=sys.stderr)
-    fair = fair_predictor_audit(compas.data, compas.sfm, seed=args.seed,
-                                title="fairpath demo: COMPAS, the causally fair predictor Ŷ^FP (BN = {SE})")
-    _print_verdicts(fair, fair.save(out / "compas-fair"))
+    fair = FairPredictor(compas.sfm, "SE", seed=args.seed).fit(compas.data[compas.sfm.columns])
+    result = fair.audit(seed=args.seed, title="fairpath demo: COMPAS, the causally fair predictor Ŷ^FP (BN = {SE}), on its fair twins")
+    _print_verdicts(result, result.save(out / "compas-fair"))
     return 0
-
-
-def fair_predictor_audit(data, sfm, seed: int, title: str, **options):
-    """Fit Ŷ^FP for BN = {SE} (repair.FairPredictor) and audit its out-of-fold scores on the fair twins.
-
-    The twins follow x1's mechanisms (the default reference), so Y's spurious effect there estimates
-    its spurious effect in the data, the quantity Ŷ^FP must reproduce.
-    """
-    from fairpath.parity import audit
-    from fairpath.repair import FairPredictor
-
-    predictor = FairPredictor(sfm, "SE", seed=seed).fit(data[sfm.columns])
-    return audit(predictor.twin_frame("fair_predictor"), sfm, ["fair_predictor"], "SE", seed=seed, title=title, **options)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import html
-import importlib.metadata
-import platform
 import sys
 import warnings
 from pathlib import Path
@@ -17,19 +15,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, write_json
 from fairpath.parity._cookbook import business_necessity_cookbook, parse_bn
 from fairpath.parity._ppm import predictive_parity
-
-_VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib")
-
-
-def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in _VERSIONED:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
-
+from fairpath.report import package_versions
 
 class AuditResult(ResultMixin):
     """Decomposition, predictive parity and Cookbook verdicts for one or more predictors.
