@@ -164,8 +164,10 @@ class LinearQuantileEngine:
         return (below + at_most) / (2.0 * len(self.residuals_))
 
     def quantiles(self, features: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-        # Hazen's plotting positions (k + 1/2) / n invert the mid-ranks of ``ranks`` exactly.
-        return self._mean(features) + np.quantile(self.residuals_, np.clip(ranks, 0.0, 1.0), method="hazen")
+        # Hazen's plotting positions (k + 1/2) / n invert the mid-ranks of ``ranks`` exactly: numpy's
+        # quantile(method="hazen"), read off the sorted residuals by interpolation (no partition per rank).
+        n = len(self.residuals_)
+        return self._mean(features) + np.interp(np.clip(ranks, 0.0, 1.0) * n - 0.5, np.arange(n), self.residuals_)
 
 
 def _interpolate_rows(grid_values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
