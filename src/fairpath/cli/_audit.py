@@ -9,6 +9,17 @@ from pathlib import Path
 
 from fairpath.cli._common import comma_list
 
+COMPAS_PREDICTORS = {
+    "northpointe": "Northpointe's COMPAS decision: decile score > 4 (high risk)",
+    "risk_score": "Northpointe's decile score / 10, as a score",
+    "pp_baseline": "predictive-parity baseline (the paper's Ŷ^PP): an unconstrained learner on X, Z, W, thresholded once "
+                   "so that it selects Northpointe's share of defendants",
+    "sp_baseline": "statistical-parity baseline (the paper's Ŷ^SP): the same scores with one threshold per group, each group "
+                   "selected at Northpointe's rate",
+}
+FAIR_PREDICTOR = ("the causally fair predictor Ŷ^FP for BN = {SE}: data adaptation keeps Z (age, sex) and replaces W by its fair "
+                  "twin, a forest trained on the twins (never on race) gives out-of-bag scores; measured on the twins, as in the paper")
+
 # Flag -> AuditConfig key, for the flags whose name differs from the key.
 _FLAG_KEYS = {"predictor": "predictors", "folds": "n_folds", "bins": "n_bins", "boot": "n_boot"}
 
@@ -91,7 +102,10 @@ def _run_audit(args: argparse.Namespace) -> int:
         raise FairpathInputError(f"protected attribute column {config.x!r} not found in {config.data!r}; columns: {list(data.columns)}")
     sfm = SFM(x=config.x, x0=resolve_level(data[config.x], config.x0), x1=resolve_level(data[config.x], config.x1),
               z=config.z, w=config.w, y=config.y)
-    result = audit(data, sfm, config.predictors, config.bn, **config.audit_options())
+    from fairpath.report import provenance
+
+    result = audit(data, sfm, config.predictors, config.bn, provenance=provenance(inputs=[config.data], seed=config.seed),
+                   **config.audit_options())
     _print_verdicts(result, result.save(config.out))
     return 0
 
@@ -102,6 +116,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from fairpath.parity import audit, baseline_predictors
     from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
     from fairpath.repair import FairPredictor
+    from fairpath.report import provenance
 
     out = Path(args.out)
     print("[1/3] synthetic SFM with known effects (binary Y, n = 3000, logistic learner); BN = {SE}, "
@@ -126,12 +141,14 @@ def _run_demo(args: argparse.Namespace) -> int:
     data = compas.data.join(baseline_predictors(compas.data, compas.sfm, selection_rate=compas.data["northpointe"].mean(), seed=args.seed))
     data = data.rename(columns={"pp": "pp_baseline", "sp": "sp_baseline"}).assign(risk_score=data["decile_score"] / 10)
     result = audit(data, compas.sfm, ["northpointe", "risk_score", "pp_baseline", "sp_baseline"], "SE", seed=args.seed,
-                   title="fairpath demo: COMPAS, the court example (BN = {SE})")
+                   title="fairpath demo: COMPAS, the court example (BN = {SE})", descriptions=COMPAS_PREDICTORS,
+                   provenance=provenance(inputs=[compas.source], seed=args.seed))
     _print_verdicts(result, result.save(out / "compas"))
 
     print("[3/3] COMPAS: the causally fair predictor Ŷ^FP for BN = {SE} (adaptation keeps Z, removes the direct and "
           "indirect effects), audited on its fair twins as in the paper", file=sys.stderr)
     fair = FairPredictor(compas.sfm, "SE", seed=args.seed).fit(compas.data[compas.sfm.columns])
-    result = fair.audit(seed=args.seed, title="fairpath demo: COMPAS, the causally fair predictor Ŷ^FP (BN = {SE}), on its fair twins")
+    result = fair.audit(seed=args.seed, title="fairpath demo: COMPAS, the causally fair predictor Ŷ^FP (BN = {SE}), on its fair twins",
+                        descriptions={"fair_predictor": FAIR_PREDICTOR}, provenance=provenance(inputs=[compas.source], seed=args.seed))
     _print_verdicts(result, result.save(out / "compas-fair"))
     return 0
