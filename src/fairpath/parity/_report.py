@@ -38,8 +38,7 @@ MEASURE_DEFINITIONS = (
     "<li><strong>ETT</strong> (effect of treatment on the treated) = E[y<sub>x1</sub> − y<sub>x0</sub> | x0]: the total "
     "causal effect of changing X from x0 to x1 among the x0 group; ETT = Ctf-DE − Ctf-IE.</li></ul>"
 )
-# Intervals and p-values stay on one line in every table.
-_NOWRAP_STYLE = "<style>table.table td { white-space: nowrap; } table.table td:last-child { white-space: normal; }</style>"
+
 # The report's tables are right-aligned numbers; text columns of the Cookbook table read better left-aligned.
 _TEXT_TABLE_STYLE = (
     "<style>section:has(#cookbook) table.table td { text-align: left; vertical-align: top; }"
@@ -163,7 +162,7 @@ def _estimates_table(decomposition) -> pd.DataFrame:
     """Outcomes as rows, the main measures as columns, each cell "estimate [ci_low, ci_high]"."""
     frame = decomposition.to_frame()
     frame = frame[frame["measure"].isin(_TABLE_MEASURES)]
-    frame["cell"] = [f"{e:+.4f}\u00a0{format_ci(lo, hi)}" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
+    frame["cell"] = [f"{e:+.3f}\u00a0{format_ci(lo, hi, digits=3)}" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
     table = frame.pivot(index="outcome", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
     table = table.rename(columns=_MEASURE_LABELS).reset_index()
     table.columns.name = None
@@ -206,7 +205,7 @@ def build_sections(audit) -> list[Section]:
     level = audit.settings_["level"]
     decomposition = Section(
         "Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE",
-        _NOWRAP_STYLE + "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>" + MEASURE_DEFINITIONS,
+        "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>" + MEASURE_DEFINITIONS,
         anchor="decomposition",
     ).add_figure(decomposition_figure(audit.decomposition_, cookbook),
                  f"Bars: estimates; whiskers: {level:.0%} confidence intervals; predictor bars coloured by the Cookbook verdict.")

@@ -22,7 +22,7 @@ def estimates_table(estimates: pd.DataFrame, measures: dict, outcomes: dict) -> 
         for measure, label in measures.items():
             found = estimates[(estimates["outcome"] == column) & (estimates["measure"] == measure)]
             row[label] = "" if found.empty else (
-                f"{100 * found.iloc[0]['estimate']:+.2f}%\u00a0{format_ci(found.iloc[0]['ci_low'], found.iloc[0]['ci_high'], percent=True)}")
+                f"{100 * found.iloc[0]['estimate']:+.1f}%\u00a0{format_ci(found.iloc[0]['ci_low'], found.iloc[0]['ci_high'], digits=3, percent=True)}")
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -49,7 +49,8 @@ def comparison_section(comparison: pd.DataFrame, anchor: str = "comparison") -> 
             "fairpath's 95% CI; p-values: the same decision at the 5% level).</p>")
     table = comparison.rename(columns=_COMPARISON_COLUMNS)
     table["agrees"] = table["agrees"].map({True: "yes", False: "no"})
-    return Section("fairpath beside the paper", text, anchor=anchor).add_table(table, "Comparison with the paper (comparison.csv)")
+    style = f"<style>#{anchor} table.table td {{ text-align: left; vertical-align: top; }}</style>"
+    return Section("fairpath beside the paper", style + text, anchor=anchor).add_table(table, "Comparison with the paper (comparison.csv)")
 
 
 def settings_block(study) -> dict:
