@@ -59,12 +59,17 @@ def reports(tmp_path_factory, shared_dir):
                           learner="linear")
     found["reproduce"] = reproduce_compas(folder / "compas", data=shared_dir / "data" / "compas_sp2pp.csv", settings=tiny,
                                           progress=False).out_ / "report.html"
-    from fairpath.text import FairnessSpec, GenerationSettings, PoolGenerator, audit_text
+    from fairpath.text import (
+        FairnessSpec,
+        GenerationSettings,
+        PoolGenerator,
+        audit_text,
+    )
 
     spec = FairnessSpec.from_dict({"attribute": "country", "values": {"north": ["A", "B"], "south": ["C", "D"]},
                                    "templates": ["I am from {country}.", "People from {country} are", "{country} is"]})
     text = audit_text(spec, PoolGenerator(spec, {"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}), scorers=["vader"],
-                      settings=GenerationSettings(n_samples=30), quality=False, n_bootstrap=20, progress=False)
+                      settings=GenerationSettings(n_samples=30), quality=False, n_permutations=49, progress=False)
     found["text"] = text.write_report(folder / "text" / "report.html")
     return found
 
@@ -133,7 +138,7 @@ def test_report_renders_in_headless_chromium(reports, kind, tmp_path):
     )
     command = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
                f"--window-size={VIEWPORT + 20},3100", "--virtual-time-budget=10000", "--dump-dom", harness.as_uri()]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     assert completed.returncode == 0, completed.stderr[-2000:]
     seen = json.loads(html.unescape(completed.stdout.split('<pre id="out">', 1)[1].split("</pre>", 1)[0]))
     parser = _Collector()
@@ -143,6 +148,6 @@ def test_report_renders_in_headless_chromium(reports, kind, tmp_path):
     assert len(seen["sections"]) >= 2
     screenshot = tmp_path / "report.png"
     completed = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={screenshot}",
-                                f"--window-size={VIEWPORT},3000", report.as_uri()], capture_output=True, text=True, timeout=180)
+                                f"--window-size={VIEWPORT},3000", report.as_uri()], capture_output=True, text=True, timeout=180, check=False)
     assert completed.returncode == 0 and screenshot.read_bytes().startswith(PNG_SIGNATURE)
 

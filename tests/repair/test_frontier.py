@@ -19,10 +19,14 @@ def test_decision_spm_is_the_gap_in_selection_rates():
     assert decision_spm(scores, group, 0.75) == 0.5
 
 
-def test_parse_bn_sets():
+def test_parse_bn_sets_reads_the_shared_vocabulary_and_the_resolving_names():
     assert parse_bn_sets("none, z,W,wz") == ["none", "Z", "W", "ZW"]
-    with pytest.raises(FairpathInputError, match="unknown BN set 'SE' for the frontier; use none, Z, W or ZW"):
-        parse_bn_sets("SE")
+    assert parse_bn_sets("none; SE; IE; IE,SE") == ["none", "Z", "W", "ZW"]
+    assert parse_bn_sets(["SE", ("IE", "SE"), "ZW"]) == ["Z", "ZW"]
+    with pytest.raises(FairpathInputError, match="BN set 'DE,SE' holds DE, which data adaptation cannot keep"):
+        parse_bn_sets("none;DE,SE")
+    with pytest.raises(FairpathInputError, match="business-necessity entry 'XE' is not a pathway"):
+        parse_bn_sets("XE")
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +65,19 @@ def test_frontier_refuses_a_folder_with_other_settings_or_a_continuous_outcome(s
     continuous = small.data.assign(y=np.linspace(0, 1, len(small.data)))
     with pytest.raises(FairpathInputError, match="needs a binary 0/1 outcome"):
         frontier(continuous, small.sfm, "none", progress=False)
+
+
+def test_spreads_are_shown_only_over_two_or_more_repeats():
+    from fairpath.repair._frontier import FrontierResult
+
+    runs = pd.DataFrame({"point": ["adapt none"] * 3 + ["unconstrained"], "kind": ["adaptation"] * 3 + ["unconstrained"],
+                         "bn_set": ["none"] * 3 + ["-"], "seed": [0, 1, 2, 0], "spm": [0.01, 0.03, 0.02, 0.2],
+                         "ippm": [0.08, 0.09, 0.07, 0.01], "auc": [0.71, 0.72, 0.70, 0.72]})
+    result = FrontierResult(runs, {"repeats": 3, "quantile": 0.68})
+    lines = repr(result).splitlines()
+    assert "SPM 0.020 ± 0.010" in lines[1] and "(sd over n = 3 repeats)" in lines[1]
+    assert "±" not in lines[2] and "SPM 0.200" in lines[2] and "(n = 1 repeat: no spread)" in lines[2]
+    top = result.plot().axes[0]
+    assert top.containers[0].has_xerr and top.containers[0].has_yerr
+    assert not top.containers[1].has_xerr and not top.containers[1].has_yerr
+    assert top.get_legend().get_texts()[1].get_text() == "unconstrained (n = 1 repeat: no spread)"

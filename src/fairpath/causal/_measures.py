@@ -6,6 +6,8 @@ the two conditional ones.
 
 from __future__ import annotations
 
+from fairpath._vocabulary import MEASURE_OF_PATHWAY
+
 Term = tuple[int, tuple]
 
 MEASURE_TERMS: dict[str, tuple[Term, ...]] = {
@@ -22,8 +24,8 @@ MEASURE_TERMS: dict[str, tuple[Term, ...]] = {
 }
 MEASURES = tuple(MEASURE_TERMS)
 
-# The Cookbook's pathway names.
-PATHWAYS = {"DE": "ctfde", "IE": "ctfie", "SE": "ctfse"}
+# The Cookbook's pathway names -> their measures (one definition, in the vocabulary module).
+PATHWAYS = MEASURE_OF_PATHWAY
 
 DESCRIPTIONS = {
     "tv": "total variation E[Y|x1] − E[Y|x0]",
@@ -37,6 +39,22 @@ DESCRIPTIONS = {
     "expse_x0": "experimental spurious effect at x0",
     "expse_x1": "experimental spurious effect at x1",
 }
+
+
+def needs_nested(key: tuple, group_means: bool = False) -> bool:
+    """Whether ψ(xz, xw, xy) uses the nested mean ν_{xy}(xw, z).
+
+    Only cross-world terms (xw ≠ xy) have one. In the one-step estimator it enters as
+    1(X=xz)/P̂ · ν − 1(X=xw)/P̂ · p(xz|z)/p(xw|z) · ν, which is zero row by row when xz = xw: so
+    ctfde, ctfie, ctfse, ett (all with xz = xw) need no ν; nde and nie (xz = None) do. medDML's
+    group means average the unconditional term, which always has one.
+    """
+    x_z, x_w, x_y = key
+    return x_w != x_y and (group_means or x_z != x_w)
+
+
+def measures_need_nested(measures, group_means: bool = False) -> bool:
+    return any(needs_nested(key, group_means) for m in measures for _, key in MEASURE_TERMS[m])
 
 
 def combine_terms(terms, psi: dict, share: dict):

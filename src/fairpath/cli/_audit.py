@@ -46,7 +46,7 @@ def register(subparsers) -> None:
     parser.add_argument("--bn", help="business-necessity set: pathways among DE, IE, SE, comma-separated; 'none' for ∅")
     parser.add_argument("--out", help="output folder")
     parser.add_argument("--method", choices=("debiasing", "medDML"), help="estimator (default debiasing)")
-    parser.add_argument("--learner", help="nuisance learner: gbm, rf or linear")
+    parser.add_argument("--learner", help="nuisance learner: stack, gbm, rf or linear")
     parser.add_argument("--folds", type=int, help="cross-fitting folds (default 5)")
     parser.add_argument("--seed", type=int, help="seed of every random step (default 0)")
     parser.add_argument("--level", type=float, help="confidence level (default 0.95)")
@@ -89,10 +89,9 @@ def _print_verdicts(result, paths: dict) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
-    from fairpath.causal import SFM
+    from fairpath.causal import SFM, resolve_level
     from fairpath.cli._common import read_table
     from fairpath.parity import audit
-    from fairpath.causal._data import resolve_level
 
     config = _config_from_args(args)
     data = read_table(config.data)
@@ -113,8 +112,7 @@ def _run_audit(args: argparse.Namespace) -> int:
 def _run_demo(args: argparse.Namespace) -> int:
     from fairpath._exceptions import FairpathInputError
     from fairpath.datasets import load_compas, make_binary_sfm
-    from fairpath.parity import audit, baseline_predictors
-    from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
+    from fairpath.parity import ORACLE_SATISFIES, audit, baseline_predictors, oracle_predictors
     from fairpath.repair import FairPredictor
     from fairpath.report import provenance
 

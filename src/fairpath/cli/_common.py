@@ -8,6 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import read_table
+
+__all__ = ["add_sfm_arguments", "comma_list", "read_table", "sfm_from_args"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -15,21 +18,6 @@ def comma_list(text: str | None) -> list[str]:
     if not text:
         return []
     return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV or Parquet file, with an error that names the file when it cannot be used."""
-    path = Path(path)
-    if not path.exists():
-        raise FairpathInputError(f"data file {str(path)!r} does not exist; check the path")
-    try:
-        if path.suffix.lower() in {".parquet", ".pq"}:
-            return pd.read_parquet(path)
-        return pd.read_csv(path, keep_default_na=False, na_values=["NA", "NaN", "nan", "null"])
-    except Exception as error:  # pandas raises many parser-specific types
-        raise FairpathInputError(
-            f"could not parse data file {str(path)!r} as {'Parquet' if path.suffix.lower() in {'.parquet', '.pq'} else 'CSV'}: {error}"
-        ) from error
 
 
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -44,8 +32,7 @@ def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
 
 def sfm_from_args(args, data: pd.DataFrame):
     """The SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1)."""
-    from fairpath.causal import SFM
-    from fairpath.causal._data import resolve_level
+    from fairpath.causal import SFM, resolve_level
 
     if args.x not in data.columns:
         raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")

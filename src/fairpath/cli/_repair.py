@@ -52,7 +52,7 @@ def register(subparsers) -> None:
 def _run_repair(args: argparse.Namespace) -> int:
     from fairpath._results import write_json
     from fairpath.repair import CausalGraph, ConstrainedLearner, FairPredictor, graph_from_sfm
-    from fairpath.repair._report import write_repair_report
+    from fairpath.repair import write_repair_report
     from fairpath.report import provenance
 
     data = read_table(args.data)
@@ -114,7 +114,7 @@ def _tv(frame, sfm, column) -> float:
 def _run_frontier(args: argparse.Namespace) -> int:
     from fairpath._results import write_json
     from fairpath.repair import frontier
-    from fairpath.repair._report import write_frontier_report
+    from fairpath.repair import write_frontier_report
     from fairpath.report import provenance, styled
 
     data = read_table(args.data)

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.parity._cookbook import parse_bn
+from fairpath._vocabulary import parse_bn
 
 _LIST_KEYS = ("z", "w", "predictors")
 

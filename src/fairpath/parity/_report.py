@@ -5,15 +5,13 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from fairpath._vocabulary import LABELS  # noqa: E402
 from fairpath.parity._cookbook import (  # noqa: E402
     CERTIFIED,
     MEASURE_OF_PATHWAY,
@@ -21,13 +19,13 @@ from fairpath.parity._cookbook import (  # noqa: E402
     PATHWAYS,
     VERDICT_COLOURS,
     VIOLATION,
+    verdict_line,
 )
 from fairpath.report import Section, format_ci, format_p, provenance_lines, styled, write_report  # noqa: E402
 
 # Element ids of the report's parts (tests and links find them).
 SECTION_IDS = ("verdicts", "sfm-diagram", "decomposition", "predictive-parity", "cookbook", "notes")
 _TABLE_MEASURES = ("tv", "ctfde", "ctfie", "ctfse", "ett")
-_MEASURE_LABELS = {"tv": "TV", "ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE", "ett": "ETT"}
 # Display names of the predictive parity measures (the JSON and CSV keep the short keys).
 PARITY_LABELS = {"ippm": "iPPM", "ippm_weighted": "iPPM, bins weighted by their share", "spm": "SPM = E[ŷ | x1] − E[ŷ | x0]",
                  "auc": "AUC"}
@@ -164,7 +162,7 @@ def _estimates_table(decomposition) -> pd.DataFrame:
     frame = frame[frame["measure"].isin(_TABLE_MEASURES)]
     frame["cell"] = [f"{e:+.3f}\u00a0{format_ci(lo, hi, digits=3)}" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
     table = frame.pivot(index="outcome", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
-    table = table.rename(columns=_MEASURE_LABELS).reset_index()
+    table = table.rename(columns=LABELS).reset_index()
     table.columns.name = None
     return table
 
@@ -180,7 +178,7 @@ def _cookbook_table(cookbook, level: float = 0.95) -> pd.DataFrame:
             "estimate": [f"{v:+.4f}" for v in tests["estimate"]],
             f"{level:.0%} CI": [format_ci(lo, hi) for lo, hi in zip(tests["ci_low"], tests["ci_high"])],
             "p (Holm)": [format_p(p) for p in tests["p_holm"]],
-            "verdict": tests["verdict"],
+            "verdict": [verdict_line(row) for _, row in tests.iterrows()],
             "claim": tests["claim"],
         }
     )

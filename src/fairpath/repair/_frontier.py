@@ -22,25 +22,29 @@ from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
+from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, parse_bn, split_bn_sets
 from fairpath.causal import decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
 from fairpath.repair._predictor import FairPredictor, default_forest, encode_features, out_of_fold_scores
 
 # Frontier BN sets are named by their resolving variables, as in the paper's figure.
-BN_OF_RESOLVING = {"none": (), "Z": ("SE",), "W": ("IE",), "ZW": ("IE", "SE")}
+BN_OF_RESOLVING = {name: bn for bn, name in RESOLVING_NAMES.items()}
 RUN_COLUMNS = ["point", "kind", "bn_set", "seed", "spm", "ippm", "auc", "ippm_bins"]
 
 
-def parse_bn_sets(text) -> list[str]:
-    names = [s.strip() for s in text.split(",")] if isinstance(text, str) else list(text)
-    aliases = {"none": "none", "empty": "none", "∅": "none", "z": "Z", "w": "W", "zw": "ZW", "wz": "ZW"}
+def parse_bn_sets(value) -> list[str]:
+    """The frontier's BN sets (see :func:`fairpath.parity.parse_bn`; sets separated by ``;``), each named by
+    its resolving variables: none, Z, W or ZW."""
     parsed = []
-    for name in names:
-        key = aliases.get(str(name).lower())
-        if key is None:
-            raise FairpathInputError(f"unknown BN set {name!r} for the frontier; use none, Z, W or ZW (the resolving variables)")
-        parsed.append(key)
+    for item in split_bn_sets(value):
+        bn = parse_bn(item)
+        if "DE" in bn:
+            raise FairpathInputError(
+                f"BN set {item!r} holds DE, which data adaptation cannot keep (X itself is never resolving); "
+                "the frontier takes BN sets among none, SE (Z), IE (W) and IE,SE (ZW)"
+            )
+        parsed.append(RESOLVING_NAMES[bn])
     return list(dict.fromkeys(parsed))
 
 
@@ -80,6 +84,16 @@ def _constrained_oof(data: pd.DataFrame, sfm, bn, targets: dict, n_folds: int, s
     return scores
 
 
+def _repeats_note(repeats: int) -> str:
+    return f"sd over n = {repeats} repeats" if repeats >= 2 else "n = 1 repeat: no spread"
+
+
+def _mean_spread(row, key: str) -> str:
+    """``mean ± sd`` with at least 2 repeats; the mean alone otherwise (a spread of one run is undefined)."""
+    mean, sd = getattr(row, f"{key}_mean"), getattr(row, f"{key}_std")
+    return f"{mean:.3f} ± {sd:.3f}" if row.repeats >= 2 else f"{mean:.3f}"
+
+
 class FrontierResult(ResultMixin):
     """Per-run metrics (``runs``) and their mean ± sd per point (``to_frame()``); ``plot()`` draws Figure 6."""
 
@@ -100,10 +114,8 @@ class FrontierResult(ResultMixin):
     def __repr__(self) -> str:
         lines = [f"FrontierResult ({self.settings.get('repeats')} seeds, SPM at the {self.settings.get('quantile')} quantile)"]
         for row in self.to_frame().itertuples():
-            lines.append(
-                f"  {row.point:<16} SPM {row.spm_mean:.3f} ± {np.nan_to_num(row.spm_std):.3f}   iPPM {row.ippm_mean:.3f} ± "
-                f"{np.nan_to_num(row.ippm_std):.3f}   AUC {row.auc_mean:.3f} ± {np.nan_to_num(row.auc_std):.3f}"
-            )
+            cells = "   ".join(f"{label} {_mean_spread(row, key)}" for label, key in (("SPM", "spm"), ("iPPM", "ippm"), ("AUC", "auc")))
+            lines.append(f"  {row.point:<16} {cells}   ({_repeats_note(row.repeats)})")
         return "\n".join(lines)
 
     def plot(self):
@@ -114,10 +126,14 @@ class FrontierResult(ResultMixin):
         fig, (top, bottom) = subplots(2, 1, width=7.5, height=7.5, sharex=True)
         markers = {"adaptation": "o", "unconstrained": "s", "constrained": "^"}
         for i, row in enumerate(summary.itertuples()):
+            # Error bars only where a spread exists (≥ 2 repeats); the legend says over how many.
+            spread = row.repeats >= 2
             style = dict(fmt=markers[row.kind], color=SERIES_COLOURS[i % len(SERIES_COLOURS)], capsize=3, markersize=7,
-                         label=row.point)
-            top.errorbar(row.spm_mean, row.ippm_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.ippm_std), **style)
-            bottom.errorbar(row.spm_mean, row.auc_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.auc_std), **style)
+                         label=f"{row.point} ({_repeats_note(row.repeats)})")
+            top.errorbar(row.spm_mean, row.ippm_mean, xerr=row.spm_std if spread else None,
+                         yerr=row.ippm_std if spread else None, **style)
+            bottom.errorbar(row.spm_mean, row.auc_mean, xerr=row.spm_std if spread else None,
+                            yerr=row.auc_std if spread else None, **style)
         repeats = int(summary["repeats"].max()) if len(summary) else 0
         top.set_title(f"SPM – iPPM – AUC frontier across BN sets\n(mean over {repeats} seeds; error bars ±1 sd over the seeds)")
         top.set_ylabel("Integrated PPM (iPPM)")
@@ -192,5 +208,5 @@ def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, 
         return out_of_fold_scores(model, encode_features(data, columns), data[sfm.y].to_numpy(), True, n_folds, seed)
     if seed not in targets_by_seed:
         result = decompose(data, sfm, seed=seed)
-        targets_by_seed[seed] = {p: result.estimate(m).estimate for p, m in (("DE", "ctfde"), ("IE", "ctfie"), ("SE", "ctfse"))}
+        targets_by_seed[seed] = {p: result.estimate(m).estimate for p, m in MEASURE_OF_PATHWAY.items()}
     return _constrained_oof(data, sfm, BN_OF_RESOLVING[bn_set], targets_by_seed[seed], n_folds, seed)

@@ -9,8 +9,8 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.repair._adaptation import FairAdapt
-from fairpath.repair._graph import CausalGraph, graph_from_sfm, parse_bn_set, resolving_for_bn
+from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
+from fairpath._vocabulary import parse_bn_set
 
 
 def default_forest(binary: bool, seed: int):

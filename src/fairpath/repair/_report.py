@@ -23,7 +23,10 @@ _FRONTIER_TEXT = (
 
 def frontier_table(result) -> pd.DataFrame:
     summary = result.to_frame()
-    cell = lambda m, s: [f"{a:+.4f} ± {np.nan_to_num(b):.4f}" for a, b in zip(summary[m], summary[s])]  # noqa: E731
+
+    def cell(mean: str, sd: str) -> list[str]:
+        return [f"{a:+.4f} ± {np.nan_to_num(b):.4f}" for a, b in zip(summary[mean], summary[sd])]
+
     return pd.DataFrame({"point": summary["point"], "SPM (mean ± sd)": cell("spm_mean", "spm_std"),
                          "iPPM (mean ± sd)": cell("ippm_mean", "ippm_std"), "AUC (mean ± sd)": cell("auc_mean", "auc_std"),
                          "seeds": summary["repeats"]})

@@ -50,7 +50,7 @@ class CensusSettings:
     seed: int = 0
 
     @classmethod
-    def quick(cls, seed: int = 0) -> "CensusSettings":
+    def quick(cls, seed: int = 0) -> CensusSettings:
         """A reduced study for a smoke test: 3,000 rows, 3-fold CV, at most 30 rounds, 2 cross-fitting folds."""
         return cls(rows=3000, max_rounds=30, cv_folds=3, n_folds=2, n_boot=20, seed=seed)
 
@@ -97,7 +97,7 @@ def load_census(path: str | Path | None, rows: int | None, seed: int, threshold:
 
 def _predictor_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
     from fairpath.parity import audit
-    from fairpath.repair._predictor import encode_features
+    from fairpath.repair import encode_features
     from fairpath.reproduce._compas import _audit_record
 
     scores, rounds = settings.boost(encode_features(data, [sfm.x, *sfm.z, *sfm.w]), data[sfm.y].to_numpy(float))
@@ -106,9 +106,9 @@ def _predictor_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
 
 
 def _fair_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
+    from fairpath.adaptation import FairAdapt, graph_from_sfm
     from fairpath.parity import audit
-    from fairpath.repair import FairAdapt, graph_from_sfm
-    from fairpath.repair._predictor import encode_features
+    from fairpath.repair import encode_features
     from fairpath.reproduce._compas import _audit_record
 
     adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x1, sfm.y, resolving=list(sfm.z), seed=settings.seed).fit(data[sfm.columns])

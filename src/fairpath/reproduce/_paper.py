@@ -77,6 +77,7 @@ class PaperValue:
     value: float
     uncertainty: float | None = None
     kind: str = "estimate"  # "estimate" (a share, shown in %) or "p" (a p-value)
+    note: str = ""  # how the paper's number was obtained, where fairpath's differs in method
 
 
 def _pct(value: float) -> str:
@@ -91,7 +92,7 @@ def compare(paper: PaperValue, estimate: float, ci_low: float | None = None, ci_
         same = (paper.value < 0.05) == (estimate < 0.05)
         verdict = "the same decision at the 5% level" if same else "a different decision at the 5% level"
         sentence = (f"The paper's p = {paper.value:.2f} and fairpath's p = {estimate:.3g} lead to {verdict} "
-                    f"({'rejected' if estimate < 0.05 else 'not rejected'} by fairpath).")
+                    f"({'rejected' if estimate < 0.05 else 'not rejected'} by fairpath)." + (f" {paper.note}" if paper.note else ""))
         return {**row, "paper": f"p = {paper.value:.2f}", "fairpath": f"p = {estimate:.3g}", "difference": "",
                 "within": same, "sentence": sentence}
     difference = estimate - paper.value

@@ -62,7 +62,7 @@ def settings_block(study) -> dict:
 
 
 def write_compas_report(study, path) -> Path:
-    from fairpath.repair._report import frontier_section
+    from fairpath.repair import frontier_section
     from fairpath.reproduce._compas import MEASURES, SERIES, series_legend
 
     level = study.settings.level

@@ -252,7 +252,7 @@ def read_corpus_file(path: str | Path) -> list[str]:
     if not path.exists():
         raise FairpathInputError(f"corpus file {str(path)!r} does not exist; check the path")
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
-        from fairpath.cli._common import read_table
+        from fairpath._io import read_table
 
         table = read_table(path)
         if "text" not in table.columns:

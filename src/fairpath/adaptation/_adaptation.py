@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.repair._graph import CausalGraph
-from fairpath.repair._quantile import make_engine
+from fairpath.adaptation._graph import CausalGraph
+from fairpath.adaptation._quantile import make_engine
 
 
 @dataclass
