@@ -42,6 +42,4 @@ def test_stack_preset_weighs_a_quadratic_glm_against_the_gbm():
     truth = 1 + X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 0] ** 2
     gbm = EarlyStoppingGBM().fit(X, y)
     assert np.mean((stacked.predict(X) - truth) ** 2) < 0.5 * np.mean((gbm.predict(X) - truth) ** 2)
-    # Propensities: the GBM alone (inverse weights of a quadratic logistic model go extreme).
-    assert isinstance(make_learner("stack", True, 0, propensity=True), EarlyStoppingGBM)
     assert isinstance(make_learner("stack", True, 0), StackedLearner)

@@ -67,6 +67,24 @@ def test_frontier_refuses_a_folder_with_other_settings_or_a_continuous_outcome(s
         frontier(continuous, small.sfm, "none", progress=False)
 
 
+@pytest.mark.filterwarnings("ignore:.*bootstrap draws left some")
+def test_frontier_on_threads_and_on_a_dask_local_cluster_equals_the_one_thread_run():
+    distributed = pytest.importorskip("distributed")
+    tiny = make_binary_sfm(400, seed=5)
+    # The constrained points (minutes) are left out: they run through the same task function.
+    kwargs = {"repeats": 2, "engine": "linear", "learner": LogisticRegression(), "n_boot": 10, "progress": False,
+              "seed": 3, "constrained": False}
+    one = frontier(tiny.data, tiny.sfm, "ZW", **kwargs).runs
+    threads = frontier(tiny.data, tiny.sfm, "ZW", n_jobs=2, **kwargs).runs
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = frontier(tiny.data, tiny.sfm, "ZW", scheduler=client, **kwargs).runs
+    assert list(one["point"]) == ["adapt ZW", "adapt ZW", "unconstrained", "unconstrained"]
+    assert list(one["seed"]) == [3, 4, 3, 4] and one["auc"].nunique() == 4
+    pd.testing.assert_frame_equal(threads, one)
+    pd.testing.assert_frame_equal(on_dask, one)
+
+
 def test_spreads_are_shown_only_over_two_or_more_repeats():
     from fairpath.repair._frontier import FrontierResult
 

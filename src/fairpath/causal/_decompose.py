@@ -199,8 +199,8 @@ def decompose(
     predictors : predictor columns Ŷ, decomposed alongside Y with the same propensity models.
     method : ``"debiasing"`` (one-step influence-function estimator with cross-fitting, the default)
         or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap).
-    learner : ``"stack"`` (default for debiasing: outcome regressions by a holdout-weighted mix of
-        LightGBM and a quadratic GLM, propensities by LightGBM; see :class:`StackedLearner`),
+    learner : ``"stack"`` (default for debiasing: every nuisance by a holdout-weighted mix of
+        LightGBM and a quadratic GLM; see :class:`StackedLearner`),
         ``"gbm"`` (LightGBM with early stopping), ``"rf"`` (random forest; default for medDML),
         ``"linear"``, or any scikit-learn estimator (a classifier only for 0/1 outcome columns).
     measures : the measures to estimate (default: all of ``MEASURES``). The nested means ν are

@@ -130,20 +130,17 @@ def _random_forest(objective: str, seed: int) -> BaseEstimator:
     )
 
 
-def make_learner(spec, binary: bool, seed: int, propensity: bool = False) -> BaseEstimator:
+def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
     """A fresh learner for a 0/1 target (``binary``: its prediction is a probability) or a real one.
 
     ``spec`` is a preset name (``"stack"``, ``"gbm"``, ``"rf"``, ``"linear"``) or a scikit-learn
-    estimator; a classifier is used through ``predict_proba``. The ``"stack"`` preset fits the
-    propensities (``propensity=True``) with the GBM alone: the quadratic logistic model extrapolates
-    to extreme odds, and its inverse weights made the estimates much noisier than their SEs said
-    (benchmarks/study_coverage.py).
+    estimator; a classifier is used through ``predict_proba``.
     """
     if isinstance(spec, str):
         objective = "cross_entropy" if binary else "regression"
-        if spec == "stack" and not propensity:
+        if spec == "stack":
             return StackedLearner(binary=binary, random_state=seed)
-        if spec in ("gbm", "stack"):
+        if spec == "gbm":
             return EarlyStoppingGBM(objective=objective, random_state=seed)
         if spec == "rf":
             return _random_forest(objective, seed)
@@ -192,7 +189,7 @@ def _fit_soft_labels(learner, X, y) -> None:
     learner.fit(np.vstack([X, X]), labels, **{key: np.r_[y, 1.0 - y]})
 
 
-def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list, propensity: bool = False) -> list[np.ndarray]:
+def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list) -> list[np.ndarray]:
     """Fit a learner on (X_train, y_train) and predict E[y | X] for each matrix in ``X_predict``.
 
     A target that is constant on the training rows gets that constant, with no fit. A classifier
@@ -201,7 +198,7 @@ def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list
     """
     if np.ptp(y_train) == 0:
         return [np.full(len(X), float(y_train[0])) for X in X_predict]
-    learner = make_learner(spec, binary, seed, propensity)
+    learner = make_learner(spec, binary, seed)
     uses_proba = is_classifier(learner)
     if not uses_proba:
         learner.fit(X_train, y_train)

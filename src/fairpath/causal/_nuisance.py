@@ -69,8 +69,8 @@ class _Fold:
         self.nested = nested
         self.has_z, self.has_w = data.z.shape[1] > 0, data.w.shape[1] > 0
 
-    def _fit(self, offset, X_train, y_train, X_predict, binary, propensity=False):
-        return fit_predict(self.learner, binary, self.seed + offset, X_train, y_train, X_predict, propensity)
+    def _fit(self, offset, X_train, y_train, X_predict, binary):
+        return fit_predict(self.learner, binary, self.seed + offset, X_train, y_train, X_predict)
 
     def _by_level(self, offset, features, y, rows, predict_on, binary, levels=(0, 1)):
         """E[y | X = v, features] for each v in ``levels`` at each matrix of ``predict_on``: {v: [arrays]}."""
@@ -92,13 +92,13 @@ class _Fold:
     def propensities(self) -> tuple[np.ndarray, np.ndarray]:
         d, base, t, x = self.data, self.rows.base, self.rows.test, self.data.x.astype(float)
         if self.has_z:
-            (px_z,) = self._fit(1, d.z[base], x[base], [d.z[t]], True, propensity=True)
+            (px_z,) = self._fit(1, d.z[base], x[base], [d.z[t]], True)
         else:  # a constant: the sample share, which makes the estimates of E[Y | x] exact
             px_z = np.full(len(t), x.mean())
         if not self.has_w:
             return px_z, px_z
         zw = np.hstack([d.z, d.w])
-        (px_zw,) = self._fit(2, zw[base], x[base], [zw[t]], True, propensity=True)
+        (px_zw,) = self._fit(2, zw[base], x[base], [zw[t]], True)
         return px_z, px_zw
 
     def outcome(self, y: np.ndarray, binary: bool) -> OutcomeNuisances:

@@ -39,3 +39,17 @@ def sfm_from_args(args, data: pd.DataFrame):
     column = data[args.x]
     return SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
                z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+
+
+def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--n-jobs``, ``--scheduler``, ``--workers``: where repetitions run (see fairpath._parallel.run_tasks)."""
+    group = parser.add_argument_group("running repetitions in parallel (the same seed gives the same numbers)")
+    group.add_argument("--n-jobs", type=int, default=1, help="threads for the repetitions (default 1; -1: one per core)")
+    group.add_argument("--scheduler", default=None,
+                       help="run the repetitions as tasks on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs fairpath[dask])")
+    group.add_argument("--workers", type=int, default=None,
+                       help="run the repetitions on a local Dask cluster of N worker processes (needs fairpath[dask])")
+
+
+def parallel_options(args: argparse.Namespace) -> dict:
+    return {"n_jobs": args.n_jobs, "scheduler": args.scheduler, "workers": args.workers}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args
+from fairpath.cli._common import add_parallel_arguments, add_sfm_arguments, comma_list, parallel_options, read_table, sfm_from_args
 
 
 def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +46,7 @@ def register(subparsers) -> None:
     front.add_argument("--no-unconstrained", action="store_true", help="leave out the unconstrained learner")
     front.add_argument("--no-constrained", action="store_true", help="leave out the constrained-learning predictors")
     front.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_parallel_arguments(front)
     front.set_defaults(func=_run_frontier)
 
 
@@ -122,7 +123,7 @@ def _run_frontier(args: argparse.Namespace) -> int:
     result = frontier(
         data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,
         unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,
-        out_dir=args.out, progress=not args.quiet,
+        out_dir=args.out, progress=not args.quiet, **parallel_options(args),
     )
     out = Path(args.out)
     record = provenance(inputs=[args.data], seed=args.seed)

@@ -5,7 +5,9 @@ train the learner on the fair twins, take its out-of-fold scores, and measure SP
 thresholded at a quantile of the scores, 0.68 as in the paper's code), iPPM and AUC (on the
 scores). The unconstrained learner (all of X, Z, W) and the constrained-learning predictors of each
 BN set are extra points. Every finished (point, seed) row is appended to ``runs.csv`` in the
-output folder, so an interrupted run resumes where it stopped.
+output folder, so an interrupted run resumes where it stopped. The runs are independent tasks
+(``n_jobs`` threads, or a Dask ``scheduler`` / local ``workers``; see fairpath._parallel): each takes
+its randomness from its seed, so where it runs changes no number.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sklearn.model_selection import StratifiedKFold
 from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._parallel import run_tasks
 from fairpath._results import ResultMixin
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, parse_bn, split_bn_sets
 from fairpath.causal import decompose
@@ -162,8 +165,13 @@ def _runs_file(out_dir: Path | None, settings: dict) -> Path | None:
 
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
              reference: str = "x1", learner=None, engine="forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
-             n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True) -> FrontierResult:
-    """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable."""
+             n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True,
+             n_jobs: int = 1, scheduler=None, workers: int | None = None) -> FrontierResult:
+    """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable.
+
+    ``n_jobs`` threads, or a Dask ``scheduler`` (address or ``distributed.Client``) or a local cluster of
+    ``workers`` processes, run the (point, seed) tasks; the numbers are those of a one-thread run.
+    """
     bn_sets = parse_bn_sets(bn_sets)
     if set(pd.unique(data[sfm.y])) - {0, 1}:
         raise FairpathInputError(f"the frontier needs a binary 0/1 outcome (AUC, thresholded decisions); {sfm.y!r} is not")
@@ -182,22 +190,40 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     if constrained:
         tasks += [(f"constrained {b}", "constrained", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
     pending = [t for t in tasks if (t[0], t[3]) not in done]
-    targets_by_seed: dict[int, dict] = {}
-    bar = tqdm(pending, desc="frontier", file=sys.stderr, disable=not progress)
-    for point, kind, bn_set, run_seed in bar:
-        bar.set_postfix_str(f"{point}, seed {run_seed}")
-        scores = _scores(data, sfm, kind, bn_set, run_seed, reference, learner, engine, n_folds, targets_by_seed)
-        row = {"point": point, "kind": kind, "bn_set": bn_set, "seed": run_seed,
-               **score_metrics(data, sfm, scores, quantile, n_bins, n_boot, run_seed)}
+    where = {"n_jobs": n_jobs, "scheduler": scheduler, "workers": workers}
+    # The constrained points need the decomposition of their seed: computed once per seed, first.
+    seeds = sorted({t[3] for t in pending if t[1] == "constrained"})
+    targets = {seeds[i]: r for i, r in run_tasks(_targets, seeds, shared={"data": data, "sfm": sfm}, **where)}
+    shared = {"data": data, "sfm": sfm, "reference": reference, "learner": learner, "engine": engine, "n_folds": n_folds,
+              "quantile": quantile, "n_bins": n_bins, "n_boot": n_boot, "targets": targets}
+    bar = tqdm(total=len(pending), desc="frontier", file=sys.stderr, disable=not progress)
+    for _, row in run_tasks(_run, pending, shared=shared, **where):
+        bar.set_postfix_str(f"{row['point']}, seed {row['seed']}")
+        bar.update()
         runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
         if runs_file is not None:
             runs.to_csv(runs_file, index=False)
+    bar.close()
     order = {t[0]: i for i, t in enumerate(tasks)}
     runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
     return FrontierResult(runs.reset_index(drop=True), settings)
 
 
-def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets_by_seed) -> np.ndarray:
+def _targets(seed: int, data, sfm) -> dict:
+    """The constrained learner's targets: the seed's DE, IE and SE estimates."""
+    result = decompose(data, sfm, seed=seed)
+    return {p: result.estimate(m).estimate for p, m in MEASURE_OF_PATHWAY.items()}
+
+
+def _run(task, data, sfm, reference, learner, engine, n_folds, quantile, n_bins, n_boot, targets) -> dict:
+    """One (point, seed) row of runs.csv."""
+    point, kind, bn_set, seed = task
+    scores = _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets)
+    return {"point": point, "kind": kind, "bn_set": bn_set, "seed": seed,
+            **score_metrics(data, sfm, scores, quantile, n_bins, n_boot, seed)}
+
+
+def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets) -> np.ndarray:
     if kind == "adaptation":
         bn = BN_OF_RESOLVING[bn_set]
         predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, seed=seed)
@@ -206,7 +232,4 @@ def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, 
         columns = [sfm.x, *sfm.z, *sfm.w]
         model = learner if learner is not None else default_forest(True, seed)
         return out_of_fold_scores(model, encode_features(data, columns), data[sfm.y].to_numpy(), True, n_folds, seed)
-    if seed not in targets_by_seed:
-        result = decompose(data, sfm, seed=seed)
-        targets_by_seed[seed] = {p: result.estimate(m).estimate for p, m in MEASURE_OF_PATHWAY.items()}
-    return _constrained_oof(data, sfm, BN_OF_RESOLVING[bn_set], targets_by_seed[seed], n_folds, seed)
+    return _constrained_oof(data, sfm, BN_OF_RESOLVING[bn_set], targets[seed], n_folds, seed)

@@ -1,5 +1,8 @@
-"""Reproductions of the paper's studies: ``reproduce_theorem1`` (Appendix A.2, Figures 7–8, Corollary 1),
-``reproduce_compas`` (Figures 5 and 6) and ``reproduce_census`` (Appendix F)."""
+"""Reproductions of the papers' studies: ``reproduce_theorem1`` (Appendix A.2, Figures 7–8, Corollary 1),
+``reproduce_compas`` (Figures 5 and 6), ``reproduce_census`` (Appendix F) and ``reproduce_huang`` (Huang et al. 2020:
+debiasing by embedding and sentiment regularization)."""
+
+from fairpath.reproduce._huang import HuangResult, HuangSettings, HuangStudy, reproduce_huang
 
 from fairpath.reproduce._census import CensusSettings, CensusStudy, reproduce_census
 from fairpath.reproduce._compas import FIGURE5_PAPER, CompasSettings, CompasStudy, reproduce_compas
@@ -13,17 +16,21 @@ from fairpath.reproduce._theorem1 import (
 )
 
 __all__ = [
-    "FIGURE5_PAPER",
     "CensusSettings",
     "CensusStudy",
     "CompasSettings",
     "CompasStudy",
-    "reproduce_census",
-    "reproduce_compas",
+    "FIGURE5_PAPER",
+    "HuangResult",
+    "HuangSettings",
+    "HuangStudy",
     "LinearCheck",
     "Theorem1Settings",
     "Theorem1Study",
     "check_linear_case",
     "fit_boosted_predictor",
+    "reproduce_census",
+    "reproduce_compas",
+    "reproduce_huang",
     "reproduce_theorem1",
 ]
