@@ -1,4 +1,4 @@
-"""Speed and memory of causal data adaptation (issue 4, acceptance 3).
+"""Speed and memory of causal data adaptation (issue 4, acceptance 3; issue 14: linear in n).
 
     python benchmarks/bench_adaptation.py [--sizes 25000,50000,100000,204309] [--skip-census]
 
@@ -7,13 +7,16 @@ resolving variables, Majority as baseline), each measurement in its own process 
 RSS is its own. Printed: wall and CPU seconds and peak RSS, against (a) an in-run baseline, the
 same code with fairadapt-like forest settings (100 trees on full bootstrap samples, out-of-bag
 ranks), and (b) fairadapt's recorded 9.8 s / 768 MB on this machine kind (from the issue). Then
-the same adaptation on gov_census subsets to show how time and memory grow with n.
+the same adaptation on gov_census subsets (the first n rows) as a table: wall and CPU seconds, both per
+10,000 rows (about constant when the adaptation is linear in n), peak RSS, and the 1-minute load
+average before and after each run (on a shared machine wall time is inflated by the load; CPU time much less).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -82,14 +85,15 @@ def main() -> None:
           f"{FAIRADAPT_MB / best['peak_rss_mb']:.1f}x less memory (targets: <= 2 s, <= 300 MB)")
     if args.skip_census:
         return
-    print("\ngov_census subsets (X = sex, 6 Z, 9 W, Y = salary; no resolving variables)")
-    previous = None
+    print("\ngov_census, first n rows (X = sex, 6 Z, 9 W, Y = salary; no resolving variables), each run in its own process")
+    print(f"  {'rows':>7}  {'wall s':>7}  {'cpu s':>7}  {'wall s/10k':>10}  {'cpu s/10k':>9}  {'peak RSS MB':>11}  load before -> after")
     for rows in [int(s) for s in args.sizes.split(",")]:
+        before = os.getloadavg()[0]
         r = in_child("census", rows, "forest")
-        growth = f"  x{r['wall_s'] / previous['wall_s']:.2f} time for x{r['rows'] / previous['rows']:.2f} rows" if previous else ""
-        print(f"  {r['rows']:>7} rows  wall {r['wall_s']:7.2f} s  cpu {r['cpu_s']:7.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB{growth}")
-        previous = r
-
+        after = os.getloadavg()[0]
+        per = 10_000 / r["rows"]
+        print(f"  {r['rows']:>7}  {r['wall_s']:7.1f}  {r['cpu_s']:7.1f}  {r['wall_s'] * per:10.2f}  {r['cpu_s'] * per:9.2f}  "
+              f"{r['peak_rss_mb']:11.0f}  {before:.2f} -> {after:.2f}", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -1,19 +1,22 @@
-"""The audit report is a valid self-contained page: figures embedded, sections present, and it opens in
-a real headless browser (Chromium) with every image decoded."""
+"""Every report kind (audit, repair, frontier, reproduce, text) is a valid self-contained page, and opens in a
+real headless browser (Chromium) with every image decoded and no text wider than its box."""
 
 import base64
 import html.parser
+import json
 import shutil
 import subprocess
 
 import pytest
 
+from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm
 from fairpath.parity import audit
 from fairpath.parity._oracles import oracle_predictors
 from fairpath.parity._report import SECTION_IDS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+VIEWPORT = 1200
 
 
 class _Collector(html.parser.HTMLParser):
@@ -31,57 +34,120 @@ class _Collector(html.parser.HTMLParser):
             self.external.append(attrs.get("src") or attrs.get("href"))
 
 
+def _sfm_flags(sfm) -> list[str]:
+    return ["--x", sfm.x, "--x0", str(sfm.x0), "--x1", str(sfm.x1), "--z", ",".join(sfm.z), "--w", ",".join(sfm.w), "--y", sfm.y]
+
+
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def reports(tmp_path_factory, shared_dir):
+    """One small report of every kind."""
+    folder = tmp_path_factory.mktemp("reports")
     sample = make_binary_sfm(800, seed=3)
     data = sample.data.join(oracle_predictors(sample, seed=3)[["oracle", "noise"]])
-    result = audit(data, sample.sfm, ["oracle", "noise"], "SE", learner="linear", n_boot=20, progress=False)
-    return result.save(tmp_path_factory.mktemp("report"))["report"]
+    found = {"audit": audit(data, sample.sfm, ["oracle", "noise"], "SE", learner="linear", n_boot=20, margin=0.05,
+                            progress=False).save(folder / "audit")["report"]}
+    csv = folder / "synthetic.csv"
+    sample.data.to_csv(csv, index=False)
+    assert main(["repair", str(csv), *_sfm_flags(sample.sfm), "--bn", "SE", "--engine", "linear", "--out", str(folder / "repair")]) == 0
+    found["repair"] = folder / "repair" / "report.html"
+    assert main(["frontier", str(csv), *_sfm_flags(sample.sfm), "--engine", "linear", "--bn-sets", "none,ZW", "--repeats", "2",
+                 "--no-constrained", "--quiet", "--out", str(folder / "frontier")]) == 0
+    found["frontier"] = folder / "frontier" / "report.html"
+    from fairpath.reproduce import CompasSettings, reproduce_compas
+
+    tiny = CompasSettings(rows=600, repeats=2, bn_sets=("none", "ZW"), constrained=False, trees=30, n_folds=2, n_boot=10,
+                          learner="linear")
+    found["reproduce"] = reproduce_compas(folder / "compas", data=shared_dir / "data" / "compas_sp2pp.csv", settings=tiny,
+                                          progress=False).out_ / "report.html"
+    from fairpath.text import (
+        FairnessSpec,
+        GenerationSettings,
+        PoolGenerator,
+        audit_text,
+    )
+
+    spec = FairnessSpec.from_dict({"attribute": "country", "values": {"north": ["A", "B"], "south": ["C", "D"]},
+                                   "templates": ["I am from {country}.", "People from {country} are", "{country} is"]})
+    text = audit_text(spec, PoolGenerator(spec, {"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}), scorers=["vader"],
+                      settings=GenerationSettings(n_samples=30), quality=False, n_permutations=49, progress=False)
+    found["text"] = text.write_report(folder / "text" / "report.html")
+    return found
 
 
-def test_report_embeds_every_figure_and_section(report):
+@pytest.mark.parametrize("kind", ["audit", "repair", "frontier", "reproduce", "text"])
+def test_report_embeds_its_figures_and_records_provenance(reports, kind):
+    page = reports[kind].read_text(encoding="utf-8")
     parser = _Collector()
-    parser.feed(report.read_text(encoding="utf-8"))
-    assert set(SECTION_IDS) <= parser.ids
-    # SFM diagram, decomposition bars, one PPM figure per predictor, Cookbook plot
-    assert len(parser.images) == 5
+    parser.feed(page)
+    assert parser.images, "a report shows at least one figure"
     for src in parser.images:
         assert src.startswith("data:image/png;base64,")
         png = base64.b64decode(src.split(",", 1)[1])
         assert png.startswith(PNG_SIGNATURE)
         width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-        assert width > 300 and height > 150
+        assert 300 < width <= 1100 and height > 150  # never scaled down by the page, so its fonts stay legible
     assert parser.external == []  # self-contained: nothing to fetch
+    if kind != "text":  # the text report's settings belong to its own module
+        assert "SHA-256" in page and "versions" in page and "dtype" in page
+    if kind == "audit":
+        assert set(SECTION_IDS) <= parser.ids
+
+
+def test_demo_predictors_are_explained_and_results_json_has_provenance(reports):
+    results = json.loads((reports["audit"].parent / "results.json").read_text())
+    provenance = results["settings"]["provenance"]
+    assert provenance["call"].startswith("fairpath.parity.audit(data=<DataFrame 800 rows")
+    assert provenance["versions"]["numpy"] and provenance["dtype"] == "float64"
+    repair = json.loads((reports["repair"].parent / "repair.json").read_text())
+    assert repair["provenance"]["inputs"][0]["name"] == "synthetic.csv"
+    assert len(repair["provenance"]["inputs"][0]["sha256"]) == 64
 
 
 def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-@pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (apt-get install chromium)")
-def test_report_opens_in_headless_chromium_with_all_images_decoded(report, tmp_path):
-    # A harness page loads the report in a frame and writes what the browser saw into its own DOM.
-    harness = tmp_path / "harness.html"
-    harness.write_text(
-        f"""<!doctype html><html><body><iframe id="r" src="{report.as_uri()}" width="1200" height="3000"></iframe>
-<pre id="out">pending</pre><script>
-document.getElementById('r').addEventListener('load', () => {{
+# Loaded in a frame, the report tells the harness page what the browser saw: images, broken images, and every
+# element whose content is wider than its own box or that reaches past the page width.
+_PROBE = """
+document.getElementById('r').addEventListener('load', () => {
   const doc = document.getElementById('r').contentDocument;
   const images = Array.from(doc.images);
   const broken = images.filter(i => !(i.complete && i.naturalWidth > 0)).length;
+  const width = doc.documentElement.clientWidth;
+  const overflow = Array.from(doc.querySelectorAll('main *')).filter(e => {
+    const box = e.getBoundingClientRect();
+    return box.right > width + 1 || (e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0
+      && getComputedStyle(e).overflowX === 'visible' && e.tagName !== 'TABLE');
+  }).map(e => e.tagName + ':' + (e.textContent || '').trim().slice(0, 40));
   const sections = Array.from(doc.querySelectorAll('section h2')).map(h => h.textContent);
-  document.getElementById('out').textContent = 'images=' + images.length + ' broken=' + broken + ' sections=' + sections.join('|');
-}});
-</script></body></html>""",
+  document.getElementById('out').textContent = JSON.stringify({images: images.length, broken, overflow, sections});
+});
+"""
+
+
+@pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.parametrize("kind", ["audit", "repair", "frontier", "reproduce", "text"])
+def test_report_renders_in_headless_chromium(reports, kind, tmp_path):
+    report = reports[kind]
+    harness = tmp_path / "harness.html"
+    harness.write_text(
+        f'<!doctype html><html><body style="margin:0"><iframe id="r" src="{report.as_uri()}" width="{VIEWPORT}" height="3000" '
+        f'style="border:0"></iframe><pre id="out">pending</pre><script>{_PROBE}</script></body></html>',
         encoding="utf-8",
     )
     command = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-               "--virtual-time-budget=10000", "--dump-dom", harness.as_uri()]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+               f"--window-size={VIEWPORT + 20},3100", "--virtual-time-budget=10000", "--dump-dom", harness.as_uri()]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     assert completed.returncode == 0, completed.stderr[-2000:]
-    assert "images=5 broken=0" in completed.stdout
-    assert "Business Necessity Cookbook" in completed.stdout and "Predictive parity" in completed.stdout
+    seen = json.loads(html.unescape(completed.stdout.split('<pre id="out">', 1)[1].split("</pre>", 1)[0]))
+    parser = _Collector()
+    parser.feed(report.read_text(encoding="utf-8"))
+    assert seen["images"] == len(parser.images) and seen["broken"] == 0
+    assert seen["overflow"] == [], f"text wider than its box in the {kind} report: {seen['overflow'][:5]}"
+    assert len(seen["sections"]) >= 2
     screenshot = tmp_path / "report.png"
     completed = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={screenshot}",
-                                "--window-size=1200,3000", report.as_uri()], capture_output=True, text=True, timeout=120)
+                                f"--window-size={VIEWPORT},3000", report.as_uri()], capture_output=True, text=True, timeout=180, check=False)
     assert completed.returncode == 0 and screenshot.read_bytes().startswith(PNG_SIGNATURE)
+

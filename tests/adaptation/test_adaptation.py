@@ -137,3 +137,20 @@ def test_unseen_numeric_level_of_a_discrete_variable_is_placed_between_its_neigh
     assert encoding.encode(pd.Series([levels[1]]), "count")[0] == 2.0
     assert encoding.encode(pd.Series([(levels[1] + levels[2]) / 2]), "count")[0] == 2.5
     assert encoding.encode(pd.Series([levels.max() + 50]), "count")[0] == len(levels)
+
+
+def test_marginal_matching_when_the_baseline_group_lacks_the_top_level():
+    # Baseline counts whose float shares sum past 1 (by 2e-16) and a top level seen only in the
+    # comparison group: the cut points must stay quantiles in [0, 1] (the gov_census crash of issue 14).
+    counts = [23, 49, 14, 29, 20, 14]
+    rng = np.random.default_rng(9)
+    baseline = np.repeat(np.arange(1, 7), counts)
+    comparison = rng.integers(2, 8, 300)  # levels 2..7
+    d = np.concatenate([baseline, comparison])
+    x = np.r_[np.zeros(len(baseline), int), np.ones(len(comparison), int)]
+    data = pd.DataFrame({"x": x, "d": d, "y": d + rng.standard_normal(len(d))})
+    graph = CausalGraph(["x", "d", "y"], [("x", "d"), ("x", "y"), ("d", "y")])
+    twins = FairAdapt(graph, "x", 0, "y", engine="linear").fit(data).adapted_train_
+    moved = twins.loc[x == 1, "d"].value_counts(normalize=True).sort_index()
+    assert set(moved.index) <= set(range(1, 7))  # level 7 has share 0 in the baseline group
+    np.testing.assert_allclose(moved.to_numpy(), np.array(counts) / sum(counts), atol=0.01)

@@ -109,3 +109,14 @@ def test_continuous_outcome_has_no_auc(scored):
     result = predictive_parity(data, SFM_XY, "score", n_boot=20, seed=0)
     assert result.auc_ is None
     assert "auc" not in set(result.to_frame()["measure"])
+
+
+def test_wilson_band_covers_a_binomial_share_at_its_level():
+    from fairpath.parity._ppm import wilson_interval
+
+    rng = np.random.default_rng(0)
+    for p, n in ((0.3, 40), (0.05, 30), (0.7, 7)):  # 7 rows: the smallest bin of x1 seen in the COMPAS demo
+        share = rng.binomial(n, p, 4000) / n
+        low, high = wilson_interval(share, np.full(4000, n), 0.95)
+        coverage = np.mean((low <= p) & (p <= high))
+        assert 0.92 <= coverage <= 0.99, (p, n, coverage)

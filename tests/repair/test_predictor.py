@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+from fairpath._exceptions import FairpathInputError
 from fairpath.datasets import make_binary_sfm
 from fairpath.repair import FairPredictor
 
@@ -53,3 +54,25 @@ def test_reference_x0_twins_follow_the_baseline_group(synthetic):
         moved = (data[sfm.x] == moved_group).to_numpy()
         assert not np.allclose(adapter.adapted_train_["w1"][moved], data["w1"][moved])
         np.testing.assert_array_equal(adapter.adapted_train_["w1"][~moved], data["w1"][~moved])
+
+
+def test_audit_on_the_twins_passes_for_its_bn_set(synthetic):
+    data, sfm = synthetic.data, synthetic.sfm
+    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), seed=0).fit(data)
+    result = predictor.audit(learner="linear", n_boot=20, seed=0, progress=False)
+    assert result.status == {"fair_predictor": "SUCCESS"}
+    tests = result.cookbook_.to_frame().set_index("pathway")
+    # the twins' covariates carry no direct or indirect effect of X ...
+    assert abs(tests.loc["DE", "estimate"]) < 0.01 and abs(tests.loc["IE", "estimate"]) < 0.02
+    # ... and the spurious effect of Y is reproduced (the twins follow x1's mechanisms)
+    assert abs(tests.loc["SE", "estimate"]) < 0.03 and tests.loc["SE", "p_value"] > 0.05
+    assert abs(result.decomposition_.estimate("ctfse", sfm.y).estimate - synthetic.truth["ctfse"]) < 0.03
+
+
+def test_audit_needs_a_fitted_predictor_with_a_bn_set(synthetic):
+    data, sfm = synthetic.data, synthetic.sfm
+    with pytest.raises(FairpathInputError, match="not fitted yet"):
+        FairPredictor(sfm, ("SE",)).audit()
+    fitted = FairPredictor(sfm, resolving=list(sfm.z), engine="linear", learner=LogisticRegression(), seed=0).fit(data)
+    with pytest.raises(FairpathInputError, match="needs the BN set"):
+        fitted.audit()

@@ -19,3 +19,12 @@ def test_sections_carry_their_anchor_or_a_numbered_id():
     assert '<section id="verdicts">' in html and '<section id="section-2">' in html
     assert html.count("data:image/png;base64,") == 1
     assert "1.2346" in html and "<dd>3</dd>" in html
+
+
+def test_p_values_and_intervals_for_display():
+    from fairpath.report import format_ci, format_p
+
+    assert format_p(0.0) == "< 1e-16" and format_p(3e-20) == "< 1e-16"
+    assert format_p(0.04567) == "0.0457" and format_p(1.0) == "1" and format_p(float("nan")) == "n/a"
+    assert format_ci(-0.01234, 0.5) == "[-0.0123,\u00a0+0.5000]"  # a non-breaking space: one line in every table
+    assert format_ci(-0.01234, 0.5, digits=3, percent=True) == "[-1.2%,\u00a0+50.0%]"

@@ -223,9 +223,11 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         encoding = self.encodings_[column]
         if encoding.kind == "continuous" or self.graph.ancestors(column) & set(self.resolving_):
             return None
-        n_levels = len(encoding.levels)
-        shares = np.bincount(np.rint(baseline_codes).astype(int), minlength=n_levels + 1)[1:] / len(baseline_codes)
-        return np.quantile(moved, np.cumsum(shares)[:-1])
+        counts = np.bincount(np.rint(baseline_codes).astype(int), minlength=len(encoding.levels) + 1)[1:]
+        # Integer running counts over the total stay within [0, 1]; summed float shares can pass 1 by rounding.
+        shares = np.cumsum(counts)[:-1] / counts.sum()
+        # numpy's default (linear) quantiles of ``moved``, read off one sort instead of a partition per cut
+        return np.interp(shares * (len(moved) - 1), np.arange(len(moved)), np.sort(moved))
 
     def _to_codes(self, model: _VariableModel, moved: np.ndarray) -> np.ndarray:
         encoding = self.encodings_[model.column]

@@ -27,23 +27,27 @@ class ForestQuantileEngine:
     Leaves of at least ``min_samples_leaf`` rows (5: larger leaves, such as ranger's 20 in fairadapt,
     smooth the conditional distributions and visibly attenuate the transported effects of binary
     outcomes; 30 trees aggregate ~150 values per row).
-    Each tree draws ``max_samples`` (a share) of the rows, at most ``max_rows_per_tree``, and a leaf
+    The forest learns from at most ``max_train_rows`` rows of the group (a random subset; None uses
+    all), each tree draws ``max_samples`` (a share) of them, at most ``max_rows_per_tree``, and a leaf
     keeps at most ``max_leaf_values`` of its training values (a random subset; None keeps all): this
-    keeps the trees fast and bounds time and memory on large data, where discrete parents leave
-    leaves of hundreds of identical rows. Both questions are answered from each
-    row's predicted quantiles on a grid of 101 levels; rows with equal parents share one prediction.
+    keeps the trees fast and makes fitting cost constant in n on large data, where discrete parents
+    leave leaves of hundreds of identical rows. Both questions are answered from each
+    row's quantiles on a grid of 101 levels, read off the values pooled from the row's leaves in every
+    tree (quantile-forest's unweighted-leaves, leaves-aggregated-first prediction, computed here in
+    vectorised numpy, which is several times faster); rows with equal parents share one prediction.
     ``oob_ranks=True`` reads in-sample ranks from the trees that did not see the row (fairadapt's
     choice); the default uses all trees, which is several times faster and, with leaves of 20 or
     more rows, moves a rank by well under 1%.
     """
 
     def __init__(self, n_estimators: int = 30, min_samples_leaf: int = 5, max_samples: float = 0.5,
-                 max_rows_per_tree: int = 10_000, max_leaf_values: int | None = 16, oob_ranks: bool = False,
-                 n_jobs: int | None = 1, random_state: int | None = 0):
+                 max_rows_per_tree: int = 10_000, max_train_rows: int | None = 20_000, max_leaf_values: int | None = 16,
+                 oob_ranks: bool = False, n_jobs: int | None = 1, random_state: int | None = 0):
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
         self.max_samples = max_samples
         self.max_rows_per_tree = max_rows_per_tree
+        self.max_train_rows = max_train_rows
         self.max_leaf_values = max_leaf_values
         self.oob_ranks = oob_ranks
         self.n_jobs = n_jobs
@@ -55,6 +59,9 @@ class ForestQuantileEngine:
             # (and a forest of single huge leaves would be slow).
             self.forest_ = LinearQuantileEngine().fit(features, target)
             return self
+        if self.max_train_rows is not None and len(target) > self.max_train_rows:
+            rows = np.sort(np.random.default_rng(self.random_state).choice(len(target), self.max_train_rows, replace=False))
+            features, target = features[rows], target[rows]
         rows_per_tree = max(2 * self.min_samples_leaf, min(int(self.max_samples * len(target)), self.max_rows_per_tree))
         self.forest_ = RandomForestQuantileRegressor(
             n_estimators=self.n_estimators,
@@ -65,6 +72,9 @@ class ForestQuantileEngine:
             n_jobs=self.n_jobs,
             random_state=self.random_state,
         ).fit(features, target)
+        # Per tree and node, 1-based positions of the leaf's values in the sorted targets (0 pads).
+        self.leaf_values_ = np.asarray(self.forest_.forest_.y_train_leaves)[:, :, 0, :].astype(np.int32)
+        self.sorted_targets_ = np.asarray(self.forest_.forest_.y_train)[0]
         return self
 
     def _grid_values(self, features: np.ndarray, oob: bool) -> np.ndarray:
@@ -72,7 +82,23 @@ class ForestQuantileEngine:
         if oob:
             return self.forest_.predict(features, quantiles=list(_GRID), oob_score=True)
         unique, inverse = np.unique(features, axis=0, return_inverse=True)
-        return self.forest_.predict(unique, quantiles=list(_GRID))[inverse.ravel()]
+        return self._pooled_quantiles(self.forest_.apply(unique))[inverse.ravel()]
+
+    def _pooled_quantiles(self, leaves: np.ndarray) -> np.ndarray:
+        """Quantiles on ``_GRID`` of the values pooled from each row's leaves (``leaves``: rows x trees).
+
+        Positions in the sorted targets order the values, so sorting the integer positions sorts the
+        values; the padding zeros come first. Linear interpolation between order statistics (numpy's
+        default quantile) within each row's own count of values.
+        """
+        pooled = np.sort(self.leaf_values_[np.arange(leaves.shape[1]), leaves].reshape(len(leaves), -1), axis=1)
+        empty = (pooled == 0).sum(axis=1)
+        position = empty[:, None] + _GRID[None, :] * (pooled.shape[1] - empty - 1)[:, None]
+        low = np.floor(position).astype(int)
+        high = np.minimum(low + 1, pooled.shape[1] - 1)
+        frac = position - low
+        values = self.sorted_targets_
+        return (1 - frac) * values[np.take_along_axis(pooled, low, 1) - 1] + frac * values[np.take_along_axis(pooled, high, 1) - 1]
 
     def ranks(self, features: np.ndarray, target: np.ndarray, in_sample: bool) -> np.ndarray:
         if isinstance(self.forest_, LinearQuantileEngine):
@@ -138,8 +164,10 @@ class LinearQuantileEngine:
         return (below + at_most) / (2.0 * len(self.residuals_))
 
     def quantiles(self, features: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-        # Hazen's plotting positions (k + 1/2) / n invert the mid-ranks of ``ranks`` exactly.
-        return self._mean(features) + np.quantile(self.residuals_, np.clip(ranks, 0.0, 1.0), method="hazen")
+        # Hazen's plotting positions (k + 1/2) / n invert the mid-ranks of ``ranks`` exactly: numpy's
+        # quantile(method="hazen"), read off the sorted residuals by interpolation (no partition per rank).
+        n = len(self.residuals_)
+        return self._mean(features) + np.interp(np.clip(ranks, 0.0, 1.0) * n - 0.5, np.arange(n), self.residuals_)
 
 
 def _interpolate_rows(grid_values: np.ndarray, ranks: np.ndarray) -> np.ndarray:

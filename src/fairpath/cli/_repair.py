@@ -72,6 +72,8 @@ def register(subparsers) -> None:
 def _run_repair(args: argparse.Namespace) -> int:
     from fairpath._results import write_json
     from fairpath.repair import CausalGraph, ConstrainedLearner, FairPredictor, graph_from_sfm
+    from fairpath.repair import write_repair_report
+    from fairpath.report import provenance
 
     data = read_table(args.data)
     sfm = sfm_from_args(args, data)
@@ -99,15 +101,19 @@ def _run_repair(args: argparse.Namespace) -> int:
         learner = ConstrainedLearner(sfm, _constrained_bn(args), random_state=args.seed).fit(data[sfm.columns])
         path = learner.path_result()
         path.to_frame().to_csv(out / "constrained_path.csv", index=False)
-        path.plot().savefig(out / "constrained_path.png", dpi=110, bbox_inches="tight")
+        path.plot().savefig(out / "constrained_path.png", bbox_inches="tight")
         scores["constrained_score"] = _scores(learner, data)
         summary["constrained"] = path.to_dict()
         print(path)
     scores.to_csv(out / "scores.csv", index=False)
+    record = provenance(inputs=[args.data, *[p for p in (args.graph, args.test) if p]], seed=args.seed)
+    summary["provenance"] = record
     write_json(summary, out / "repair.json")
+    write_repair_report(out / "report.html", data=data, predictor=predictor, scores=scores, summary=summary, provenance=record,
+                        constrained=path if args.constrained else None)
     print(f"adapted {adapter.order_} (resolving: {adapter.resolving_ or 'none'}); "
           f"TV of {sfm.y}: {summary['tv_outcome']:.4f} -> {summary['tv_adapted_outcome']:.4f} after adaptation")
-    print(f"wrote {out}/adapted_train.csv, fair_twins.csv, scores.csv, repair.json")
+    print(f"wrote {out}/adapted_train.csv, fair_twins.csv, scores.csv, repair.json, report.html")
     return 0
 
 
@@ -133,6 +139,8 @@ def _tv(frame, sfm, column) -> float:
 def _run_frontier(args: argparse.Namespace) -> int:
     from fairpath._results import write_json
     from fairpath.repair import frontier
+    from fairpath.repair import write_frontier_report
+    from fairpath.report import provenance, styled
 
     data = read_table(args.data)
     sfm = sfm_from_args(args, data)
@@ -142,9 +150,12 @@ def _run_frontier(args: argparse.Namespace) -> int:
         out_dir=args.out, progress=not args.quiet, **parallel_options(args),
     )
     out = Path(args.out)
+    record = provenance(inputs=[args.data], seed=args.seed)
     result.to_frame().to_csv(out / "frontier.csv", index=False)
-    write_json(result.to_dict(), out / "frontier.json")
-    result.plot().savefig(out / "frontier.png", dpi=110, bbox_inches="tight")
+    write_json({**result.to_dict(), "provenance": record}, out / "frontier.json")
+    with styled():
+        result.plot().savefig(out / "frontier.png", bbox_inches="tight")
+    write_frontier_report(result, out / "report.html", record)
     print(result)
-    print(f"wrote {out}/frontier.csv, frontier.json, frontier.png (runs in {out}/runs.csv)")
+    print(f"wrote {out}/frontier.csv, frontier.json, frontier.png, report.html (runs in {out}/runs.csv)")
     return 0

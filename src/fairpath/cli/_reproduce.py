@@ -25,6 +25,44 @@ def register(subparsers) -> None:
     theorem1.add_argument("--seed", type=int, default=0, help="seed of the whole study (default: %(default)s)")
     theorem1.set_defaults(func=_run_theorem1)
     _register_huang(studies)
+    _register_paper_studies(studies)
+
+
+def _register_paper_studies(studies) -> None:
+    """``reproduce compas`` (Figures 5 and 6) and ``reproduce census`` (Appendix F)."""
+    for name, help_text, default_out in (
+        ("compas", "COMPAS: Figure 5 (Y, Northpointe, the fair predictor, SP/PP baselines) and Figure 6 (the frontier, 10 seeds)",
+         "fairpath-compas"),
+        ("census", "Census 2018 (gov_census): Appendix F / Figure 9 (boosted predictor and fair predictor, X = sex)",
+         "fairpath-census"),
+    ):
+        study = studies.add_parser(
+            name, help=help_text,
+            description=f"{help_text}. Each step is saved under OUT/steps as it finishes and reused by a rerun with the same "
+            "settings; writes the figures, report.html, comparison.csv (fairpath beside the paper) and summary.json.",
+        )
+        study.add_argument("--data", default=None, help="input file (compas: the paper's preparation or ProPublica's raw file, "
+                           "default the installed copy; census: gov_census.csv, required)")
+        study.add_argument("--out", default=default_out, help="output folder (default: %(default)s)")
+        study.add_argument("--quick", action="store_true", help="reduced study for a smoke test (seconds to a minute)")
+        study.add_argument("--seed", type=int, default=0, help="seed of the whole study (default: %(default)s)")
+        study.add_argument("--quiet", action="store_true", help="no progress messages")
+        study.set_defaults(func=_run_paper_study)
+
+
+def _run_paper_study(args: argparse.Namespace) -> int:
+    import shlex
+
+    from fairpath.reproduce import reproduce_census, reproduce_compas
+
+    run = reproduce_compas if args.study == "compas" else reproduce_census
+    # the parsed arguments, not sys.argv: main() may be called with its own argument list
+    call = " ".join(["fairpath reproduce", args.study, *(["--data", shlex.quote(str(args.data))] if args.data else []),
+                     "--out", shlex.quote(str(args.out)), *(["--quick"] if args.quick else []), "--seed", str(args.seed)])
+    study = run(args.out, data=args.data, quick=args.quick, seed=args.seed, progress=not args.quiet, call=call)
+    print(study)
+    print(f"wrote {study.out_ / 'report.html'}, {study.out_ / 'comparison.csv'}, {study.out_ / 'summary.json'} and the figures")
+    return 0
 
 
 def _run_theorem1(args: argparse.Namespace) -> int:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import html
-import importlib.metadata
-import platform
 import sys
 import warnings
 from pathlib import Path
@@ -18,19 +16,8 @@ from fairpath._results import ResultMixin, write_json
 from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
-
-_VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib")
-
-
-def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in _VERSIONED:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
-
+from fairpath.report import package_versions
+from fairpath.report import provenance as make_provenance
 
 class AuditResult(ResultMixin):
     """Decomposition, predictive parity and Cookbook verdicts for one or more predictors.
@@ -176,6 +163,8 @@ def audit(
     trim: bool = False,
     nboot1: int = 1,
     title: str | None = None,
+    descriptions: dict[str, str] | None = None,
+    provenance: dict | None = None,
     progress: bool = True,
 ) -> AuditResult:
     """Audit predictors against an outcome under a business-necessity set ``bn`` (subset of DE, IE, SE).
@@ -184,7 +173,9 @@ def audit(
     ``n_folds``, ``eps``, ``trim``, ``nboot1`` are passed to it), the predictive parity measures of
     every predictor (``n_bins`` quantile bins, ``n_boot`` bootstrap draws), and the Business Necessity
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
-    by ``seed``.
+    by ``seed``. ``descriptions`` (predictor -> what it is) are shown in the report; ``provenance``
+    (see :func:`fairpath.report.provenance`) records the input; by default it records this call with
+    the SHA-256 of the data's values.
     """
     from fairpath.causal import decompose, prepare_data
 
@@ -242,5 +233,17 @@ def audit(
         "counts": {"n": len(data), "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
                    "n_trimmed": decomposition.n_trimmed_},
         "versions": package_versions(),
+        "descriptions": dict(descriptions or {}),
+        "provenance": provenance or _api_provenance(data, predictors, bn, seed),
     }
     return AuditResult(sfm, predictors, decomposition, parity, cookbook, settings, notes)
+
+
+def _api_provenance(data: pd.DataFrame, predictors, bn, seed: int) -> dict:
+    """Provenance of an API call: the data identified by the SHA-256 of its values (index excluded)."""
+    import hashlib
+
+    digest = hashlib.sha256(pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()).hexdigest()
+    call = (f"fairpath.parity.audit(data=<DataFrame {data.shape[0]} rows x {data.shape[1]} columns, SHA-256 of the values "
+            f"{digest}>, predictors={list(predictors)}, bn={list(bn)}, seed={seed})")
+    return make_provenance(call=call, seed=seed)

@@ -153,9 +153,14 @@ class CookbookResult(ResultMixin):
     def plot(self):
         """Tested quantity with its CI per pathway and predictor, coloured by verdict."""
         import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator
+
+        from fairpath.report import styled
 
         predictors = self.predictors
-        fig, axes = plt.subplots(1, len(PATHWAYS), figsize=(4 * len(PATHWAYS), 0.6 + 0.5 * len(predictors) + 1), sharey=True)
+        with styled():
+            fig, axes = plt.subplots(1, len(PATHWAYS), figsize=(9.0, 2.2 + 0.5 * len(predictors)), sharey=True)
         for ax, pathway in zip(np.atleast_1d(axes), PATHWAYS):
             rows = self.tests_[self.tests_["pathway"] == pathway].set_index("predictor").loc[predictors]
             positions = np.arange(len(predictors))[::-1]  # first predictor on top, as in the other figures
@@ -166,11 +171,15 @@ class CookbookResult(ResultMixin):
             if self.margin is not None:
                 ax.axvspan(-self.margin, self.margin, color="#3ebd93", alpha=0.12)
             in_bn = pathway in self.bn
-            ax.set_title(f"{pathway}: {'Ctf(ŷ) − Ctf(y)' if in_bn else 'Ctf(ŷ)'}\n({'in BN' if in_bn else 'not in BN'})", fontsize=9)
-            ax.set_yticks(positions, predictors, fontsize=8)
+            ax.set_title(f"{pathway}: {'Ctf(ŷ) − Ctf(y)' if in_bn else 'Ctf(ŷ)'}\n({'in BN' if in_bn else 'not in BN'})", fontsize=11)
+            ax.set_yticks(positions, predictors, fontsize=10)
+            ax.xaxis.set_major_locator(MaxNLocator(3))  # few ticks: labels of three narrow panels must not collide
+            ax.tick_params(axis="x", labelsize=10)
         handles = [plt.Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
-        fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
-        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        if self.margin is not None:
+            handles.append(Patch(color="#3ebd93", alpha=0.25, label=f"equivalence margin ±δ = ±{self.margin:g}"))
+        fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=10, frameon=False)
+        fig.tight_layout(rect=(0, 0.22 if len(predictors) < 4 else 0.14, 1, 1))
         return fig
 
 

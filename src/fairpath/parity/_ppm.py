@@ -155,7 +155,10 @@ class PredictiveParity(ResultMixin):
         if axes is None:
             import matplotlib.pyplot as plt
 
-            fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+            from fairpath.report import styled
+
+            with styled():
+                fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.8))
         else:
             fig = axes[0].figure
         plot_ppm_bins(self, axes[0])
@@ -172,24 +175,40 @@ def plot_ppm_bins(result: PredictiveParity, ax) -> None:
     ax.errorbar(positions, bins["gap"], yerr=errors, fmt="none", ecolor="#102a43", capsize=3)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.axhline(result.ippm_.estimate, color="#b42318", linestyle="--", label=f"iPPM = {result.ippm_.estimate:.3f}")
-    ax.set_xticks(positions, bins["bin"], rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel("PPM: E[Y | x1, bin] − E[Y | x0, bin]", fontsize=8)
-    ax.set_title(f"Predictive parity per bin of {result.predictor}", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.set_xticks(positions, bins["bin"], rotation=45, ha="right", fontsize=9)
+    ax.set_ylabel("PPM: E[Y | x1, bin] − E[Y | x0, bin]", fontsize=10)
+    ax.set_title(f"Predictive parity per bin of {result.predictor}", fontsize=11)
+    ax.legend(fontsize=10)
 
 
 def plot_calibration(result: PredictiveParity, ax) -> None:
     bins = result.bins_
     labels = result.settings_["group_labels"]
+    binary = result.settings_.get("binary_y", False)
     for group, colour in (("x0", "#2f80ed"), ("x1", "#f2994a")):
         ax.plot(bins[f"mean_pred_{group}"], bins[f"mean_y_{group}"], marker="o", color=colour, label=labels[group])
+        if binary:
+            low, high = wilson_interval(bins[f"mean_y_{group}"].to_numpy(), bins[f"n_{group}"].to_numpy(), result.settings_["level"])
+            ax.fill_between(bins[f"mean_pred_{group}"], low, high, color=colour, alpha=0.18, linewidth=0)
     low = np.nanmin(bins[["mean_pred_x0", "mean_pred_x1", "mean_y_x0", "mean_y_x1"]].to_numpy())
     high = np.nanmax(bins[["mean_pred_x0", "mean_pred_x1", "mean_y_x0", "mean_y_x1"]].to_numpy())
     ax.plot([low, high], [low, high], color="grey", linestyle=":", linewidth=1, label="ŷ = E[Y]")
-    ax.set_xlabel(f"mean {result.predictor} in bin", fontsize=8)
-    ax.set_ylabel(f"mean {result.outcome} in bin", fontsize=8)
-    ax.set_title("Calibration by group", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.set_xlabel(f"mean {result.predictor} in bin", fontsize=10)
+    ax.set_ylabel(f"mean {result.outcome} in bin", fontsize=10)
+    ax.set_title("Calibration by group" + (f" ({result.settings_['level']:.0%} bands)" if binary else ""), fontsize=11)
+    ax.legend(fontsize=10)
+
+
+def wilson_interval(share: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion ``share`` observed in ``n`` trials (coverage near nominal
+    also for small n and shares near 0 or 1, unlike the Wald interval)."""
+    from scipy import stats
+
+    z = stats.norm.ppf(0.5 + level / 2)
+    n = np.asarray(n, dtype=float)
+    centre = (share + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * np.sqrt(share * (1 - share) / n + z**2 / (4 * n**2))
+    return centre - half, centre + half
 
 
 def _check_cells(bins: Bins, group: np.ndarray, sfm, predictor: str) -> np.ndarray:
@@ -292,6 +311,7 @@ def predictive_parity(
         "seed": seed,
         "binning": "two levels" if len(np.unique(score)) <= 2 else "right-closed quantile bins, ties merged",
         "group_labels": {"x0": f"{sfm.x} = {sfm.x0}", "x1": f"{sfm.x} = {sfm.x1}"},
+        "binary_y": bool(binary_y),
     }
     return PredictiveParity(
         predictor=predictor,

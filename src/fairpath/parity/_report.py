@@ -21,11 +21,22 @@ from fairpath.parity._cookbook import (  # noqa: E402
     VIOLATION,
     verdict_line,
 )
-from fairpath.report import Section, write_report  # noqa: E402
+from fairpath.report import Section, format_ci, format_p, provenance_lines, styled, write_report  # noqa: E402
 
 # Element ids of the report's parts (tests and links find them).
 SECTION_IDS = ("verdicts", "sfm-diagram", "decomposition", "predictive-parity", "cookbook", "notes")
 _TABLE_MEASURES = ("tv", "ctfde", "ctfie", "ctfse", "ett")
+# Display names of the predictive parity measures (the JSON and CSV keep the short keys).
+PARITY_LABELS = {"ippm": "iPPM", "ippm_weighted": "iPPM, bins weighted by their share", "spm": "SPM = E[ŷ | x1] − E[ŷ | x0]",
+                 "auc": "AUC"}
+MEASURE_DEFINITIONS = (
+    "<ul><li><strong>TV</strong> (total variation) = E[y | x1] − E[y | x0], the observed gap.</li>"
+    "<li><strong>Ctf-DE</strong>, <strong>Ctf-IE</strong>, <strong>Ctf-SE</strong>: the counterfactual direct, indirect "
+    "and spurious effects (Plečko &amp; Bareinboim); TV = Ctf-DE − Ctf-IE − Ctf-SE.</li>"
+    "<li><strong>ETT</strong> (effect of treatment on the treated) = E[y<sub>x1</sub> − y<sub>x0</sub> | x0]: the total "
+    "causal effect of changing X from x0 to x1 among the x0 group; ETT = Ctf-DE − Ctf-IE.</li></ul>"
+)
+
 # The report's tables are right-aligned numbers; text columns of the Cookbook table read better left-aligned.
 _TEXT_TABLE_STYLE = (
     "<style>section:has(#cookbook) table.table td { text-align: left; vertical-align: top; }"
@@ -99,7 +110,8 @@ def decomposition_figure(decomposition, cookbook):
     frame = decomposition.to_frame().set_index(["outcome", "measure"])
     verdicts = cookbook.tests_.set_index(["predictor", "pathway"])["verdict"]
     panels = [(p, MEASURE_OF_PATHWAY[p]) for p in PATHWAYS] + [("TV", "tv")]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 1.2 + 0.45 * len(outcomes)), sharey=True)
+    with styled():
+        fig, axes = plt.subplots(1, len(panels), figsize=(9.0, 1.9 + 0.5 * len(outcomes)), sharey=True)
     positions = np.arange(len(outcomes))[::-1]
     for ax, (pathway, measure) in zip(axes, panels):
         for pos, outcome in zip(positions, outcomes):
@@ -116,14 +128,14 @@ def decomposition_figure(decomposition, cookbook):
         ax.axvline(0, color="black", linewidth=0.8)
         in_bn = pathway in cookbook.bn
         title = "TV (total)" if pathway == "TV" else f"Ctf-{pathway} ({'in BN' if in_bn else 'not in BN'})"
-        ax.set_title(title, fontsize=9)
-        ax.tick_params(axis="x", labelsize=8)
-        ax.xaxis.set_major_locator(MaxNLocator(4))
-    axes[0].set_yticks(positions, outcomes, fontsize=8)
+        ax.set_title(title, fontsize=11)
+        ax.tick_params(axis="x", labelsize=10)
+        ax.xaxis.set_major_locator(MaxNLocator(3))
+    axes[0].set_yticks(positions, outcomes, fontsize=10)
     legend = [Patch(color=VERDICT_COLOURS["outcome"], label=f"outcome {outcomes[0]}")]
     legend += [Patch(color=VERDICT_COLOURS[v], label=f"predictor: {v}") for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
-    fig.legend(handles=legend, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.12 if len(outcomes) < 4 else 0.07, 1, 1))
+    fig.legend(handles=legend, loc="lower center", ncol=2, fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0.2 if len(outcomes) < 4 else 0.12, 1, 1))
     return fig
 
 
@@ -148,14 +160,14 @@ def _estimates_table(decomposition) -> pd.DataFrame:
     """Outcomes as rows, the main measures as columns, each cell "estimate [ci_low, ci_high]"."""
     frame = decomposition.to_frame()
     frame = frame[frame["measure"].isin(_TABLE_MEASURES)]
-    frame["cell"] = [f"{e:+.4f} [{lo:+.4f}, {hi:+.4f}]" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
+    frame["cell"] = [f"{e:+.3f}\u00a0{format_ci(lo, hi, digits=3)}" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
     table = frame.pivot(index="outcome", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
     table = table.rename(columns=LABELS).reset_index()
     table.columns.name = None
     return table
 
 
-def _cookbook_table(cookbook) -> pd.DataFrame:
+def _cookbook_table(cookbook, level: float = 0.95) -> pd.DataFrame:
     tests = cookbook.tests_
     table = pd.DataFrame(
         {
@@ -163,15 +175,15 @@ def _cookbook_table(cookbook) -> pd.DataFrame:
             "pathway": [f"{p}: {d}, {'permitted' if b else 'not permitted'} by BN"
                         for p, d, b in zip(tests["pathway"], tests["doctrine"], tests["in_bn"])],
             "H0": tests["null_hypothesis"],
-            "estimate": tests["estimate"],
-            "CI": [f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(tests["ci_low"], tests["ci_high"])],
-            "p (Holm)": [f"{p:.3g}" for p in tests["p_holm"]],
+            "estimate": [f"{v:+.4f}" for v in tests["estimate"]],
+            f"{level:.0%} CI": [format_ci(lo, hi) for lo, hi in zip(tests["ci_low"], tests["ci_high"])],
+            "p (Holm)": [format_p(p) for p in tests["p_holm"]],
             "verdict": [verdict_line(row) for _, row in tests.iterrows()],
             "claim": tests["claim"],
         }
     )
     if cookbook.margin is not None:
-        table.insert(6, "TOST p (Holm)", [f"{p:.3g}" for p in tests["tost_p_holm"]])
+        table.insert(6, "TOST p (Holm)", [format_p(p) for p in tests["tost_p_holm"]])
     return table
 
 
@@ -184,24 +196,33 @@ def build_sections(audit) -> list[Section]:
         f"<p>{html.escape(str(audit.sfm))}; predictors: {html.escape(', '.join(audit.predictors))}.</p>",
         anchor="sfm-diagram",
     ).add_figure(sfm_diagram(audit.sfm, audit.predictors), "Causal diagram assumed by the analysis.")
+    descriptions = audit.settings_.get("descriptions") or {}
+    if descriptions:
+        diagram.text += "<p>The predictors:</p><ul>" + "".join(
+            f"<li><code>{html.escape(k)}</code>: {html.escape(v)}</li>" for k, v in descriptions.items()) + "</ul>"
+    level = audit.settings_["level"]
     decomposition = Section(
         "Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE",
-        "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>",
+        "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>" + MEASURE_DEFINITIONS,
         anchor="decomposition",
     ).add_figure(decomposition_figure(audit.decomposition_, cookbook),
-                 f"Bars with {audit.settings_['level']:.0%} CIs; predictor bars coloured by the Cookbook verdict.")
-    decomposition.add_table(_estimates_table(audit.decomposition_), "Estimates with CIs (every measure and SE: estimates.csv, results.json)")
+                 f"Bars: estimates; whiskers: {level:.0%} confidence intervals; predictor bars coloured by the Cookbook verdict.")
+    decomposition.add_table(_estimates_table(audit.decomposition_),
+                            f"Estimates with {level:.0%} CIs (every measure and SE: estimates.csv, results.json)")
     parity = Section(
         "Predictive parity",
         "<p>PPM per bin of the predictor: E[Y | x1, ŷ ∈ bin] − E[Y | x0, ŷ ∈ bin], "
         "bins are quantiles of ŷ on the whole sample (ties merge bins; a binary ŷ uses its two levels). "
         "iPPM is the unweighted mean of the bin gaps (the paper's measure), iPPM weighted uses the bins' "
-        "shares; SPM is E[ŷ | x1] − E[ŷ | x0]. CIs are bootstrap percentile intervals.</p>",
+        f"shares; SPM is E[ŷ | x1] − E[ŷ | x0]. CIs are {level:.0%} bootstrap percentile intervals "
+        f"({audit.settings_['n_boot']} draws).</p>",
         anchor="predictive-parity",
     )
-    parity.add_table(pd.concat([p.to_frame() for p in audit.parity_.values()], ignore_index=True), "Predictive parity measures")
+    parity.add_table(_parity_table(audit, level), f"Predictive parity measures with {level:.0%} CIs")
     for predictor, result in audit.parity_.items():
-        parity.add_figure(result.plot(), f"{predictor}: PPM per bin (left) and calibration by group (right).")
+        parity.add_figure(result.plot(), f"{predictor}: PPM per bin with {level:.0%} CIs (left) and calibration by group with "
+                                         f"{level:.0%} bands (right; Wilson intervals of E[Y] in each bin, binary Y only).")
+        parity.add_table(_bins_table(result), f"{predictor}: rows per bin and group (a bin with few rows of one group has a wide CI)")
     cookbook_section = Section(
         "Business Necessity Cookbook (Algorithm 1)",
         _TEXT_TABLE_STYLE + "<p>For each pathway in BN the predictor must transmit the same effect as the outcome "
@@ -210,14 +231,42 @@ def build_sections(audit) -> list[Section]:
         "equivalence test (two one-sided tests with margin δ) is needed to <em>certify</em> compliance. "
         "p-values are Holm-adjusted over the three pathways of each predictor.</p>",
         anchor="cookbook",
-    ).add_figure(cookbook.plot(), "Tested quantity per pathway with its CI, coloured by verdict.")
-    cookbook_section.add_table(_cookbook_table(cookbook), "Tests, verdicts and the claim each makes")
+    ).add_figure(cookbook.plot(), f"Tested quantity per pathway with its {level:.0%} CI, coloured by verdict."
+                 + (f" Shaded band: the equivalence margin ±δ = ±{cookbook.margin:g}; a CI inside it (TOST) certifies "
+                    "compliance." if cookbook.margin is not None else ""))
+    cookbook_section.add_table(_cookbook_table(cookbook, level), f"Tests ({level:.0%} CIs), verdicts and the claim each makes")
     notes_html = ("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in audit.notes_) + "</ul>"
                   if audit.notes_ else "<p>No warnings.</p>")
     notes = Section("Notes", notes_html, anchor="notes")
     return [verdicts, diagram, decomposition, parity, cookbook_section, notes]
 
 
+def _parity_table(audit, level: float) -> pd.DataFrame:
+    frame = pd.concat([p.to_frame() for p in audit.parity_.values()], ignore_index=True)
+    return pd.DataFrame({
+        "predictor": frame["predictor"],
+        "measure": frame["measure"].map(lambda m: PARITY_LABELS.get(m, m)),
+        "estimate": [f"{v:+.4f}" for v in frame["estimate"]],
+        f"{level:.0%} CI": [format_ci(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
+    })
+
+
+def _bins_table(result) -> pd.DataFrame:
+    bins = result.bins_
+    labels = result.settings_["group_labels"]
+    return pd.DataFrame({
+        "bin": bins["bin"],
+        f"rows {labels['x0']}": bins["n_x0"],
+        f"rows {labels['x1']}": bins["n_x1"],
+        "PPM gap": [f"{v:+.4f}" for v in bins["gap"]],
+        "CI": [format_ci(lo, hi) for lo, hi in zip(bins["ci_low"], bins["ci_high"])],
+    })
+
+
 def write_audit_report(audit, path) -> Path:
     """Write the audit as one self-contained HTML page."""
-    return write_report(path, audit.settings_["title"], build_sections(audit), settings=audit.flat_settings())
+    settings = audit.flat_settings()
+    settings = {k: v for k, v in settings.items() if not k.startswith(("provenance", "descriptions"))}
+    if audit.settings_.get("provenance"):
+        settings.update(provenance_lines(audit.settings_["provenance"]))
+    return write_report(path, audit.settings_["title"], build_sections(audit), settings=settings)

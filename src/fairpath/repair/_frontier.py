@@ -122,26 +122,27 @@ class FrontierResult(ResultMixin):
         return "\n".join(lines)
 
     def plot(self):
-        import matplotlib.pyplot as plt
+        """Figure 6: SPM against iPPM (top) and AUC (bottom); a marker per point, error bars ±1 sd over the seeds."""
+        from fairpath.report import SERIES_COLOURS, subplots
 
         summary = self.to_frame()
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.5, 7.5), sharex=True)
+        fig, (top, bottom) = subplots(2, 1, width=7.5, height=7.5, sharex=True)
         markers = {"adaptation": "o", "unconstrained": "s", "constrained": "^"}
-        colours = plt.get_cmap("tab10")
         for i, row in enumerate(summary.itertuples()):
             # Error bars only where a spread exists (≥ 2 repeats); the legend says over how many.
             spread = row.repeats >= 2
-            style = dict(fmt=markers[row.kind], color=colours(i % 10), capsize=3, label=f"{row.point} ({_repeats_note(row.repeats)})")
+            style = dict(fmt=markers[row.kind], color=SERIES_COLOURS[i % len(SERIES_COLOURS)], capsize=3, markersize=7,
+                         label=f"{row.point} ({_repeats_note(row.repeats)})")
             top.errorbar(row.spm_mean, row.ippm_mean, xerr=row.spm_std if spread else None,
                          yerr=row.ippm_std if spread else None, **style)
             bottom.errorbar(row.spm_mean, row.auc_mean, xerr=row.spm_std if spread else None,
                             yerr=row.auc_std if spread else None, **style)
+        repeats = int(summary["repeats"].max()) if len(summary) else 0
+        top.set_title(f"SPM – iPPM – AUC frontier across BN sets\n(mean over {repeats} seeds; error bars ±1 sd over the seeds)")
         top.set_ylabel("Integrated PPM (iPPM)")
         bottom.set_ylabel("Area under ROC")
-        bottom.set_xlabel("Statistical parity measure (SPM)")
-        top.legend(fontsize=8, title="point (BN set by resolving variables)", title_fontsize=8)
-        for ax in (top, bottom):
-            ax.grid(alpha=0.3)
+        bottom.set_xlabel(f"Statistical parity measure (SPM) of the decision at the {self.settings.get('quantile')} quantile")
+        top.legend(title="point (adapt: BN set by resolving variables)", loc="best")
         fig.tight_layout()
         return fig
 

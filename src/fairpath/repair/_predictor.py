@@ -10,7 +10,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
-from fairpath._vocabulary import Engine, Reference
+from fairpath._vocabulary import Engine, Reference, parse_bn_set
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
 
 
@@ -58,14 +58,28 @@ def encode_features(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
     return FeatureEncoder(columns).fit(frame).transform(frame)
 
 
+def _oob_scores(fitted, binary: bool) -> np.ndarray:
+    scores = fitted.oob_decision_function_[:, 1] if binary else fitted.oob_prediction_
+    if np.isnan(scores).any():  # a row in every bootstrap sample: too few trees
+        raise FairpathInputError("some rows have no out-of-bag prediction; use a forest with more trees")
+    return scores
+
+
+def fit_out_of_fold(learner, features: np.ndarray, target: np.ndarray, binary: bool, n_folds: int, seed: int):
+    """The learner fitted on all rows and every row's out-of-fold score (see ``out_of_fold_scores``).
+
+    A forest with ``oob_score`` is fitted once: its out-of-bag predictions are the scores.
+    """
+    if getattr(learner, "oob_score", False):
+        fitted = clone(learner).fit(features, target)
+        return fitted, _oob_scores(fitted, binary)
+    return clone(learner).fit(features, target), out_of_fold_scores(learner, features, target, binary, n_folds, seed)
+
+
 def out_of_fold_scores(learner, features: np.ndarray, target: np.ndarray, binary: bool, n_folds: int, seed: int) -> np.ndarray:
     """Scores of every row from a model that did not see it: out-of-bag for forests with ``oob_score``, else K-fold."""
     if getattr(learner, "oob_score", False):
-        fitted = clone(learner).fit(features, target)
-        scores = fitted.oob_decision_function_[:, 1] if binary else fitted.oob_prediction_
-        if np.isnan(scores).any():  # a row in every bootstrap sample: too few trees
-            raise FairpathInputError("some rows have no out-of-bag prediction; use a forest with more trees")
-        return scores
+        return _oob_scores(clone(learner).fit(features, target), binary)
     splitter = StratifiedKFold(n_folds, shuffle=True, random_state=seed) if binary else KFold(n_folds, shuffle=True, random_state=seed)
     method = "predict_proba" if binary and is_classifier(learner) else "predict"
     scores = cross_val_predict(clone(learner), features, target, cv=splitter, method=method)
@@ -129,8 +143,7 @@ class FairPredictor(BaseEstimator):
         self.encoder_ = FeatureEncoder(self.features_).fit(self.adapter_.adapted_train_)
         features = self.encoder_.transform(self.adapter_.adapted_train_)
         target = self.adapter_.adapted_train_[sfm.y].to_numpy()
-        self.oof_scores_ = out_of_fold_scores(learner, features, target, self.binary_, self.n_folds, seed)
-        self.learner_ = clone(learner).fit(features, target)
+        self.learner_, self.oof_scores_ = fit_out_of_fold(learner, features, target, self.binary_, self.n_folds, seed)
         return self
 
     def _twin_features(self, data: pd.DataFrame) -> np.ndarray:
@@ -162,3 +175,19 @@ class FairPredictor(BaseEstimator):
         frame[self.sfm.y] = self.adapter_.train_[self.sfm.y]
         frame[column] = self.oof_scores_
         return frame
+
+    def audit(self, column: str = "fair_predictor", **options):
+        """Audit the out-of-fold scores on the fair twins (:meth:`twin_frame`) under the BN set the predictor serves.
+
+        As in the paper's code, Ŷ^FP is measured in the twin world, where its pathways run through
+        the twins' covariates. With ``reference="x1"`` the twins follow x1's mechanisms, so Y's
+        spurious effect measured there estimates its spurious effect in the data: the quantity
+        Ŷ^FP must reproduce when SE is in the BN set. ``options`` go to :func:`fairpath.parity.audit`.
+        """
+        from fairpath.parity import audit
+
+        if not hasattr(self, "learner_"):
+            raise FairpathInputError("this FairPredictor is not fitted yet; call fit(train) first")
+        if self.resolving is not None:
+            raise FairpathInputError("audit() needs the BN set: build the FairPredictor with bn=... instead of resolving=...")
+        return audit(self.twin_frame(column), self.sfm, [column], sorted(parse_bn_set(self.bn)), **options)

@@ -12,18 +12,34 @@ import pandas as pd  # noqa: E402
 from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
 
 from fairpath._version import __version__  # noqa: E402
+from fairpath.report._style import DPI, styled  # noqa: E402
 
 _ENV = Environment(loader=PackageLoader("fairpath.report", "templates"), autoescape=select_autoescape(["html"]))
 
 
-def figure_to_data_uri(fig, dpi: int = 110) -> str:
+def figure_to_data_uri(fig, dpi: int = DPI) -> str:
     """Render a matplotlib figure to a ``data:image/png;base64,...`` URI and close it."""
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    with styled():
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def format_p(p: float) -> str:
+    """A p-value for display: 3 significant digits, and ``< 1e-16`` below double precision (never ``0``)."""
+    if p != p:  # NaN
+        return "n/a"
+    return "< 1e-16" if p < 1e-16 else f"{p:.3g}"
+
+
+def format_ci(low: float, high: float, digits: int = 4, percent: bool = False) -> str:
+    """An interval ``[low, high]`` that does not break across lines (non-breaking space after the comma)."""
+    if percent:
+        return f"[{100 * low:+.{max(digits - 2, 1)}f}%,\u00a0{100 * high:+.{max(digits - 2, 1)}f}%]"
+    return f"[{low:+.{digits}f},\u00a0{high:+.{digits}f}]"
 
 
 def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:

@@ -1,8 +1,11 @@
-"""Reproductions of the papers' studies: ``reproduce_theorem1`` (Appendix A.2, Figures 7–8, Corollary 1)
-and ``reproduce_huang`` (Huang et al. 2020: debiasing by embedding and sentiment regularization)."""
+"""Reproductions of the papers' studies: ``reproduce_theorem1`` (Appendix A.2, Figures 7–8, Corollary 1),
+``reproduce_compas`` (Figures 5 and 6), ``reproduce_census`` (Appendix F) and ``reproduce_huang`` (Huang et al. 2020:
+debiasing by embedding and sentiment regularization)."""
 
 from fairpath.reproduce._huang import HuangResult, HuangSettings, HuangStudy, reproduce_huang
 
+from fairpath.reproduce._census import CensusSettings, CensusStudy, reproduce_census
+from fairpath.reproduce._compas import FIGURE5_PAPER, CompasSettings, CompasStudy, reproduce_compas
 from fairpath.reproduce._theorem1 import (
     LinearCheck,
     Theorem1Settings,
@@ -13,6 +16,11 @@ from fairpath.reproduce._theorem1 import (
 )
 
 __all__ = [
+    "CensusSettings",
+    "CensusStudy",
+    "CompasSettings",
+    "CompasStudy",
+    "FIGURE5_PAPER",
     "HuangResult",
     "HuangSettings",
     "HuangStudy",
@@ -21,6 +29,8 @@ __all__ = [
     "Theorem1Study",
     "check_linear_case",
     "fit_boosted_predictor",
+    "reproduce_census",
+    "reproduce_compas",
     "reproduce_huang",
     "reproduce_theorem1",
 ]

@@ -1,0 +1,115 @@
+"""HTML reports of ``fairpath repair`` (fair twins and a fair predictor) and ``fairpath frontier`` (Figure 6)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairpath.report import Section, provenance_lines, write_report
+
+_FRONTIER_TEXT = (
+    "<p>Each point is a predictor: <em>adapt B</em> is a forest trained on fair twins for the BN set whose resolving "
+    "variables are B (none = BN ∅, Z = {{SE}}, W = {{IE}}, ZW = {{IE, SE}}); <em>unconstrained</em> uses X, Z and W; "
+    "<em>constrained B</em> is the constrained-learning predictor of the same BN set. SPM is the difference in the share "
+    "of positive decisions (score above its {quantile} quantile) between the groups; iPPM the mean over score bins of "
+    "E[Y | x1, bin] − E[Y | x0, bin]; AUC the area under the ROC curve of the out-of-fold scores. Marker: mean over "
+    "{repeats} seeds; error bars and ±: one standard deviation over the seeds (the seed-to-seed spread, not a "
+    "confidence interval).</p>"
+)
+
+
+def frontier_table(result) -> pd.DataFrame:
+    summary = result.to_frame()
+
+    def cell(mean: str, sd: str) -> list[str]:
+        return [f"{a:+.4f} ± {np.nan_to_num(b):.4f}" for a, b in zip(summary[mean], summary[sd])]
+
+    return pd.DataFrame({"point": summary["point"], "SPM (mean ± sd)": cell("spm_mean", "spm_std"),
+                         "iPPM (mean ± sd)": cell("ippm_mean", "ippm_std"), "AUC (mean ± sd)": cell("auc_mean", "auc_std"),
+                         "seeds": summary["repeats"]})
+
+
+def frontier_section(result, title: str = "SPM – iPPM – AUC frontier across BN sets", anchor: str = "frontier") -> Section:
+    summary = result.to_frame()
+    text = _FRONTIER_TEXT.format(quantile=result.settings.get("quantile"), repeats=int(summary["repeats"].max()))
+    section = Section(title, text, anchor=anchor)
+    section.add_figure(result.plot(), "Top: iPPM against SPM; bottom: AUC against SPM. Error bars: ±1 sd over the seeds.")
+    return section.add_table(frontier_table(result), "Mean ± sd over the seeds (per-run values: runs.csv)")
+
+
+def write_frontier_report(result, path, provenance: dict) -> Path:
+    summary = ("<p>The trade-off between statistical parity (SPM), predictive parity (iPPM) and accuracy (AUC) as the "
+               "business-necessity set grows from ∅ to {IE, SE} (the paper's Figure 6).</p>")
+    settings = {**provenance_lines(provenance), **{f"setting {k}": str(v) for k, v in result.settings.items()}}
+    return write_report(path, "fairpath frontier", [frontier_section(result)], summary, settings)
+
+
+def _group_means(frame: pd.DataFrame, sfm, column: str) -> tuple[float, float]:
+    values = pd.to_numeric(frame[column], errors="coerce")
+    group = frame[sfm.x] == sfm.x1
+    return float(values[~group].mean()), float(values[group].mean())
+
+
+def adaptation_table(data: pd.DataFrame, adapted: pd.DataFrame, sfm, adapter) -> pd.DataFrame:
+    """Per adapted column: group means (or the share of the most common category) in the data and in the twins."""
+    rows = []
+    for column in adapter.order_:
+        numeric = pd.api.types.is_numeric_dtype(data[column]) and not pd.api.types.is_bool_dtype(data[column])
+        if numeric:
+            before, after = data, adapted
+            what = "mean"
+        else:
+            top = data[column].mode().iloc[0]
+            before, after = data.assign(**{column: (data[column] == top).astype(float)}), adapted.assign(
+                **{column: (adapted[column] == top).astype(float)})
+            what = f"share of {top!r}"
+        (b0, b1), (a0, a1) = _group_means(before, sfm, column), _group_means(after, sfm, column)
+        rows.append({"column": column, "statistic": what, f"data: {sfm.x0}": b0, f"data: {sfm.x1}": b1,
+                     f"twins: {sfm.x0}": a0, f"twins: {sfm.x1}": a1, "gap in data": b1 - b0, "gap in twins": a1 - a0})
+    return pd.DataFrame(rows)
+
+
+def scores_figure(scores: pd.DataFrame, sfm):
+    """Distribution of the fair predictor's out-of-fold scores in each group."""
+    from fairpath.report import HALF_WIDTH, SERIES_COLOURS, subplots
+
+    fig, ax = subplots(width=HALF_WIDTH, height=3.6)
+    bins = np.linspace(scores["fair_score"].min(), scores["fair_score"].max(), 31)
+    for colour, level in zip(SERIES_COLOURS, (sfm.x0, sfm.x1)):
+        values = scores.loc[scores[sfm.x] == level, "fair_score"]
+        ax.hist(values, bins=bins, density=True, alpha=0.55, color=colour, label=f"{sfm.x} = {level} (n = {len(values):,})")
+    ax.set_xlabel("out-of-fold score of the fair predictor")
+    ax.set_ylabel("density")
+    ax.set_title("Fair predictor's scores by group")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def write_repair_report(path, *, data: pd.DataFrame, predictor, scores: pd.DataFrame, summary: dict, provenance: dict,
+                        constrained=None) -> Path:
+    adapter, sfm = predictor.adapter_, predictor.sfm
+    resolving = ", ".join(adapter.resolving_) or "none"
+    intro = (f"<p>Causal data adaptation for BN set resolving variables <strong>{html.escape(resolving)}</strong>: every "
+             f"row of {html.escape(str(adapter.comparison_))} gets a fair twin that follows the mechanisms of "
+             f"{html.escape(str(adapter.baseline))}, with the resolving variables (and what only they cause) kept. "
+             f"Adapted, in order: {html.escape(', '.join(adapter.order_))}. The outcome's group gap (TV of "
+             f"{html.escape(sfm.y)}) is {summary['tv_outcome']:+.4f} in the data and {summary['tv_adapted_outcome']:+.4f} "
+             "among the twins.</p>")
+    twins = Section("Fair twins", intro, anchor="twins").add_table(
+        adaptation_table(data, adapter.adapted_train_, sfm, adapter),
+        "Group statistics in the data and among the twins (twins: adapted_train.csv, fair_twins.csv)")
+    fair = Section(
+        "Fair predictor",
+        f"<p>A learner trained on the twins' covariates (never on {html.escape(sfm.x)}); every row's score comes from a "
+        "model that did not see it (out-of-bag or K-fold). Scores: scores.csv.</p>",
+        anchor="fair-predictor",
+    ).add_figure(scores_figure(scores, sfm), "Histogram of the out-of-fold scores in each group (densities).")
+    sections = [twins, fair]
+    if constrained is not None:
+        sections.append(Section("Constrained learning", "<p>The λ path of the constrained-learning predictor.</p>",
+                                anchor="constrained").add_figure(constrained.plot(), "Constrained-learning path."))
+    return write_report(path, "fairpath repair", sections, "", provenance_lines(provenance))

@@ -1,0 +1,68 @@
+"""What a result was computed from: input files (name, size, SHA-256), the call, the seed, versions, dtype."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+_VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "quantile-forest", "matplotlib")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def file_record(path: str | Path) -> dict:
+    """Name, absolute path, size in bytes and SHA-256 of an input file."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"name": path.name, "path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def command_line() -> str:
+    """The command line of this process, quoted so that it can be pasted into a shell."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    return " ".join([program, *map(shlex.quote, sys.argv[1:])])
+
+
+def provenance(*, inputs=(), call: str | None = None, seed: int | None = None, dtype: str = "float64") -> dict:
+    """The provenance block every report and JSON carries.
+
+    ``inputs``: paths of the files read; ``call``: the API call that produced the result (by default
+    the process's command line); ``dtype``: the floating-point precision of the computation.
+    """
+    return {
+        "inputs": [file_record(p) for p in inputs],
+        "call": call if call is not None else command_line(),
+        "seed": seed,
+        "dtype": dtype,
+        "versions": package_versions(),
+        "platform": platform.platform(),
+    }
+
+
+def provenance_lines(record: dict) -> dict[str, str]:
+    """The provenance block as flat ``label -> text`` pairs for a report's settings list."""
+    lines = {}
+    for i, item in enumerate(record.get("inputs", []), start=1):
+        label = "input" if len(record["inputs"]) == 1 else f"input {i}"
+        lines[label] = f"{item['name']} ({item['bytes']:,} bytes, SHA-256 {item['sha256']}) at {item['path']}"
+    lines["call"] = record.get("call", "")
+    lines["seed"] = str(record.get("seed"))
+    lines["dtype"] = record.get("dtype", "")
+    lines["versions"] = ", ".join(f"{k} {v}" for k, v in record.get("versions", {}).items())
+    lines["platform"] = record.get("platform", "")
+    return lines

@@ -1,0 +1,51 @@
+"""One look for every fairpath figure: font sizes, figure widths, resolution, colours.
+
+Reports show figures at their natural size up to the page width (about 1,050 px), so a figure at most
+``FULL_WIDTH`` inches wide at ``DPI`` is never scaled down, and ``FONT_SIZE`` points stay about 15 px.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+DPI = 110
+FULL_WIDTH = 9.0  # inches: 990 px at DPI, within the report's page width
+HALF_WIDTH = 6.0
+FONT_SIZE = 11
+RC = {
+    "font.size": FONT_SIZE,
+    "axes.titlesize": FONT_SIZE + 1,
+    "axes.titleweight": "bold",
+    "axes.labelsize": FONT_SIZE,
+    "xtick.labelsize": FONT_SIZE - 1,
+    "ytick.labelsize": FONT_SIZE - 1,
+    "legend.fontsize": FONT_SIZE - 1,
+    "legend.title_fontsize": FONT_SIZE - 1,
+    "figure.titlesize": FONT_SIZE + 2,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+# Outcome first, then predictors: one colour per series in every figure.
+SERIES_COLOURS = ("#486581", "#d64545", "#3ebd93", "#f0b429", "#9f7aea", "#2186eb", "#8d6e63", "#52606d")
+
+
+@contextmanager
+def styled():
+    """Matplotlib settings of fairpath's figures, for the figures created (and saved) inside the block."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context(RC):
+        yield plt
+
+
+def subplots(nrows: int = 1, ncols: int = 1, *, width: float = FULL_WIDTH, height: float = 4.0, **options):
+    """``plt.subplots`` in fairpath's style (width in inches, at most ``FULL_WIDTH`` for a report)."""
+    with styled() as plt:
+        return plt.subplots(nrows, ncols, figsize=(min(width, FULL_WIDTH), height), **options)

@@ -1,0 +1,332 @@
+"""The paper's COMPAS experiments: Figure 5 (Y, Ŷ^NP, Ŷ^FP, Ŷ^SP, Ŷ^PP) and Figure 6 (the frontier).
+
+Figure 5: the causal decomposition (Ctf-DE, Ctf-IE, Ctf-SE, SPM = TV) of the outcome and of four
+predictors, and their iPPM. Ŷ^NP is Northpointe's decision (decile score > 4), Ŷ^SP and Ŷ^PP the
+paper's baselines at Northpointe's selection rate, Ŷ^FP the causally fair predictor for BN = {SE}
+(data adaptation keeps Z, removes the direct and indirect effects; a forest on the fair twins), measured
+on its fair twins as the paper's code does. Figure 6: SPM, iPPM and AUC of the fair predictor for the
+BN sets ∅, {SE}, {IE}, {IE, SE} (named by their resolving variables: none, Z, W, ZW), 10 seeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin, write_json
+from fairpath.reproduce._paper import PaperValue, StepStore, compare, estimate_lookup
+
+_PAIRED = ("The paper's code compares the two estimates as independent normals; fairpath's test is paired (the SE of "
+           "the per-row difference of the pseudo-outcomes), so it is more powerful.")
+# Figure 5 of the paper (Sec. 4); the ± is the paper's stated uncertainty.
+FIGURE5_PAPER = (
+    PaperValue("Fig. 5", "Ctf-DE", "y", -0.0008, 0.0259),
+    PaperValue("Fig. 5", "Ctf-DE", "ŷ^NP", 0.06, 0.0296),
+    PaperValue("Fig. 5", "Ctf-DE", "ŷ^FP", -0.0072, 0.0111),
+    PaperValue("Fig. 5", "Ctf-IE", "y", -0.0506),
+    PaperValue("Fig. 5", "Ctf-IE", "ŷ^NP", -0.0773),
+    PaperValue("Fig. 5", "Ctf-IE", "ŷ^FP", -0.0025),
+    PaperValue("Fig. 5", "Ctf-SE", "y", -0.0317),
+    PaperValue("Fig. 5", "Ctf-SE", "ŷ^NP", -0.0375),
+    PaperValue("Fig. 5", "Ctf-SE", "ŷ^FP", -0.0275),
+    PaperValue("Fig. 5", "p of Ctf-SE(ŷ) = Ctf-SE(y)", "ŷ^NP", 0.30, kind="p", note=_PAIRED),
+    PaperValue("Fig. 5", "p of Ctf-SE(ŷ) = Ctf-SE(y)", "ŷ^FP", 0.32, kind="p", note=_PAIRED),
+)
+MEASURES = {"ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE", "tv": "SPM (TV)", "ippm": "iPPM"}
+# Series of Figure 5: the paper's symbol -> column in the study's estimates.
+SERIES = {"y": "two_year_recid", "ŷ^NP": "northpointe", "ŷ^FP": "fair", "ŷ^SP": "sp", "ŷ^PP": "pp"}
+SERIES_MEANING = {
+    "y": "the observed outcome two_year_recid",
+    "ŷ^NP": "Northpointe's COMPAS decision (decile score > 4)",
+    "ŷ^FP": "the causally fair predictor for BN = {SE}: a forest trained on fair twins (Z kept, W adapted), measured on the twins",
+    "ŷ^SP": "statistical-parity baseline: group-specific thresholds on an unconstrained score, both groups selected at Northpointe's rate",
+    "ŷ^PP": "predictive-parity baseline: one threshold on the unconstrained score (X, Z, W), selecting at Northpointe's rate",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CompasSettings:
+    """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
+
+    rows: int | None = None  # a random subsample of this many rows (None: all 7,214)
+    repeats: int = 10  # Figure 6 seeds per BN set
+    bn_sets: tuple[str, ...] = ("none", "Z", "W", "ZW")
+    constrained: bool = True  # Figure 6 also shows the constrained-learning predictors
+    trees: int = 300  # the fair predictors' forests
+    n_folds: int = 5  # cross-fitting folds of the decomposition
+    n_boot: int = 200  # bootstrap draws of the PPM intervals
+    learner: str | None = None  # nuisance learner of the decomposition (None: gbm)
+    level: float = 0.95
+    seed: int = 0
+
+    @classmethod
+    def quick(cls, seed: int = 0) -> CompasSettings:
+        """A reduced study for a smoke test: 1,500 rows, 2 seeds of two BN sets, small forests, linear nuisances."""
+        return cls(rows=1500, repeats=2, bn_sets=("none", "ZW"), constrained=False, trees=60, n_folds=2, n_boot=20,
+                   learner="linear", seed=seed)
+
+    def __post_init__(self):
+        if self.rows is not None and self.rows < 500:
+            raise FairpathInputError(f"rows must be at least 500 (or None for all rows), got {self.rows!r}")
+        if self.repeats < 2:
+            raise FairpathInputError(f"repeats must be at least 2 (Figure 6 shows a standard deviation), got {self.repeats!r}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def audit_options(self) -> dict:
+        return {"learner": self.learner, "n_folds": self.n_folds, "n_boot": self.n_boot, "level": self.level,
+                "seed": self.seed, "progress": False}
+
+    def forest(self, seed: int):
+        """The fair predictors' learner: None (fairpath's default forest) at 300 trees, else a forest of ``trees``."""
+        if self.trees == 300:
+            return None
+        from sklearn.ensemble import RandomForestClassifier
+
+        return RandomForestClassifier(n_estimators=self.trees, min_samples_leaf=10, max_features="sqrt", oob_score=True,
+                                      n_jobs=1, random_state=seed)
+
+
+def load_study_data(data: str | Path | None, rows: int | None, seed: int) -> tuple[pd.DataFrame, object, Path]:
+    """COMPAS in the paper's preparation: from ``data`` (the prepared CSV or ProPublica's raw file) or the installed copy."""
+    from fairpath.datasets import COMPAS_SFM, compas_from_raw, compas_raw_path
+
+    path = compas_raw_path(data)
+    frame = pd.read_csv(path)
+    if "northpointe" not in frame.columns:
+        frame = compas_from_raw(frame)
+    missing = [c for c in [*COMPAS_SFM.columns, "northpointe"] if c not in frame.columns]
+    if missing:
+        raise FairpathInputError(f"COMPAS file {str(path)!r} lacks the column(s) {missing}; pass the paper's preparation "
+                                 "or ProPublica's compas-scores-two-years.csv")
+    if rows is not None and rows < len(frame):
+        frame = frame.sample(rows, random_state=seed).reset_index(drop=True)
+    return frame, COMPAS_SFM, Path(path)
+
+
+def _audit_record(result, rename: dict | None = None) -> dict:
+    estimates = result.to_frame().replace({"outcome": rename or {}})
+    tests = result.cookbook_.to_frame().replace({"predictor": rename or {}})
+    keep = ["predictor", "pathway", "tested", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "verdict", "claim"]
+    status = {(rename or {}).get(k, k): v for k, v in result.status.items()}
+    return {"estimates": estimates.to_dict(orient="records"), "cookbook": tests[keep].to_dict(orient="records"),
+            "status": status, "notes": result.notes_}
+
+
+def _figure5_predictors(data, sfm, settings: CompasSettings) -> dict:
+    from fairpath.parity import audit, baseline_predictors
+
+    baselines = baseline_predictors(data, sfm, selection_rate=data["northpointe"].mean(), seed=settings.seed)
+    frame = data.join(baselines[["sp", "pp"]])
+    return _audit_record(audit(frame, sfm, ["northpointe", "sp", "pp"], "SE", **settings.audit_options()))
+
+
+def _figure5_fair(data, sfm, settings: CompasSettings) -> dict:
+    from fairpath.repair import FairPredictor
+
+    predictor = FairPredictor(sfm, "SE", learner=settings.forest(settings.seed), random_state=settings.seed).fit(data[sfm.columns])
+    record = _audit_record(predictor.audit(column="fair", **settings.audit_options()))
+    # Y measured on the twins is kept apart: Figure 5's y is measured on the data.
+    record["estimates"] = [dict(r, outcome="two_year_recid (twins)") if r["outcome"] == sfm.y else r for r in record["estimates"]]
+    return record
+
+
+def _figure6(data, sfm, settings: CompasSettings, out: Path, progress: bool) -> dict:
+    from fairpath.repair import frontier
+
+    result = frontier(data[sfm.columns], sfm, settings.bn_sets, repeats=settings.repeats, learner=settings.forest(settings.seed),
+                      constrained=settings.constrained, seed=settings.seed, out_dir=out / "frontier", progress=progress)
+    return {"runs": result.runs.to_dict(orient="records"), "settings": result.settings}
+
+
+def _frontier_claims(summary: pd.DataFrame) -> list[dict]:
+    """The trade-off Figure 6 shows: growing the BN set from ∅ to {Z, W} raises SPM and lowers iPPM."""
+    points = summary.set_index("point")
+    if not {"adapt none", "adapt ZW"} <= set(points.index):
+        return []
+    low, high = points.loc["adapt none"], points.loc["adapt ZW"]
+    rows = []
+    for metric, label, rises in (("spm", "SPM", True), ("ippm", "iPPM", False)):
+        holds = (high[f"{metric}_mean"] > low[f"{metric}_mean"]) == rises
+        direction = "larger" if rises else "smaller"
+        rows.append({
+            "figure": "Fig. 6", "quantity": label, "outcome": "BN = ∅ vs {Z, W}",
+            "paper": f"{label} {direction} for BN = {{Z, W}} than for ∅",
+            "fairpath": f"{low[f'{metric}_mean']:+.4f} ± {low[f'{metric}_std']:.4f} (∅) vs "
+                        f"{high[f'{metric}_mean']:+.4f} ± {high[f'{metric}_std']:.4f} ({{Z, W}}), mean ± sd over seeds",
+            "difference": "", "within": bool(holds),
+            "sentence": f"fairpath's {label} is {'indeed' if holds else 'not'} {direction} for BN = {{Z, W}} than for ∅, "
+                        f"{'as' if holds else 'unlike'} the paper's frontier.",
+        })
+    return rows
+
+
+class CompasStudy(ResultMixin):
+    """Figure 5 and Figure 6 on COMPAS, with the paper's numbers beside fairpath's (``comparison``)."""
+
+    def __init__(self, estimates, cookbook, status, frontier_runs, frontier_settings, comparison, settings, provenance,
+                 wall_time_s, compute_seconds, steps_run, out):
+        self.estimates = estimates
+        self.cookbook = cookbook
+        self.status = status
+        self.frontier_runs = frontier_runs
+        self.frontier_settings = frontier_settings
+        self.comparison = comparison
+        self.settings = settings
+        self.provenance = provenance
+        self.wall_time_s = wall_time_s
+        self.steps_run = steps_run
+        self.compute_seconds = compute_seconds  # the steps' own times, also those computed in earlier runs
+        self.out_ = out
+
+    @property
+    def frontier(self):
+        from fairpath.repair import FrontierResult
+
+        return FrontierResult(self.frontier_runs, self.frontier_settings)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.comparison.copy()
+
+    def to_dict(self) -> dict:
+        return {"settings": self.settings.to_dict(), "provenance": self.provenance, "status": self.status,
+                "comparison": self.comparison.to_dict(orient="records"), "estimates": self.estimates.to_dict(orient="records"),
+                "cookbook": self.cookbook.to_dict(orient="records"), "frontier": self.frontier.to_frame().to_dict(orient="records"),
+                "wall_time_s": self.wall_time_s, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
+
+    def __repr__(self) -> str:
+        lines = [f"COMPAS reproduction (Fig. 5, Fig. 6; {self.settings.repeats} seeds), {self.wall_time_s:.0f} s; "
+                 f"verdicts for BN = {{SE}}: " + ", ".join(f"{k} {v}" for k, v in self.status.items())]
+        lines += [f"  [{'ok' if r.within else 'differs'}] {r.figure} {r.quantity} {r.outcome}: {r.sentence}"
+                  for r in self.comparison.itertuples()]
+        return "\n".join(lines)
+
+    def plot_figure5(self):
+        return figure5(self.estimates, self.settings.level)
+
+    def plot(self):
+        return self.plot_figure5()
+
+    def save(self, out: Path) -> dict[str, Path]:
+        from fairpath.report import styled
+        from fairpath.reproduce._report import write_compas_report
+
+        out = Path(out)
+        paths = {"figure5": out / "figure5.png", "figure6": out / "figure6.png"}
+        with styled():
+            self.plot_figure5().savefig(paths["figure5"], bbox_inches="tight")
+            self.frontier.plot().savefig(paths["figure6"], bbox_inches="tight")
+        paths["comparison"] = out / "comparison.csv"
+        self.comparison.to_csv(paths["comparison"], index=False)
+        paths["estimates"] = out / "estimates.csv"
+        self.estimates.to_csv(paths["estimates"], index=False)
+        paths["frontier"] = out / "figure6.csv"
+        self.frontier.to_frame().to_csv(paths["frontier"], index=False)
+        paths["summary"] = write_json(self.to_dict(), out / "summary.json")
+        paths["report"] = write_compas_report(self, out / "report.html")
+        return paths
+
+
+def figure5(estimates: pd.DataFrame, level: float = 0.95):
+    """Figure 5: grouped bars per measure, one bar per series with its CI; the paper's values as black diamonds."""
+    paper = {(p.quantity, p.outcome): p.value for p in FIGURE5_PAPER if p.kind == "estimate"}
+    return bar_figure(estimates, SERIES, MEASURES, "Figure 5: fairness measures on COMPAS", level, paper)
+
+
+def bar_figure(estimates: pd.DataFrame, series: dict, measures: dict, title: str, level: float = 0.95, paper: dict | None = None):
+    """Grouped bars: per measure, one bar per series (display name -> outcome column) with its CI.
+
+    ``paper`` maps (measure label, series name) to the value the paper states, drawn as a black diamond.
+    """
+    from fairpath.report import SERIES_COLOURS, subplots
+
+    paper = paper or {}
+    fig, ax = subplots(height=4.6)
+    names = list(series)
+    width = 0.8 / len(names)
+    for j, name in enumerate(names):
+        xs, values, low, high, labels = [], [], [], [], []
+        for i, measure in enumerate(measures):
+            rows = estimates[(estimates["outcome"] == series[name]) & (estimates["measure"] == measure)]
+            if rows.empty:
+                continue
+            row = rows.iloc[0]
+            xs.append(i + (j - (len(names) - 1) / 2) * width)
+            values.append(100 * row["estimate"])
+            low.append(100 * (row["estimate"] - row["ci_low"]))
+            high.append(100 * (row["ci_high"] - row["estimate"]))
+            labels.append(measures[measure])
+        ax.bar(xs, values, width, color=SERIES_COLOURS[j % len(SERIES_COLOURS)], edgecolor="black", linewidth=0.5, label=name,
+               yerr=[low, high], capsize=2, error_kw={"linewidth": 0.8})
+        for x, label in zip(xs, labels):
+            if (label, name) in paper:
+                ax.plot(x, 100 * paper[(label, name)], "D", color="black", markersize=5, zorder=5)
+    if paper:
+        ax.plot([], [], "D", color="black", markersize=5, label="paper")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(measures)), list(measures.values()))
+    ax.set_ylabel("value (%)")
+    ax.set_title(f"{title}\n(bars: fairpath with {level:.0%} CIs" + ("; ◆: the paper)" if paper else ")"))
+    ax.legend(ncol=len(names) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _comparison(estimates: pd.DataFrame, cookbook: pd.DataFrame, frontier_summary: pd.DataFrame, level: float) -> pd.DataFrame:
+    rows = []
+    for paper in FIGURE5_PAPER:
+        column = SERIES[paper.outcome]
+        if paper.kind == "p":
+            test = cookbook[(cookbook["predictor"] == column) & (cookbook["pathway"] == "SE")].iloc[0]
+            rows.append(compare(paper, float(test["p_value"])))
+            continue
+        measure = next(m for m, label in MEASURES.items() if label == paper.quantity)
+        row = estimate_lookup(estimates, column, measure)
+        rows.append(compare(paper, row["estimate"], row["ci_low"], row["ci_high"], level))
+    rows += _frontier_claims(frontier_summary)
+    return pd.DataFrame(rows)
+
+
+def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | None = None, quick: bool = False,
+                     settings: CompasSettings | None = None, seed: int = 0, progress: bool = True,
+                     call: str | None = None) -> CompasStudy:
+    """Run (or resume) the COMPAS study and write its figures, tables, summary.json and report.html to ``out``.
+
+    ``data``: the paper's preparation or ProPublica's raw file (default: the installed copy, see
+    :func:`fairpath.datasets.load_compas`). Each step (Figure 5's audits, Figure 6's frontier, whose
+    runs are kept one by one) is saved as it finishes; a rerun with the same settings resumes.
+    """
+    from fairpath.report import provenance as make_provenance
+
+    settings = settings or (CompasSettings.quick(seed) if quick else CompasSettings(seed=seed))
+    out = Path(out)
+    start = time.perf_counter()
+    frame, sfm, path = load_study_data(data, settings.rows, settings.seed)
+    record = make_provenance(inputs=[path], call=call, seed=settings.seed)
+    steps = StepStore(out, {"study": "compas", **settings.to_dict(), "input_sha256": record["inputs"][0]["sha256"]}, progress)
+    predictors = steps.run("figure5_predictors", lambda: _figure5_predictors(frame, sfm, settings))
+    fair = steps.run("figure5_fair", lambda: _figure5_fair(frame, sfm, settings))
+    front = steps.run("figure6_frontier", lambda: _figure6(frame, sfm, settings, out, progress))
+    estimates = pd.DataFrame(predictors["estimates"] + fair["estimates"])
+    cookbook = pd.DataFrame(predictors["cookbook"] + fair["cookbook"])
+    from fairpath.repair import FrontierResult
+
+    runs = pd.DataFrame(front["runs"])
+    comparison = _comparison(estimates, cookbook, FrontierResult(runs, front["settings"]).to_frame(), settings.level)
+    study = CompasStudy(estimates, cookbook, {**predictors["status"], **fair["status"]}, runs, front["settings"], comparison,
+                        settings, record, time.perf_counter() - start,
+                        sum(step['seconds'] for step in (predictors, fair, front)), steps.ran, out)
+    study.save(out)
+    return study
+
+
+def series_legend() -> str:
+    """HTML list explaining each series of Figure 5."""
+    return "<ul>" + "".join(f"<li><strong>{html.escape(k)}</strong>: {html.escape(v)}</li>" for k, v in SERIES_MEANING.items()) + "</ul>"
+

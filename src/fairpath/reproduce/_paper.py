@@ -1,0 +1,121 @@
+"""Shared parts of the paper's reproductions: resumable steps, the paper's numbers beside fairpath's.
+
+A study runs as named steps; each step's result is written atomically to ``OUT/steps/<name>.json``
+as soon as it finishes, and a rerun with the same settings loads it instead of recomputing. The
+comparison table puts every number the paper states beside fairpath's estimate and says, in one
+sentence, whether the difference lies within the stated uncertainty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import to_json_text
+
+
+class StepStore:
+    """Per-step result files under ``out/steps``, valid only for the settings they were computed with."""
+
+    def __init__(self, out: str | Path, settings: dict, progress: bool = True):
+        self.folder = Path(out) / "steps"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.progress = progress
+        self.ran: list[str] = []
+        settings_file = self.folder / "settings.json"
+        current = json.loads(to_json_text(settings))
+        if settings_file.exists():
+            previous = json.loads(settings_file.read_text())
+            if previous != current:
+                raise FairpathInputError(
+                    f"{self.folder} holds steps computed with other settings ({previous}); "
+                    "use another --out folder or delete it to start afresh"
+                )
+        else:
+            _atomic_write(settings_file, to_json_text(current))
+
+    def run(self, name: str, compute) -> dict:
+        """The result of step ``name``: loaded when its file exists, else computed and saved at once."""
+        path = self.folder / f"{name}.json"
+        if path.exists():
+            self._say(f"step {name}: done earlier, loaded from {path}")
+            return json.loads(path.read_text())
+        self._say(f"step {name}: running")
+        start = time.perf_counter()
+        result = json.loads(to_json_text(compute()))
+        result["seconds"] = time.perf_counter() - start
+        _atomic_write(path, to_json_text(result))
+        self.ran.append(name)
+        self._say(f"step {name}: finished in {result['seconds']:.1f} s")
+        return result
+
+    def _say(self, message: str) -> None:
+        if self.progress:
+            print(message, file=sys.stderr, flush=True)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+@dataclass(frozen=True)
+class PaperValue:
+    """A number the paper states: ``value`` with, where the paper gives one, ``uncertainty`` (the ± half-width)."""
+
+    figure: str
+    quantity: str  # e.g. "Ctf-DE"
+    outcome: str  # the paper's name of the outcome or predictor
+    value: float
+    uncertainty: float | None = None
+    kind: str = "estimate"  # "estimate" (a share, shown in %) or "p" (a p-value)
+    note: str = ""  # how the paper's number was obtained, where fairpath's differs in method
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:+.2f}%"
+
+
+def compare(paper: PaperValue, estimate: float, ci_low: float | None = None, ci_high: float | None = None,
+            level: float = 0.95) -> dict:
+    """One row of the comparison table, with the sentence that judges the difference."""
+    row = {"figure": paper.figure, "quantity": paper.quantity, "outcome": paper.outcome}
+    if paper.kind == "p":
+        same = (paper.value < 0.05) == (estimate < 0.05)
+        verdict = "the same decision at the 5% level" if same else "a different decision at the 5% level"
+        sentence = (f"The paper's p = {paper.value:.2f} and fairpath's p = {estimate:.3g} lead to {verdict} "
+                    f"({'rejected' if estimate < 0.05 else 'not rejected'} by fairpath)." + (f" {paper.note}" if paper.note else ""))
+        return {**row, "paper": f"p = {paper.value:.2f}", "fairpath": f"p = {estimate:.3g}", "difference": "",
+                "within": same, "sentence": sentence}
+    difference = estimate - paper.value
+    interval = f"[{_pct(ci_low)}, {_pct(ci_high)}]" if ci_low is not None else ""
+    if paper.uncertainty is not None:
+        within = abs(difference) <= paper.uncertainty
+        sentence = (f"fairpath's {_pct(estimate)} differs from the paper's {_pct(paper.value)} by {_pct(difference)}, "
+                    f"{'within' if within else 'outside'} the paper's stated uncertainty ±{100 * paper.uncertainty:.2f}%.")
+        paper_text = f"{_pct(paper.value)} ± {100 * paper.uncertainty:.2f}%"
+    else:
+        within = ci_low is not None and ci_low <= paper.value <= ci_high
+        sentence = (f"The paper states no uncertainty for {_pct(paper.value)}; it lies "
+                    f"{'inside' if within else 'outside'} fairpath's {level:.0%} CI {interval} "
+                    f"(difference {_pct(difference)}).")
+        paper_text = _pct(paper.value)
+    fairpath_text = f"{_pct(estimate)} {interval}".strip()
+    return {**row, "paper": paper_text, "fairpath": fairpath_text, "difference": _pct(difference), "within": within,
+            "sentence": sentence}
+
+
+def estimate_lookup(estimates: pd.DataFrame, outcome: str, measure: str) -> dict:
+    """The row of a long estimates table (outcome, measure, estimate, se, ci_low, ci_high) as a dict."""
+    rows = estimates[(estimates["outcome"] == outcome) & (estimates["measure"] == measure)]
+    if rows.empty:
+        raise FairpathInputError(f"no estimate of {measure!r} for {outcome!r} in the study's results")
+    return rows.iloc[0].to_dict()

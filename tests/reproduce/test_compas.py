@@ -1,0 +1,64 @@
+"""`fairpath reproduce compas --quick`: Figure 5 and Figure 6 end to end, the paper beside fairpath, resumption."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.cli import main
+from fairpath.reproduce import FIGURE5_PAPER, CompasSettings, reproduce_compas
+from fairpath.reproduce._paper import PaperValue, compare
+
+
+def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsys):
+    out = tmp_path / "compas"
+    data = shared_dir / "data" / "compas_sp2pp.csv"
+    assert main(["reproduce", "compas", "--quick", "--quiet", "--data", str(data), "--out", str(out)]) == 0
+    for name in ("figure5.png", "figure6.png", "report.html", "comparison.csv", "estimates.csv", "figure6.csv", "summary.json"):
+        assert (out / name).stat().st_size > 0, name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps_run"] == ["figure5_predictors", "figure5_fair", "figure6_frontier"]
+    assert summary["provenance"]["inputs"][0]["name"] == "compas_sp2pp.csv"
+    assert summary["provenance"]["inputs"][0]["bytes"] == data.stat().st_size
+    assert summary["provenance"]["call"].startswith("fairpath reproduce compas --data") and "--quick" in summary["provenance"]["call"]
+    # the paper's point: Northpointe fails BN = {SE}, the causally fair predictor passes
+    assert summary["status"]["northpointe"] == "FAIL" and summary["status"]["fair"] == "SUCCESS"
+    comparison = pd.read_csv(out / "comparison.csv")
+    assert len(comparison) == len(FIGURE5_PAPER) + 2  # + the two Figure 6 claims
+    assert comparison["sentence"].str.len().min() > 40
+    estimates = pd.read_csv(out / "estimates.csv").set_index(["outcome", "measure"])
+    # an estimate is never printed beside an interval that does not contain it
+    assert ((estimates["ci_low"] <= estimates["estimate"]) & (estimates["estimate"] <= estimates["ci_high"])).all()
+    # TV = Ctf-DE − Ctf-IE − Ctf-SE for every series
+    for outcome in ("two_year_recid", "northpointe", "fair", "sp", "pp"):
+        e = estimates.loc[outcome, "estimate"]
+        assert e["tv"] == pytest.approx(e["ctfde"] - e["ctfie"] - e["ctfse"], abs=1e-9), outcome
+    # the fair predictor carries no direct effect on its twins
+    assert abs(estimates.loc[("fair", "ctfde"), "estimate"]) < 0.02
+    report = (out / "report.html").read_text()
+    for anchor in ('id="figure5"', 'id="cookbook"', 'id="figure6"', 'id="comparison"', "SHA-256"):
+        assert anchor in report
+    capsys.readouterr()
+    assert main(["reproduce", "compas", "--quick", "--quiet", "--data", str(data), "--out", str(out)]) == 0
+    assert json.loads((out / "summary.json").read_text())["steps_run"] == []  # all steps loaded
+    with pytest.raises(FairpathInputError, match="other settings"):
+        reproduce_compas(out, data=data, quick=True, seed=1, progress=False)
+
+
+def test_settings_are_checked():
+    with pytest.raises(FairpathInputError, match="repeats must be at least 2"):
+        CompasSettings(repeats=1)
+    with pytest.raises(FairpathInputError, match="rows must be at least 500"):
+        CompasSettings(rows=100)
+
+
+def test_comparison_sentences_judge_the_stated_uncertainty():
+    inside = compare(PaperValue("Fig. 5", "Ctf-DE", "y", -0.0008, 0.0259), 0.02, 0.0, 0.04)
+    assert inside["within"] and "within the paper's stated uncertainty ±2.59%" in inside["sentence"]
+    outside = compare(PaperValue("Fig. 5", "Ctf-DE", "ŷ^FP", -0.0072, 0.0111), 0.0053, -0.001, 0.012)
+    assert not outside["within"] and "outside" in outside["sentence"] and "+1.25%" in outside["sentence"]
+    no_pm = compare(PaperValue("Fig. 5", "Ctf-IE", "y", -0.0506), -0.05, -0.07, -0.03)
+    assert no_pm["within"] and "inside fairpath's 95% CI" in no_pm["sentence"]
+    p = compare(PaperValue("Fig. 5", "p", "ŷ^NP", 0.30, kind="p"), 0.01)
+    assert not p["within"] and "a different decision" in p["sentence"]
