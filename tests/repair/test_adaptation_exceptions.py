@@ -47,7 +47,7 @@ def test_graph_omitting_the_outcome():
 def test_missing_values_are_counted_per_column():
     data = frame()
     data.loc[:4, "w"] = np.nan
-    with pytest.raises(FairpathInputError, match=r"missing values in \{'w': 5\}"):
+    with pytest.raises(FairpathInputError, match=r"missing values \(NaN\) in used columns \('w': 5\)"):
         FairAdapt(GRAPH, "x", 0, "y").fit(data)
 
 

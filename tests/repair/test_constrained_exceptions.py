@@ -11,7 +11,7 @@ TARGETS = {"DE": 0.0, "IE": 0.0, "SE": 0.0}
 
 def test_missing_sfm_column_and_extra_group():
     synthetic = make_binary_sfm(300, seed=0)
-    with pytest.raises(FairpathInputError, match="column 'w2' of the SFM is not in the data"):
+    with pytest.raises(FairpathInputError, match=r"column\(s\) \['w2'\] not found in the data"):
         ConstrainedLearner(synthetic.sfm, targets=TARGETS).fit(synthetic.data.drop(columns="w2"))
     data = synthetic.data.copy()
     data.loc[0, "x"] = 3

@@ -7,15 +7,19 @@ import time
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._progress import progress as progress_bar
+from fairpath._validation import (
+    check_bool, check_choice, check_columns_arg, check_cross_fit_sizes, check_float, check_int, check_probability, check_seed,
+)
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._measures import MEASURE_TERMS
 from fairpath.causal._nuisance import OutcomeNuisances, cross_fit
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
-from fairpath.causal._sfm import SFM
+from fairpath.causal._learners import check_learner
+from fairpath.causal._sfm import SFM, check_sfm
 
 METHODS = ("debiasing", "medDML")
 _DEFAULT_LEARNER = {"debiasing": "gbm", "medDML": "rf"}
@@ -40,18 +44,17 @@ def _subset(data: PreparedData, rows: np.ndarray) -> PreparedData:
     )
 
 
-def _validate(method, n_folds, level, eps, n_boot, nboot1, nboot2):
-    if method not in METHODS:
-        raise FairpathInputError(f"unknown method {method!r}; use one of {METHODS}")
-    if int(n_folds) != n_folds or n_folds < 2:
-        raise FairpathInputError(f"n_folds must be an integer ≥ 2, got {n_folds!r}")
-    if not 0 < level < 1:
-        raise FairpathInputError(f"level must lie in (0, 1), got {level!r}")
-    if not 0 <= eps < 0.5:
-        raise FairpathInputError(f"eps (positivity threshold) must lie in [0, 0.5), got {eps!r}")
+def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2):
+    check_sfm(sfm)
+    check_choice("method", method, METHODS)
+    check_learner(learner)
+    check_int("n_folds", n_folds, minimum=2)
+    check_seed(seed)
+    check_probability("level", level)
+    check_float("eps (positivity threshold)", eps, 0.0, 0.5, open_high=True)
+    check_bool("trim", trim)
     for name, value, low in (("n_boot", n_boot, 0), ("nboot1", nboot1, 1), ("nboot2", nboot2, 1)):
-        if int(value) != value or value < low:
-            raise FairpathInputError(f"{name} must be an integer ≥ {low}, got {value!r}")
+        check_int(name, value, minimum=low)
 
 
 class _Fitter:
@@ -61,14 +64,10 @@ class _Fitter:
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
         self.eps, self.trim, self.scheme, self.n_jobs = eps, trim, scheme, n_jobs
 
-    def __call__(self, data: PreparedData, seed: int):
+    def __call__(self, data: PreparedData, seed: int, progress: bool = False):
         smallest = min(int((data.x == 0).sum()), int((data.x == 1).sum()))
-        if data.n < self.n_folds or smallest < self.n_folds:
-            raise FairpathInputError(
-                f"{data.n} rows (smallest group {smallest}) are too few for {self.n_folds}-fold cross-fitting; "
-                "use fewer folds or more data"
-            )
-        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs)
+        check_cross_fit_sizes(data.n, smallest, self.n_folds)
+        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs, progress)
         extreme = np.zeros(data.n, dtype=bool)
         for p in (nuisances.px_z, nuisances.px_zw):
             extreme |= (p < self.eps) | (p > 1 - self.eps)
@@ -138,17 +137,17 @@ def decompose(
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
         resamples of the pseudo-outcomes per refit; estimate and SE are the mean and SD of all draws.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
-    progress : show a progress bar over medDML refits.
+    progress : show progress bars (cross-fitting, medDML refits) on stderr when it is a terminal.
     """
-    _validate(method, n_folds, level, eps, n_boot, nboot1, nboot2)
+    _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2)
     started = time.perf_counter()
-    outcomes = [sfm.y, *predictors]
+    outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
     prepared = prepare_data(data, sfm, outcomes)
     learner = learner if learner is not None else _DEFAULT_LEARNER[method]
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, method, n_jobs)
     rng = np.random.default_rng(seed)
-    pseudo, n_extreme, n_trimmed, kept_index = fitter(prepared, seed)
+    pseudo, n_extreme, n_trimmed, kept_index = fitter(prepared, seed, progress)
     frames = {name: _measure_frame(pseudo[name]) for name in outcomes}
     draws = None
     if method == "medDML":
@@ -174,7 +173,7 @@ def _meddml_draws(prepared, fitter, first_frames, nboot1, nboot2, seed, rng, pro
     """faircause's two-level bootstrap: refit on ``nboot1`` row resamples (the first is the data
     as given), and take ``nboot2`` resampled means of each refit's pseudo-outcomes."""
     draws = {name: [] for name in first_frames}
-    for rep in tqdm(range(nboot1), desc="medDML refits", disable=not progress or nboot1 == 1):
+    for rep in progress_bar(range(nboot1), desc="medDML refits", enabled=progress and nboot1 > 1):
         if rep == 0:
             frames = first_frames
         else:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 
+from fairpath._progress import progress as progress_bar
+
 from fairpath.causal._data import PreparedData
 from fairpath.causal._learners import fit_predict
 
@@ -148,7 +150,7 @@ def _fold_rows(n: int, n_folds: int, scheme: str, rng: np.random.Generator) -> l
 
 
 def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int,
-              scheme: str = "debiasing", n_jobs: int = 1) -> Nuisances:
+              scheme: str = "debiasing", n_jobs: int = 1, progress: bool = False) -> Nuisances:
     """K-fold cross-fitting of all nuisances.
 
     ``scheme="debiasing"``: the propensities and pooled outcome regressions are fitted on all of a
@@ -156,17 +158,25 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     row's μ comes from a model that saw it. ``scheme="medDML"`` follows faircause's
     mediation DML: propensities and μ(x, z) on all training rows, per-group μ(x, z, w) on one half
     and the nested means on the other. Folds run in ``n_jobs`` threads (the learners release the
-    GIL); every fold has its own seed, so results do not depend on ``n_jobs``.
+    GIL); every fold has its own seed, so results do not depend on ``n_jobs``. ``progress`` shows a
+    bar that advances per fold and per outcome column.
     """
     n = data.n
     layout = _fold_rows(n, n_folds, scheme, np.random.default_rng(seed))
+    bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="fit", enabled=progress, leave=False)
 
     def run(k: int):
         fold = _Fold(data, learner, seed + 1000 * k, layout[k], per_group=scheme == "medDML")
-        parts = [fold.outcome(data.outcomes[name], data.binary(name)) for name in outcomes]
-        return fold.propensities(), parts
+        parts = []
+        for name in outcomes:
+            parts.append(fold.outcome(data.outcomes[name], data.binary(name)))
+            bar.update()
+        propensities = fold.propensities()
+        bar.update()
+        return propensities, parts
 
-    results = Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(k) for k in range(n_folds))
+    with bar:
+        results = Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(k) for k in range(n_folds))
     px_z, px_zw = np.empty(n), np.empty(n)
     per_outcome = {name: OutcomeNuisances() for name in outcomes}
     for rows, ((pz, pzw), parts) in zip(layout, results):

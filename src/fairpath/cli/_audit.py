@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from fairpath.cli._common import comma_list
+from fairpath.cli._common import comma_list, int_at_least, seed_type
 
 # Flag -> AuditConfig key, for the flags whose name differs from the key.
 _FLAG_KEYS = {"predictor": "predictors", "folds": "n_folds", "bins": "n_bins", "boot": "n_boot"}
@@ -21,7 +20,7 @@ def register(subparsers) -> None:
         "spurious effects, measure predictive parity, and judge each predictor with the Business Necessity "
         "Cookbook. Writes OUT/report.html, OUT/results.json and CSV tables. Every flag can also be given in "
         "a TOML/YAML --config file (keys: data, x, x0, x1, z, w, y, predictors, bn, out, method, learner, "
-        "n_folds, seed, level, alpha, margin, n_bins, n_boot, eps, trim, nboot1); flags win over the file.",
+        "n_folds, seed, level, alpha, margin, n_bins, n_boot, eps, trim, nboot1, empty_category); flags win over the file.",
     )
     parser.add_argument("data", nargs="?", help="CSV or Parquet file")
     parser.add_argument("--config", help="TOML or YAML file holding any of the settings")
@@ -34,18 +33,20 @@ def register(subparsers) -> None:
     parser.add_argument("--predictor", nargs="+", action="extend", help="predictor column(s)")
     parser.add_argument("--bn", help="business-necessity set: pathways among DE, IE, SE, comma-separated; 'none' for ∅")
     parser.add_argument("--out", help="output folder")
+    parser.add_argument("--empty-category", type=comma_list, metavar="COLUMN[,COLUMN]",
+                        help="columns where an empty cell is a real category, not a missing value")
     parser.add_argument("--method", choices=("debiasing", "medDML"), help="estimator (default debiasing)")
     parser.add_argument("--learner", help="nuisance learner: gbm, rf or linear")
-    parser.add_argument("--folds", type=int, help="cross-fitting folds (default 5)")
-    parser.add_argument("--seed", type=int, help="seed of every random step (default 0)")
+    parser.add_argument("--folds", type=int_at_least(2, "--folds"), help="cross-fitting folds (default 5)")
+    parser.add_argument("--seed", type=seed_type, help="seed of every random step (default 0)")
     parser.add_argument("--level", type=float, help="confidence level (default 0.95)")
     parser.add_argument("--alpha", type=float, help="family-wise error level of the Cookbook tests (default 0.05)")
     parser.add_argument("--margin", type=float, help="equivalence margin δ: certify |effect difference| < δ")
-    parser.add_argument("--bins", type=int, help="quantile bins of the predictor for predictive parity (default 10)")
-    parser.add_argument("--boot", type=int, help="bootstrap draws for predictive parity CIs (default 200)")
+    parser.add_argument("--bins", type=int_at_least(2, "--bins"), help="quantile bins of the predictor for predictive parity (default 10)")
+    parser.add_argument("--boot", type=int_at_least(1, "--boot"), help="bootstrap draws for predictive parity CIs (default 200)")
     parser.add_argument("--eps", type=float, help="positivity threshold for propensities (default 0.01)")
     parser.add_argument("--trim", action="store_const", const=True, help="drop rows with propensities outside [eps, 1-eps]")
-    parser.add_argument("--nboot1", type=int, help="medDML refits on resampled rows (default 1)")
+    parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), help="medDML refits on resampled rows (default 1)")
     parser.set_defaults(func=_run_audit)
 
     demo = subparsers.add_parser(
@@ -53,7 +54,7 @@ def register(subparsers) -> None:
         help="run the whole audit on shipped data (a synthetic SFM with known effects, and COMPAS) and write reports",
     )
     demo.add_argument("--out", default="fairpath-demo", help="output folder (default: %(default)s)")
-    demo.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    demo.add_argument("--seed", type=seed_type, default=0, help="seed (default: %(default)s)")
     demo.set_defaults(func=_run_demo)
 
 
@@ -63,7 +64,7 @@ def _config_from_args(args: argparse.Namespace):
     config = load_config(args.config) if args.config else AuditConfig()
     flags = {}
     for name, value in vars(args).items():
-        if name in {"config", "func", "command"}:
+        if name in {"config", "func", "command", "quiet"}:
             continue
         flags[_FLAG_KEYS.get(name, name)] = value
     return config.updated(flags).require()
@@ -79,30 +80,33 @@ def _print_verdicts(result, paths: dict) -> None:
 
 def _run_audit(args: argparse.Namespace) -> int:
     from fairpath.causal import SFM
+    from fairpath._validation import check_output_dir
     from fairpath.cli._common import read_table
     from fairpath.parity import audit
     from fairpath.causal._data import resolve_level
 
     config = _config_from_args(args)
-    data = read_table(config.data)
+    check_output_dir(config.out, "output folder (--out)")
+    data = read_table(config.data, config.empty_category)
     if config.x not in data.columns:
         from fairpath._exceptions import FairpathInputError
 
         raise FairpathInputError(f"protected attribute column {config.x!r} not found in {config.data!r}; columns: {list(data.columns)}")
     sfm = SFM(x=config.x, x0=resolve_level(data[config.x], config.x0), x1=resolve_level(data[config.x], config.x1),
               z=config.z, w=config.w, y=config.y)
-    result = audit(data, sfm, config.predictors, config.bn, **config.audit_options())
+    result = audit(data, sfm, config.predictors, config.bn, progress=not args.quiet, **config.audit_options())
     _print_verdicts(result, result.save(config.out))
     return 0
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from fairpath._exceptions import FairpathInputError
+    from fairpath._validation import check_output_dir
     from fairpath.datasets import load_compas, make_binary_sfm
     from fairpath.parity import audit, baseline_predictors
     from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
 
-    out = Path(args.out)
+    out = check_output_dir(args.out, "--out folder")
     print("[1/2] synthetic SFM with known effects (binary Y, n = 3000, logistic learner); BN = {SE}, "
           "equivalence margin 0.05", file=sys.stderr)
     sample = make_binary_sfm(3000, seed=args.seed)

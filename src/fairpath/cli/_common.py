@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import read_table  # noqa: F401 - the subcommands' reader, re-exported here
+from fairpath._validation import check_columns_present
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -17,19 +18,29 @@ def comma_list(text: str | None) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV or Parquet file, with an error that names the file when it cannot be used."""
-    path = Path(path)
-    if not path.exists():
-        raise FairpathInputError(f"data file {str(path)!r} does not exist; check the path")
-    try:
-        if path.suffix.lower() in {".parquet", ".pq"}:
-            return pd.read_parquet(path)
-        return pd.read_csv(path, keep_default_na=False, na_values=["NA", "NaN", "nan", "null"])
-    except Exception as error:  # pandas raises many parser-specific types
-        raise FairpathInputError(
-            f"could not parse data file {str(path)!r} as {'Parquet' if path.suffix.lower() in {'.parquet', '.pq'} else 'CSV'}: {error}"
-        ) from error
+def int_at_least(minimum: int, what: str = "a count"):
+    """An argparse ``type``: an integer ≥ ``minimum`` (``1.5``, ``-1`` or ``five`` get a clear error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+seed_type = int_at_least(0, "the seed")
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The data file and how to read it."""
+    parser.add_argument("data", help="CSV or Parquet file")
+    parser.add_argument("--empty-category", type=comma_list, default=[], metavar="COLUMN[,COLUMN]",
+                        help="columns where an empty cell is a real category (e.g. the census' industry), not a missing value")
 
 
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -50,5 +61,7 @@ def sfm_from_args(args, data: pd.DataFrame):
     if args.x not in data.columns:
         raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")
     column = data[args.x]
-    return SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
-               z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+    sfm = SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
+              z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+    check_columns_present(data, sfm.columns, f"data file {str(args.data)!r}")
+    return sfm

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fairpath.cli._common import add_sfm_arguments, comma_list, read_table, sfm_from_args
+from fairpath.cli._common import add_data_arguments, add_sfm_arguments, comma_list, int_at_least, read_table, seed_type, sfm_from_args
 
 
 def register(subparsers) -> None:
@@ -12,35 +12,40 @@ def register(subparsers) -> None:
         "decompose", help="decompose TV into counterfactual direct, indirect and spurious effects",
         description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors.",
     )
-    parser.add_argument("data", help="CSV or Parquet file")
+    add_data_arguments(parser)
     add_sfm_arguments(parser)
     parser.add_argument("--yhat", action="append", default=[], help="predictor column (repeat or comma-separate)")
     parser.add_argument("--method", default="debiasing", choices=["debiasing", "medDML"])
     parser.add_argument("--learner", default=None, choices=["gbm", "rf", "linear"],
                         help="nuisance learner (default: gbm for debiasing, rf for medDML)")
-    parser.add_argument("--folds", type=int, default=5, help="cross-fitting folds (default 5)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--folds", type=int_at_least(2, "--folds"), default=5, help="cross-fitting folds (default 5)")
+    parser.add_argument("--seed", type=seed_type, default=0)
     parser.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     parser.add_argument("--eps", type=float, default=0.01, help="positivity threshold for counting/trimming")
     parser.add_argument("--trim", action="store_true", help="leave rows with extreme propensities out")
-    parser.add_argument("--bootstrap", type=int, default=0, help="debiasing: percentile CIs from N resamples")
-    parser.add_argument("--nboot1", type=int, default=1, help="medDML: refits on resampled rows")
-    parser.add_argument("--nboot2", type=int, default=100, help="medDML: resamples per refit")
+    parser.add_argument("--bootstrap", type=int_at_least(0, "--bootstrap"), default=0, help="debiasing: percentile CIs from N resamples")
+    parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=1, help="medDML: refits on resampled rows")
+    parser.add_argument("--nboot2", type=int_at_least(1, "--nboot2"), default=100, help="medDML: resamples per refit")
     parser.add_argument("--json", type=Path, help="write the results as JSON here")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from fairpath._io import save_figure
+    from fairpath._validation import check_output_file
     from fairpath.causal import decompose
 
-    data = read_table(args.data)
+    for path, what in ((args.json, "--json file"), (args.plot, "--plot file")):
+        if path is not None:
+            check_output_file(path, what)
+    data = read_table(args.data, args.empty_category)
     sfm = sfm_from_args(args, data)
     predictors = [c for item in args.yhat for c in comma_list(item)]
     result = decompose(
         data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
         level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
-        nboot2=args.nboot2, progress=True,
+        nboot2=args.nboot2, progress=not args.quiet,
     )
     print(result.summary())
     print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -48,7 +53,6 @@ def run(args) -> int:
         result.to_json(args.json)
         print(f"results written to {args.json}")
     if args.plot:
-        args.plot.parent.mkdir(parents=True, exist_ok=True)
-        result.plot().savefig(args.plot, dpi=120, bbox_inches="tight")
+        save_figure(result.plot(), args.plot, dpi=120, bbox_inches="tight")
         print(f"figure written to {args.plot}")
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fairpath.cli._common import seed_type
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("reproduce", help="reproduce a study of the paper")
@@ -18,7 +20,7 @@ def register(subparsers) -> None:
     theorem1.add_argument("--out", default="fairpath-theorem1", help="output folder (default: %(default)s)")
     theorem1.add_argument("--quick", action="store_true", help="reduced study for a smoke test (under a minute)")
     theorem1.add_argument("--jobs", type=int, default=2, help="parallel processes (default: %(default)s; -1 = all cores)")
-    theorem1.add_argument("--seed", type=int, default=0, help="seed of the whole study (default: %(default)s)")
+    theorem1.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     theorem1.set_defaults(func=_run_theorem1)
 
 

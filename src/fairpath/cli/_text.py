@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from fairpath.cli._common import comma_list
+from fairpath.cli._common import comma_list, seed_type
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 
@@ -42,7 +42,7 @@ def _register_audit(text_subparsers) -> None:
     audit.add_argument("--scorers", default="vader,textblob,opinion",
                        help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
     audit.add_argument("--bootstrap", type=int, default=200, help="bootstrap draws for the intervals")
-    audit.add_argument("--seed", type=int, default=0)
+    audit.add_argument("--seed", type=seed_type, default=0)
     audit.add_argument("--corpus", type=Path, default=None, help="text file (one passage a line) for perplexity")
     audit.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
     audit.add_argument("--out", type=Path, required=True, help="folder for report.html, results.json and samples/ (Parquet parts; a rerun resumes from them)")
@@ -56,7 +56,9 @@ def _read_corpus(path: Path | None) -> list[str] | None:
         return None
     if not path.is_file():
         raise FairpathInputError(f"corpus file {str(path)!r} does not exist; give a text file with one passage per line")
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from fairpath._io import read_text
+
+    return [line for line in read_text(path, "corpus file").splitlines() if line.strip()]
 
 
 def run_audit(args: argparse.Namespace) -> int:
