@@ -102,14 +102,15 @@ def check_columns_arg(name: str, value) -> list[str]:
 
 
 def _nearest_existing(path: Path) -> Path:
-    for candidate in (path, *path.parents):
+    for candidate in (path, *path.parents):  # the folder itself, else the closest ancestor that exists
         if candidate.exists():
             return candidate
     return Path.cwd()
 
 
-def _check_creatable(path: Path, what: str) -> None:
-    existing = _nearest_existing(path.parent if not path.exists() else path)
+def _check_creatable(folder: Path, path: Path, what: str) -> None:
+    """``folder`` (which will hold ``path``) exists as a writable folder or can be created."""
+    existing = _nearest_existing(folder)
     if not existing.is_dir():
         raise FairpathInputError(f"cannot create {what} {str(path)!r}: {str(existing)!r} is a file, not a folder; choose another path")
     if not os.access(existing, os.W_OK | os.X_OK):
@@ -123,7 +124,7 @@ def check_output_dir(path, what: str = "output folder") -> Path:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise FairpathInputError(f"{what} {str(path)!r} is an existing file, not a folder; choose a folder path")
-    _check_creatable(path / "_", what)
+    _check_creatable(path, path, what)
     return path
 
 
@@ -132,7 +133,7 @@ def check_output_file(path, what: str = "output file") -> Path:
     path = Path(path)
     if path.is_dir():
         raise FairpathInputError(f"{what} {str(path)!r} is an existing folder; name a file")
-    _check_creatable(path, what)
+    _check_creatable(path.parent, path, what)
     return path
 
 
@@ -187,7 +188,9 @@ def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = ""
 def check_outcome_varies(values: pd.Series, column: str) -> None:
     """The outcome takes at least two values (a constant outcome has no disparity to explain)."""
     if values.nunique(dropna=False) < 2:
-        raise FairpathInputError(f"outcome column {column!r} is constant ({values.iloc[0]!r}); there is nothing to explain")
+        value = values.iloc[0]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise FairpathInputError(f"outcome column {column!r} is constant ({value!r}); there is nothing to explain")
 
 
 def check_cross_fit_sizes(n: int, smallest: int, n_folds: int) -> None:

@@ -50,7 +50,7 @@ def register(subparsers) -> None:
 def _run_repair(args: argparse.Namespace) -> int:
     from fairpath._io import atomic_write_text, save_figure, write_csv
     from fairpath._results import to_json_text
-    from fairpath._validation import check_output_dir
+    from fairpath._validation import check_columns_present, check_output_dir
     from fairpath.repair import CausalGraph, ConstrainedLearner, FairPredictor, graph_from_sfm
 
     out = check_output_dir(args.out, "--out folder")
@@ -58,6 +58,8 @@ def _run_repair(args: argparse.Namespace) -> int:
     sfm = sfm_from_args(args, data)
     test = read_table(args.test, args.empty_category, what="--test file") if args.test else None
     graph = CausalGraph.from_edge_table(read_table(args.graph, what="--graph file"), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
+    if test is not None:
+        check_columns_present(test, [c for c in graph.nodes if c != sfm.y], f"--test file {args.test!r}")
     resolving = comma_list(args.resolving) if args.resolving is not None else None
     predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine,
                               seed=args.seed).fit(data[sfm.columns])

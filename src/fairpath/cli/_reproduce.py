@@ -25,7 +25,10 @@ def register(subparsers) -> None:
 
 
 def _run_theorem1(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.reproduce import reproduce_theorem1
+
+    check_output_dir(args.out, "--out folder")
 
     study = reproduce_theorem1(args.out, quick=args.quick, n_jobs=args.jobs, seed=args.seed)
     print(study)

@@ -62,11 +62,13 @@ def _read_corpus(path: Path | None) -> list[str] | None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.text._audit import audit_text
     from fairpath.text._generation import GenerationSettings, HFGenerator
     from fairpath.text._scorers import get_scorer
     from fairpath.text._spec import FairnessSpec
 
+    check_output_dir(args.out, "--out folder")
     spec = FairnessSpec.load(args.attribute)
     scorers = [get_scorer(name) for name in comma_list(args.scorers)]
     corpus = _read_corpus(args.corpus)

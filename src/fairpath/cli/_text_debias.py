@@ -59,7 +59,10 @@ def register(text_subparsers) -> None:
 
 
 def run_debias(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.text.debias import DebiasConfig, DebiasStudy
+
+    check_output_dir(args.out, "--out folder")
 
     training = DebiasConfig(steps=args.steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
                             max_length=args.max_length, method=args.method, lora_rank=args.lora_rank,
