@@ -44,3 +44,18 @@ def test_every_command_takes_quiet(tmp_path, capsys):
     # The flag reaches the helper for the run and is reset afterwards.
     assert main(["decompose", str(tmp_path / "none.csv"), "--x", "x", "--x0", "a", "--x1", "b", "--y", "y", "--quiet"]) == 2
     assert not _progress._quiet
+
+
+def test_the_decomposition_cross_fit_reports_progress(monkeypatch):
+    from fairpath.causal import decompose
+    from fairpath.datasets import make_binary_sfm
+
+    sample = make_binary_sfm(200, seed=0)
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    decompose(sample.data, sample.sfm, learner="linear", n_folds=2, progress=True)
+    assert "cross-fitting" in terminal.getvalue() and "4/4" in terminal.getvalue()  # 2 folds x (propensities + Y)
+    quiet = _Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    decompose(sample.data, sample.sfm, learner="linear", n_folds=2, progress=False)
+    assert quiet.getvalue() == ""

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._progress import progress as progress_bar
 from fairpath._validation import check_finite, check_frame, check_group_sizes, check_int, check_outcome_varies, check_seed
 from fairpath.causal._data import MIN_GROUP_ROWS
 from fairpath.repair._graph import CausalGraph
@@ -181,7 +182,8 @@ class FairAdapt:
         self.resolving_ = list(self.resolving)
         self.models_: dict[str, _VariableModel] = {}
         affected = {self.x}
-        for step, column in enumerate(columns):
+        # On a terminal only, and off with --quiet: quantile forests on large data take minutes.
+        for step, column in enumerate(progress_bar(columns, desc="adaptation", unit="variable", leave=False)):
             spurious = self.x in self.graph.spouses(column)
             changed_parents = [p for p in self.graph.parents(column) if p in affected]
             if not spurious and not changed_parents:

@@ -167,7 +167,8 @@ def _check_resumable(folder: Path, settings: Theorem1Settings) -> None:
 def run_tasks(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: bool = True) -> int:
     """Run the tasks that have no saved file yet, ``n_jobs`` at a time; returns how many ran."""
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
+
+    from fairpath._progress import progress as progress_bar
 
     folder = out / "tasks"
     folder.mkdir(parents=True, exist_ok=True)
@@ -181,8 +182,8 @@ def run_tasks(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: 
     jobs = (delayed(_run_and_save)(n, rep, settings, folder) for n, rep in pending)
     done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
     total = len(settings.tasks())
-    for _ in tqdm(done, total=len(pending), initial=0, disable=not progress,
-                  desc=f"theorem1 ({total - len(pending)} of {total} tasks saved before)", unit="task"):
+    for _ in progress_bar(done, total=len(pending), enabled=progress,
+                          desc=f"theorem1 ({total - len(pending)} of {total} tasks saved before)", unit="task"):
         pass
     return len(pending)
 
