@@ -29,7 +29,7 @@ def measure(dataset: str, rows: int, engine: str) -> dict:
     import pandas as pd
 
     from fairpath.datasets import COMPAS_SFM, GOV_CENSUS_SFM
-    from fairpath.repair import FairAdapt, ForestQuantileEngine, graph_from_sfm
+    from fairpath.adaptation import FairAdapt, ForestQuantileEngine, graph_from_sfm
 
     if dataset == "compas":
         sfm, data = COMPAS_SFM, pd.read_csv(SHARED / "data" / "compas_sp2pp.csv")

@@ -156,11 +156,11 @@ _FILE_MODE = 0o666 & ~_umask()
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path next to ``path`` (same suffix, so writers infer the format); on success it
-    replaces ``path`` atomically, on error it is removed and ``path`` is left as it was."""
+    """A temporary path next to ``path`` (hidden, ending in ``.tmp``, so that nothing takes it for a result);
+    on success it replaces ``path`` atomically, on error it is removed and ``path`` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}")
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     temporary = Path(name)
     try:
@@ -193,7 +193,8 @@ def write_csv(frame: pd.DataFrame, path: str | Path, **options) -> Path:
 
 
 def save_figure(fig, path: str | Path, **options) -> Path:
-    """``fig.savefig(path)``, atomically."""
+    """``fig.savefig(path)``, atomically (the format follows ``path``'s suffix, as savefig's would)."""
+    options.setdefault("format", Path(path).suffix.lstrip(".") or None)
     with atomic_path(path) as temporary:
         fig.savefig(temporary, **options)
     return Path(path)

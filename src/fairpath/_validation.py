@@ -21,6 +21,10 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 
+# The floor on the rows of each compared group, shared by every estimator that fits per group
+# (the decomposition's ``prepare_data``, the adaptation, constrained learning).
+MIN_GROUP_ROWS = 2
+
 
 def _describe(value) -> str:
     return f"{value!r} ({type(value).__name__})"

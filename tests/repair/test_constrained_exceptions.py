@@ -21,7 +21,7 @@ def test_missing_sfm_column_and_extra_group():
 
 def test_bad_bn_and_predict_before_fit():
     synthetic = make_binary_sfm(300, seed=0)
-    with pytest.raises(FairpathInputError, match="BN set entries must be among"):
+    with pytest.raises(FairpathInputError, match="business-necessity entry .XE. is not a pathway"):
         ConstrainedLearner(synthetic.sfm, "XE", targets=TARGETS).fit(synthetic.data)
     with pytest.raises(FairpathInputError, match="not fitted yet"):
         ConstrainedLearner(synthetic.sfm).predict(synthetic.data)

@@ -19,10 +19,14 @@ def test_decision_spm_is_the_gap_in_selection_rates():
     assert decision_spm(scores, group, 0.75) == 0.5
 
 
-def test_parse_bn_sets():
+def test_parse_bn_sets_reads_the_shared_vocabulary_and_the_resolving_names():
     assert parse_bn_sets("none, z,W,wz") == ["none", "Z", "W", "ZW"]
-    with pytest.raises(FairpathInputError, match="unknown BN set 'SE' for the frontier; use none, Z, W or ZW"):
-        parse_bn_sets("SE")
+    assert parse_bn_sets("none; SE; IE; IE,SE") == ["none", "Z", "W", "ZW"]
+    assert parse_bn_sets(["SE", ("IE", "SE"), "ZW"]) == ["Z", "ZW"]
+    with pytest.raises(FairpathInputError, match="BN set 'DE,SE' holds DE, which data adaptation cannot keep"):
+        parse_bn_sets("none;DE,SE")
+    with pytest.raises(FairpathInputError, match="business-necessity entry 'XE' is not a pathway"):
+        parse_bn_sets("XE")
 
 
 @pytest.fixture(scope="module")

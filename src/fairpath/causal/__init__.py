@@ -1,14 +1,15 @@
 """Causal fairness analysis in the Standard Fairness Model: the SFM, data preparation, and the
 counterfactual decomposition TV = Ctf-DE − Ctf-IE − Ctf-SE with confidence intervals."""
 
-from fairpath.causal._data import PreparedData, prepare_data
+from fairpath.causal._data import PreparedData, prepare_data, resolve_level
 from fairpath.causal._decompose import METHODS, decompose
-from fairpath.causal._learners import PRESETS, EarlyStoppingGBM, make_learner
-from fairpath.causal._measures import DESCRIPTIONS, MEASURE_TERMS, MEASURES, PATHWAYS
+from fairpath.causal._learners import PRESETS, EarlyStoppingGBM, fit_predict, make_learner
+from fairpath.causal._measures import DESCRIPTIONS, MEASURE_TERMS, MEASURES, PATHWAYS, combine_terms
 from fairpath.causal._result import CausalDecomposition
-from fairpath.causal._sfm import SFM
+from fairpath.causal._sfm import SFM, check_sfm
 
 __all__ = [
     "SFM", "decompose", "CausalDecomposition", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
-    "PATHWAYS", "DESCRIPTIONS", "METHODS", "PRESETS", "EarlyStoppingGBM", "make_learner",
+    "PATHWAYS", "DESCRIPTIONS", "METHODS", "PRESETS", "EarlyStoppingGBM", "make_learner", "fit_predict", "resolve_level",
+    "combine_terms", "check_sfm",
 ]

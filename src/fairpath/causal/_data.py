@@ -9,14 +9,12 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
+from fairpath._validation import MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
 from fairpath.causal._sfm import SFM, check_sfm
 
 # Categorical covariates with at most this many levels are one-hot encoded; more become integer codes
 # (tree learners split on codes well, and one-hot of hundreds of levels costs too much memory).
 MAX_ONE_HOT_LEVELS = 10
-# The floor on the rows of each compared group, shared by every estimator that fits per group.
-MIN_GROUP_ROWS = 2
 
 
 @dataclass

@@ -6,6 +6,8 @@ the two conditional ones.
 
 from __future__ import annotations
 
+from fairpath._vocabulary import MEASURE_OF_PATHWAY
+
 Term = tuple[int, tuple]
 
 MEASURE_TERMS: dict[str, tuple[Term, ...]] = {
@@ -22,8 +24,8 @@ MEASURE_TERMS: dict[str, tuple[Term, ...]] = {
 }
 MEASURES = tuple(MEASURE_TERMS)
 
-# The Cookbook's pathway names.
-PATHWAYS = {"DE": "ctfde", "IE": "ctfie", "SE": "ctfse"}
+# The Cookbook's pathway names -> their measures (one definition, in the vocabulary module).
+PATHWAYS = MEASURE_OF_PATHWAY
 
 DESCRIPTIONS = {
     "tv": "total variation E[Y|x1] − E[Y|x0]",

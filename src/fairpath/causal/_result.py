@@ -10,13 +10,12 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
 from fairpath._stats import Estimate
+from fairpath._vocabulary import LABELS
 from fairpath.causal._measures import DESCRIPTIONS, MEASURES
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._sfm import SFM
 
 _PLOTTED = ("tv", "ctfde", "ctfie", "ctfse")
-_LABELS = {"tv": "TV", "ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE", "ett": "ETT", "te": "TE",
-           "nde": "NDE", "nie": "NIE", "expse_x0": "Exp-SE x0", "expse_x1": "Exp-SE x1"}
 
 
 @dataclass
@@ -181,7 +180,7 @@ class CausalDecomposition(ResultMixin):
             ax.bar(positions + (i - (len(self.outcomes) - 1) / 2) * width, rows["estimate"], width, yerr=errors,
                    capsize=3, label=outcome, color=color, edgecolor="black", linewidth=0.4)
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_xticks(positions, [_LABELS[m] for m in measures])
+        ax.set_xticks(positions, [LABELS[m] for m in measures])
         ax.set_ylabel(f"effect ({self.level:.0%} CI)")
         ax.set_title(f"Decomposition of {self.sfm.x}: {self.sfm.x0} → {self.sfm.x1}")
         ax.legend(frameon=False, fontsize=8)

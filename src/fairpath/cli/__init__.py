@@ -68,6 +68,11 @@ def _bug(error: BaseException) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import matplotlib
+
+    # The command line only writes figures to files: a non-interactive backend, set here and nowhere
+    # else, so that importing fairpath never changes a user's backend.
+    matplotlib.use("Agg")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

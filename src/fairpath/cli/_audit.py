@@ -79,11 +79,10 @@ def _print_verdicts(result, paths: dict) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
-    from fairpath.causal import SFM
     from fairpath._validation import check_output_dir
+    from fairpath.causal import SFM, resolve_level
     from fairpath.cli._common import read_table
     from fairpath.parity import audit
-    from fairpath.causal._data import resolve_level
 
     config = _config_from_args(args)
     check_output_dir(config.out, "output folder (--out)")
@@ -103,8 +102,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from fairpath._exceptions import FairpathInputError
     from fairpath._validation import check_output_dir
     from fairpath.datasets import load_compas, make_binary_sfm
-    from fairpath.parity import audit, baseline_predictors
-    from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
+    from fairpath.parity import ORACLE_SATISFIES, audit, baseline_predictors, oracle_predictors
 
     out = check_output_dir(args.out, "--out folder")
     print("[1/2] synthetic SFM with known effects (binary Y, n = 3000, logistic learner); BN = {SE}, "

@@ -7,8 +7,10 @@ import argparse
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_table  # noqa: F401 - the subcommands' reader, re-exported here
+from fairpath._io import read_table
 from fairpath._validation import check_columns_present
+
+__all__ = ["add_data_arguments", "add_sfm_arguments", "comma_list", "int_at_least", "read_table", "seed_type", "sfm_from_args"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -42,7 +44,6 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--empty-category", type=comma_list, default=[], metavar="COLUMN[,COLUMN]",
                         help="columns where an empty cell is a real category (e.g. the census' industry), not a missing value")
 
-
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """The Standard Fairness Model flags shared by the tabular subcommands."""
     parser.add_argument("--x", required=required, help="protected attribute column")
@@ -55,8 +56,7 @@ def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
 
 def sfm_from_args(args, data: pd.DataFrame):
     """The SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1)."""
-    from fairpath.causal import SFM
-    from fairpath.causal._data import resolve_level
+    from fairpath.causal import SFM, resolve_level
 
     if args.x not in data.columns:
         raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")

@@ -63,10 +63,7 @@ def _read_corpus(path: Path | None) -> list[str] | None:
 
 def run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
-    from fairpath.text._audit import audit_text
-    from fairpath.text._generation import GenerationSettings, HFGenerator
-    from fairpath.text._scorers import get_scorer
-    from fairpath.text._spec import FairnessSpec
+    from fairpath.text import FairnessSpec, GenerationSettings, HFGenerator, audit_text, get_scorer
 
     check_output_dir(args.out, "--out folder")
     spec = FairnessSpec.load(args.attribute)

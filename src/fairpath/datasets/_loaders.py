@@ -12,7 +12,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
-from fairpath.causal._sfm import SFM
+from fairpath.causal import SFM
 
 COMPAS_URL = "https://raw.githubusercontent.com/propublica/compas-analysis/master/compas-scores-two-years.csv"
 

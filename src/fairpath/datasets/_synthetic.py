@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from fairpath.causal._measures import MEASURE_TERMS, combine_terms
-from fairpath.causal._sfm import SFM
+from fairpath.causal import MEASURE_TERMS, SFM, combine_terms
 
 _TRUTH_SAMPLE_SIZE = 1_000_000
 _TRUTH_SEED = 20240101

@@ -4,7 +4,9 @@ baseline predictors, and the audit that combines them with the causal decomposit
 from fairpath.parity._audit import AuditResult, audit
 from fairpath.parity._baselines import GroupThresholdPredictor, UnconstrainedPredictor, baseline_predictors
 from fairpath.parity._config import AuditConfig, load_config
-from fairpath.parity._cookbook import DOCTRINE, CookbookResult, business_necessity_cookbook, holm, parse_bn, tost_p_value
+from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
+from fairpath._vocabulary import parse_bn
+from fairpath.parity._cookbook import DOCTRINE, CookbookResult, business_necessity_cookbook, holm, tost_p_value
 from fairpath.parity._ppm import Bins, PredictiveParity, predictive_parity, quantile_bins
 from fairpath.parity._ppm_decomposition import PPMDecomposition, ppm_decomposition
 from fairpath.parity._report import sfm_diagram
@@ -16,6 +18,7 @@ __all__ = [
     "CookbookResult",
     "DOCTRINE",
     "GroupThresholdPredictor",
+    "ORACLE_SATISFIES",
     "PPMDecomposition",
     "PredictiveParity",
     "UnconstrainedPredictor",
@@ -24,6 +27,7 @@ __all__ = [
     "business_necessity_cookbook",
     "holm",
     "load_config",
+    "oracle_predictors",
     "parse_bn",
     "ppm_decomposition",
     "predictive_parity",

@@ -16,8 +16,8 @@ from fairpath._io import write_csv
 from fairpath._progress import progress as progress_bar
 from fairpath._results import ResultMixin, write_json
 from fairpath._validation import check_columns_arg, check_frame, check_int, check_seed
-from fairpath.causal._sfm import check_sfm
-from fairpath.parity._cookbook import business_necessity_cookbook, parse_bn
+from fairpath._vocabulary import parse_bn
+from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
 
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib")
@@ -187,7 +187,7 @@ def audit(
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
     by ``seed``.
     """
-    from fairpath.causal import decompose, prepare_data
+    from fairpath.causal import check_sfm, decompose, prepare_data
 
     check_sfm(sfm)
     check_frame(data)

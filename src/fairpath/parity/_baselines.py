@@ -13,8 +13,7 @@ import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.causal import prepare_data
-from fairpath.causal._learners import fit_predict
+from fairpath.causal import fit_predict, prepare_data
 
 
 def _check_rate(selection_rate) -> float:

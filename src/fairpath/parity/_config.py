@@ -11,7 +11,7 @@ import yaml
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_text
 from fairpath._validation import check_bool, check_choice, check_float, check_int, check_probability, check_seed
-from fairpath.parity._cookbook import parse_bn
+from fairpath._vocabulary import parse_bn
 
 _LIST_KEYS = ("z", "w", "predictors", "empty_category")
 

@@ -11,42 +11,17 @@ Rejecting shows a violation. Not rejecting shows nothing by itself, so an option
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._results import ResultMixin  # noqa: E402
-from fairpath.causal import PATHWAYS as MEASURE_OF_PATHWAY  # noqa: E402
-
-PATHWAYS = tuple(MEASURE_OF_PATHWAY)  # ("DE", "IE", "SE")
-PATHWAY_NAMES = {"DE": "direct", "IE": "indirect", "SE": "spurious"}
+from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
 
 VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "certified"
 VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", "outcome": "#486581"}
-
-
-def parse_bn(bn) -> tuple[str, ...]:
-    """The business-necessity set as a tuple in the order DE, IE, SE.
-
-    Accepts None, "" or "none" (the empty set), a comma-separated string such as ``"SE,IE"``, or an
-    iterable of names.
-    """
-    if bn is None or (isinstance(bn, str) and bn.strip().lower() in {"", "none", "∅"}):
-        return ()
-    items = bn.split(",") if isinstance(bn, str) else list(bn)
-    names = [str(item).strip().upper() for item in items if str(item).strip()]
-    unknown = [item for item, name in zip(items, names) if name not in PATHWAYS]
-    if unknown:
-        raise FairpathInputError(
-            f"business-necessity entry {unknown[0]!r} is not a pathway; use any of DE, IE, SE (comma-separated)"
-        )
-    return tuple(p for p in PATHWAYS if p in names)
 
 
 def holm(p_values) -> np.ndarray:
@@ -160,6 +135,8 @@ class CookbookResult(ResultMixin):
 
     def plot(self):
         """Tested quantity with its CI per pathway and predictor, coloured by verdict."""
+        import matplotlib.pyplot as plt
+
         predictors = self.predictors
         fig, axes = plt.subplots(1, len(PATHWAYS), figsize=(4 * len(PATHWAYS), 0.6 + 0.5 * len(predictors) + 1), sharey=True)
         for ax, pathway in zip(np.atleast_1d(axes), PATHWAYS):

@@ -11,10 +11,6 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
@@ -157,6 +153,8 @@ class PredictiveParity(ResultMixin):
     def plot(self, axes=None):
         """Two panels: the PPM gap per bin with its CI, and calibration (E[Y] against mean ŷ) by group."""
         if axes is None:
+            import matplotlib.pyplot as plt
+
             fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
         else:
             fig = axes[0].figure

@@ -22,12 +22,11 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
 from fairpath._stats import Estimate
+from fairpath._vocabulary import LABELS
 from fairpath.parity._ppm import quantile_bins
 
 QUANTITIES = ("term1", "term2", "ppm")
 INTEGRATED = {"term1": "iterm1", "term2": "iterm2", "ppm": "ippm"}
-LABELS = {"term1": "Term I", "term2": "Term II", "ppm": "PPM",
-          "iterm1": "iTerm I", "iterm2": "iTerm II", "ippm": "iPPM"}
 _EMPTY_BIN_RULES = ("raise", "drop")
 
 
@@ -276,7 +275,7 @@ def _counterfactual_x0(data, keep, sfm, y_x0, is_x1, seed, adaptation) -> np.nda
 def _adapted_outcome(frame, sfm, seed, adaptation) -> np.ndarray:
     """Y_{x0} by causal data adaptation on the SFM graph with no resolving variables: the adapted
     outcome of an x1 row is its fair twin's outcome."""
-    from fairpath.repair import FairAdapt, graph_from_sfm  # the repair subpackage is only needed here
+    from fairpath.adaptation import FairAdapt, graph_from_sfm  # the adaptation subpackage is only needed here
 
     adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, resolving=(), seed=seed, **adaptation)
     adapter.fit(frame[[sfm.x, *sfm.w, sfm.y]])

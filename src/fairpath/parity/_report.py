@@ -5,15 +5,13 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from fairpath._vocabulary import LABELS  # noqa: E402
 from fairpath.parity._cookbook import (  # noqa: E402
     CERTIFIED,
     MEASURE_OF_PATHWAY,
@@ -27,7 +25,6 @@ from fairpath.report import Section, write_report  # noqa: E402
 # Element ids of the report's parts (tests and links find them).
 SECTION_IDS = ("verdicts", "sfm-diagram", "decomposition", "predictive-parity", "cookbook", "notes")
 _TABLE_MEASURES = ("tv", "ctfde", "ctfie", "ctfse", "ett")
-_MEASURE_LABELS = {"tv": "TV", "ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE", "ett": "ETT"}
 # The report's tables are right-aligned numbers; text columns of the Cookbook table read better left-aligned.
 _TEXT_TABLE_STYLE = (
     "<style>section:has(#cookbook) table.table td { text-align: left; vertical-align: top; }"
@@ -152,7 +149,7 @@ def _estimates_table(decomposition) -> pd.DataFrame:
     frame = frame[frame["measure"].isin(_TABLE_MEASURES)]
     frame["cell"] = [f"{e:+.4f} [{lo:+.4f}, {hi:+.4f}]" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
     table = frame.pivot(index="outcome", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
-    table = table.rename(columns=_MEASURE_LABELS).reset_index()
+    table = table.rename(columns=LABELS).reset_index()
     table.columns.name = None
     return table
 

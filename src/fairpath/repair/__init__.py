@@ -1,12 +1,21 @@
-"""Fair predictors for any business-necessity set: causal data adaptation (fairadapt's algorithm),
-constrained learning (the paper's Appendix E), and the SPM–iPPM–AUC frontier across BN sets."""
+"""Fair predictors for any business-necessity set: a learner on causal data adaptation's fair twins
+(:mod:`fairpath.adaptation`), constrained learning (the paper's Appendix E), and the SPM–iPPM–AUC frontier across BN sets."""
 
-from fairpath.repair._adaptation import FairAdapt
+# The adaptation names are re-exported for code written before they moved to fairpath.adaptation.
+from fairpath.adaptation import (
+    ENGINES,
+    CausalGraph,
+    FairAdapt,
+    ForestQuantileEngine,
+    LinearQuantileEngine,
+    graph_from_sfm,
+    make_engine,
+    resolving_for_bn,
+)
+from fairpath._vocabulary import parse_bn_set
 from fairpath.repair._constrained import ConstrainedLearner, ConstrainedPath
 from fairpath.repair._frontier import BN_OF_RESOLVING, FrontierResult, decision_spm, frontier, parse_bn_sets
-from fairpath.repair._graph import CausalGraph, graph_from_sfm, parse_bn_set, resolving_for_bn
 from fairpath.repair._predictor import FairPredictor
-from fairpath.repair._quantile import ENGINES, ForestQuantileEngine, LinearQuantileEngine, make_engine
 
 __all__ = [
     "BN_OF_RESOLVING",

@@ -31,17 +31,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import (
-    check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies, check_probability, check_seed,
-)
 from fairpath._results import ResultMixin
-from fairpath.causal import decompose
-from fairpath.causal._data import MIN_GROUP_ROWS
-from fairpath.causal._sfm import check_sfm
-from fairpath.repair._graph import parse_bn_set
+from fairpath._validation import (
+    MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies,
+    check_probability, check_seed,
+)
+from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
+from fairpath.causal import check_sfm, decompose
 
-PATHWAYS = ("DE", "IE", "SE")
-MEASURE_OF = {"DE": "ctfde", "IE": "ctfie", "SE": "ctfse"}
 DEFAULT_LAMBDAS = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, np.inf)
 
 
@@ -162,12 +159,12 @@ class ConstrainedLearner:
 
     # -- set-up --------------------------------------------------------------------------------
     def _outcome_targets(self, data: pd.DataFrame) -> dict[str, float]:
-        pathways = parse_bn_set(self.bn)
+        pathways = parse_bn(self.bn)
         if self.targets is not None:
             effects = dict(self.targets)
         else:
             result = decompose(data, self.sfm, seed=self.seed)
-            effects = {p: result.estimate(MEASURE_OF[p]).estimate for p in pathways}
+            effects = {p: result.estimate(MEASURE_OF_PATHWAY[p]).estimate for p in pathways}
         return {p: (float(effects[p]) if p in pathways else 0.0) for p in PATHWAYS}
 
     def _problem(self, data: pd.DataFrame, rows: np.ndarray | slice = slice(None)) -> _Problem:
@@ -241,7 +238,7 @@ class ConstrainedLearner:
         target = np.array([self.targets_[p] for p in PATHWAYS])
         p = problem.observed.shape[1]
         ridge = np.r_[0.0, np.full(p - 1, self.l2)]
-        uses_x = "DE" in parse_bn_set(self.bn)
+        uses_x = "DE" in parse_bn(self.bn)
         bounds = [(None, None)] * p
         if not uses_x:
             bounds[1] = (0.0, 0.0)  # column 1 of the design is X
@@ -300,7 +297,7 @@ class ConstrainedLearner:
         return expit(eta) if self.link_ == "logistic" else eta
 
     def path_result(self) -> "ConstrainedPath":
-        return ConstrainedPath(self.path_, self.targets_, self.lambda_, self.tolerance, sorted(parse_bn_set(self.bn)))
+        return ConstrainedPath(self.path_, self.targets_, self.lambda_, self.tolerance, list(parse_bn(self.bn)))
 
 
 class ConstrainedPath(ResultMixin):

@@ -28,26 +28,29 @@ from fairpath._validation import (
     check_columns_present, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
 )
 from fairpath._results import ResultMixin
-from fairpath.causal import decompose
+from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, parse_bn, split_bn_sets
+from fairpath.causal import check_sfm, decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
-from fairpath.causal._sfm import check_sfm
 from fairpath.repair._predictor import FairPredictor, check_fold_sizes, default_forest, encode_features, out_of_fold_scores
 
 # Frontier BN sets are named by their resolving variables, as in the paper's figure.
-BN_OF_RESOLVING = {"none": (), "Z": ("SE",), "W": ("IE",), "ZW": ("IE", "SE")}
+BN_OF_RESOLVING = {name: bn for bn, name in RESOLVING_NAMES.items()}
 RUN_COLUMNS = ["point", "kind", "bn_set", "seed", "spm", "ippm", "auc", "ippm_bins"]
 
 
-def parse_bn_sets(text) -> list[str]:
-    names = [s.strip() for s in text.split(",")] if isinstance(text, str) else list(text)
-    aliases = {"none": "none", "empty": "none", "∅": "none", "z": "Z", "w": "W", "zw": "ZW", "wz": "ZW"}
+def parse_bn_sets(value) -> list[str]:
+    """The frontier's BN sets (see :func:`fairpath.parity.parse_bn`; sets separated by ``;``), each named by
+    its resolving variables: none, Z, W or ZW."""
     parsed = []
-    for name in names:
-        key = aliases.get(str(name).lower())
-        if key is None:
-            raise FairpathInputError(f"unknown BN set {name!r} for the frontier; use none, Z, W or ZW (the resolving variables)")
-        parsed.append(key)
+    for item in split_bn_sets(value):
+        bn = parse_bn(item)
+        if "DE" in bn:
+            raise FairpathInputError(
+                f"BN set {item!r} holds DE, which data adaptation cannot keep (X itself is never resolving); "
+                "the frontier takes BN sets among none, SE (Z), IE (W) and IE,SE (ZW)"
+            )
+        parsed.append(RESOLVING_NAMES[bn])
     return list(dict.fromkeys(parsed))
 
 
@@ -264,5 +267,5 @@ def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, 
         return out_of_fold_scores(model, encode_features(data, columns), data[sfm.y].to_numpy(), True, n_folds, seed)
     if seed not in targets_by_seed:
         result = decompose(data, sfm, seed=seed)
-        targets_by_seed[seed] = {p: result.estimate(m).estimate for p, m in (("DE", "ctfde"), ("IE", "ctfie"), ("SE", "ctfse"))}
+        targets_by_seed[seed] = {p: result.estimate(m).estimate for p, m in MEASURE_OF_PATHWAY.items()}
     return _constrained_oof(data, sfm, BN_OF_RESOLVING[bn_set], targets_by_seed[seed], n_folds, seed)

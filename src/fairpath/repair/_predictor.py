@@ -10,9 +10,8 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import check_columns_present, check_cross_fit_sizes, check_frame, check_int, check_seed
-from fairpath.causal._sfm import check_sfm
-from fairpath.repair._adaptation import FairAdapt
-from fairpath.repair._graph import CausalGraph, graph_from_sfm, resolving_for_bn
+from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
+from fairpath.causal import check_sfm
 
 
 def default_forest(binary: bool, seed: int):

@@ -8,10 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
 
@@ -23,6 +19,8 @@ _ENV = Environment(loader=PackageLoader("fairpath.report", "templates"), autoesc
 
 def figure_to_data_uri(fig, dpi: int = 110) -> str:
     """Render a matplotlib figure to a ``data:image/png;base64,...`` URI and close it."""
+    import matplotlib.pyplot as plt
+
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)

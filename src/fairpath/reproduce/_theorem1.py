@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from pathlib import Path
 
@@ -20,8 +19,10 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import save_figure, write_csv
 from fairpath._results import ResultMixin, write_json
-from fairpath.parity._ppm_decomposition import LABELS, ppm_decomposition
+from fairpath._vocabulary import LABELS
+from fairpath.parity import ppm_decomposition
 
 FIGURE7_QUANTITIES = ("iterm1", "iterm2", "ippm")
 TASK_FORMAT = 2  # raised whenever a task file gains or changes a field
@@ -75,7 +76,7 @@ class Theorem1Settings:
 
     def adaptation(self) -> dict:
         """FairAdapt options: one process per engine, since the study runs its tasks in parallel."""
-        from fairpath.repair import ForestQuantileEngine
+        from fairpath.adaptation import ForestQuantileEngine
 
         return {"engine": ForestQuantileEngine(n_jobs=1) if self.engine == "forest" else self.engine}
 
@@ -135,11 +136,8 @@ def _task_path(folder: Path, n: int, rep: int) -> Path:
 
 
 def _save_task(folder: Path, result: dict) -> None:
-    # Write then rename, so an interrupted write never leaves a truncated file that would be skipped.
-    path = _task_path(folder, result["n"], result["rep"])
-    temporary = path.with_suffix(".tmp")
-    write_json(result, temporary)
-    os.replace(temporary, path)
+    # write_json is atomic: an interrupted write never leaves a truncated file that would be skipped.
+    write_json(result, _task_path(folder, result["n"], result["rep"]))
 
 
 def _run_and_save(n, rep, settings, folder) -> tuple[int, int]:
@@ -440,12 +438,12 @@ class Theorem1Study(ResultMixin):
         figures = {"figure7": self.plot_figure7, "figure8": self.plot_figure8, "linear": self.linear_.plot}
         for key, draw in figures.items():
             fig = draw()
-            fig.savefig(paths[key], dpi=130, bbox_inches="tight")
+            save_figure(fig, paths[key], dpi=130, bbox_inches="tight")
             plt.close(fig)
         paths["figure7_csv"] = out / "figure7.csv"
-        self.figure7_.to_csv(paths["figure7_csv"], index=False)
+        write_csv(self.figure7_, paths["figure7_csv"])
         paths["figure8_csv"] = out / "figure8.csv"
-        self.figure8_.to_csv(paths["figure8_csv"], index=False)
+        write_csv(self.figure8_, paths["figure8_csv"])
         paths["summary"] = out / "summary.json"
         self.to_json(paths["summary"])
         return paths

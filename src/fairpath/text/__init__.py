@@ -14,9 +14,9 @@ The pieces work separately or together:
 - :func:`audit_text`, returning a :class:`TextAuditResult` with a report.
 """
 
+from importlib import import_module
+
 from fairpath.text._audit import DEFAULT_SCORERS, TextAuditResult, audit_text, score_samples
-from fairpath.text._controlled import PoolGenerator
-from fairpath.text._generation import GenerationBackend, GenerationSettings, HFGenerator, SampleRequest
 from fairpath.text._metrics import (
     FairnessResult,
     counterfactual_fairness,
@@ -25,9 +25,6 @@ from fairpath.text._metrics import (
     pairwise_wasserstein1,
     wasserstein1,
 )
-from fairpath.text._models import load_causal_lm, model_id
-from fairpath.text._quality import PerplexityResult, perplexity, prompt_similarities, semantic_similarity
-from fairpath.text._samples import SampleStore, generate_samples
 from fairpath.text._scorers import (
     EmbeddingAnchorScorer,
     HFClassifierScorer,
@@ -39,6 +36,37 @@ from fairpath.text._scorers import (
     get_scorer,
 )
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
+
+# Names whose modules import torch load on first access, so that specifications, scorers and
+# metrics work without it (``import fairpath.text`` does not import torch).
+_LAZY = {
+    "PoolGenerator": "_controlled",
+    "GenerationBackend": "_generation",
+    "GenerationSettings": "_generation",
+    "HFGenerator": "_generation",
+    "SampleRequest": "_generation",
+    "load_causal_lm": "_models",
+    "model_id": "_models",
+    "PerplexityResult": "_quality",
+    "perplexity": "_quality",
+    "prompt_similarities": "_quality",
+    "semantic_similarity": "_quality",
+    "SampleStore": "_samples",
+    "generate_samples": "_samples",
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "DEFAULT_SCORERS",

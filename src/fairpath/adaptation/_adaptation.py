@@ -32,10 +32,9 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._progress import progress as progress_bar
-from fairpath._validation import check_finite, check_frame, check_group_sizes, check_int, check_outcome_varies, check_seed
-from fairpath.causal._data import MIN_GROUP_ROWS
-from fairpath.repair._graph import CausalGraph
-from fairpath.repair._quantile import make_engine
+from fairpath._validation import MIN_GROUP_ROWS, check_finite, check_frame, check_group_sizes, check_int, check_outcome_varies, check_seed
+from fairpath.adaptation._graph import CausalGraph
+from fairpath.adaptation._quantile import make_engine
 
 
 @dataclass

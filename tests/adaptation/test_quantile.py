@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fairpath.repair import ForestQuantileEngine, LinearQuantileEngine, make_engine
-from fairpath.repair._quantile import _GRID, _interpolate_rows, _rank_in_rows
+from fairpath.adaptation import ForestQuantileEngine, LinearQuantileEngine, make_engine
+from fairpath.adaptation._quantile import _GRID, _interpolate_rows, _rank_in_rows
 
 
 def test_rank_and_interpolation_are_inverse_on_a_grid():

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-
-BN_PATHWAYS = ("DE", "IE", "SE")
+from fairpath._vocabulary import RESOLVING_ROLE, parse_bn
 
 
 class CausalGraph:
@@ -187,34 +186,18 @@ def graph_from_sfm(sfm) -> CausalGraph:
     return CausalGraph([x, *z, *w, y], edges, [(x, c) for c in z])
 
 
-def parse_bn_set(bn) -> frozenset[str]:
-    """A BN set from ``"SE,IE"``, a list, ``"none"`` or an empty value."""
-    if bn is None:
-        return frozenset()
-    items = [s.strip() for s in bn.split(",")] if isinstance(bn, str) else list(bn)
-    items = [s.upper() for s in items if s and s.lower() not in {"none", "empty", "∅"}]
-    unknown = [s for s in items if s not in BN_PATHWAYS]
-    if unknown:
-        raise FairpathInputError(f"BN set entries must be among {list(BN_PATHWAYS)}, got {unknown}")
-    return frozenset(items)
-
-
 def resolving_for_bn(sfm, bn) -> list[str]:
     """Resolving variables that realise a BN set on the SFM: SE in BN <-> Z resolving, IE in BN <-> W resolving.
 
     The direct pathway is never kept by adaptation (X itself cannot be resolving), so DE in the BN
     set is refused with an explanation.
     """
-    pathways = parse_bn_set(bn)
+    pathways = parse_bn(bn)
     if "DE" in pathways:
         raise FairpathInputError(
             "data adaptation removes the direct effect in every case (X itself cannot be resolving); "
             "a BN set with DE asks for no repair of the direct pathway: use the original predictor, "
             "or constrained learning with DE in the BN set"
         )
-    resolving = []
-    if "SE" in pathways:
-        resolving += list(sfm.z)
-    if "IE" in pathways:
-        resolving += list(sfm.w)
-    return resolving
+    roles = [RESOLVING_ROLE[p] for p in ("SE", "IE") if p in pathways]  # Z before W, as the SFM lists them
+    return [column for role in roles for column in getattr(sfm, role)]

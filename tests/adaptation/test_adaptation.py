@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fairpath.causal import SFM
-from fairpath.repair import CausalGraph, FairAdapt, graph_from_sfm
+from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm
 
 
 def linear_scm(n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:

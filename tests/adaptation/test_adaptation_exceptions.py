@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.repair import CausalGraph, FairAdapt
+from fairpath.adaptation import CausalGraph, FairAdapt
 
 GRAPH = CausalGraph(["x", "c", "w", "y"], [("x", "c"), ("x", "w"), ("c", "y"), ("w", "y"), ("x", "y")])
 

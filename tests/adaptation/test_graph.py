@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 from fairpath.causal import SFM
-from fairpath.repair import CausalGraph, graph_from_sfm, parse_bn_set, resolving_for_bn
+from fairpath.adaptation import CausalGraph, graph_from_sfm, resolving_for_bn
+from fairpath.repair import parse_bn_set
 
 SFM_EXAMPLE = SFM(x="x", x0=0, x1=1, z=("z1", "z2"), w=("w1", "w2"), y="y")
 

@@ -3,7 +3,7 @@
 import pytest
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.repair import make_engine
+from fairpath.adaptation import make_engine
 
 
 def test_unknown_engine_name():

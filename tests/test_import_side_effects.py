@@ -1,0 +1,51 @@
+"""Importing fairpath changes nothing outside it: the matplotlib backend stays the user's, and the
+text specifications and metrics load without torch. Each check runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fairpath
+
+SOURCE_ROOT = str(Path(fairpath.__file__).resolve().parents[1])
+
+
+def _run(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")]))}
+    env.pop("MPLBACKEND", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("module", ["fairpath.parity", "fairpath.repair", "fairpath.report", "fairpath.reproduce", "fairpath.cli"])
+def test_importing_leaves_the_matplotlib_backend_alone(module):
+    code = f"import matplotlib; matplotlib.use('svg'); import {module}; print(matplotlib.get_backend())"
+    assert _run(code) == "svg"
+
+
+def test_the_command_line_sets_the_agg_backend_when_it_runs():
+    code = ("import matplotlib; matplotlib.use('svg'); from fairpath.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\nprint(matplotlib.get_backend())")
+    assert _run(code).splitlines()[-1].lower() == "agg"
+
+
+def test_text_specifications_and_metrics_import_without_torch():
+    code = ("import sys, fairpath.text as text\n"
+            "spec = text.FairnessSpec.builtin('country'); value = text.wasserstein1([0.1, 0.2], [0.3, 0.4])\n"
+            "print('torch' in sys.modules, round(value, 6))")
+    assert _run(code) == "False 0.2"
+
+
+def test_torch_dependent_text_names_load_on_first_access():
+    code = "import sys, fairpath.text as text\nsettings = text.GenerationSettings\nprint('torch' in sys.modules, settings.__module__)"
+    assert _run(code) == "True fairpath.text._generation"
+    import fairpath.text
+
+    with pytest.raises(AttributeError, match="module 'fairpath.text' has no attribute 'NoSuchName'"):
+        fairpath.text.NoSuchName  # noqa: B018
