@@ -160,7 +160,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     on success it replaces ``path`` atomically, on error it is removed and ``path`` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:  # name the file the user asked for, not the temporary one
+        raise OSError(error.errno, error.strerror, str(path)) from error
     os.close(handle)
     temporary = Path(name)
     try:

@@ -167,3 +167,9 @@ def test_exit_status_in_a_real_process(tmp_path):
                              "--x1", "b", "--y", "y"], capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("fairpath: error: data file") and "none.csv' does not exist" in result.stderr
+
+
+def test_an_output_file_that_cannot_be_written_is_an_input_error(data_file, tmp_path, capsys):
+    path = tmp_path / ("r" * 300 + ".json")  # longer than any file system allows a name to be
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, "--learner", "linear", "--folds", "2", "--json", str(path)], capsys)
+    assert code == 2 and "fairpath: error: File name too long: " in err and "rrrr.json'" in err
