@@ -43,7 +43,7 @@ def register(subparsers) -> None:
     parser.add_argument("--alpha", type=float, help="family-wise error level of the Cookbook tests (default 0.05)")
     parser.add_argument("--margin", type=float, help="equivalence margin δ: certify |effect difference| < δ")
     parser.add_argument("--bins", type=int_at_least(2, "--bins"), help="quantile bins of the predictor for predictive parity (default 10)")
-    parser.add_argument("--boot", type=int_at_least(1, "--boot"), help="bootstrap draws for predictive parity CIs (default 200)")
+    parser.add_argument("--boot", type=int_at_least(2, "--boot"), help="bootstrap draws for predictive parity CIs (default 200)")
     parser.add_argument("--eps", type=float, help="positivity threshold for propensities (default 0.01)")
     parser.add_argument("--trim", action="store_const", const=True, help="drop rows with propensities outside [eps, 1-eps]")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), help="medDML refits on resampled rows (default 1)")

@@ -194,7 +194,7 @@ def audit(
     predictors = check_columns_arg("predictors", predictors)
     check_seed(seed)
     check_int("n_bins", n_bins, minimum=2)
-    check_int("n_boot", n_boot, minimum=1)
+    check_int("n_boot", n_boot, minimum=2)
     if not predictors:
         raise FairpathInputError("no predictor column given; name at least one column holding the predictions")
     if sfm.y in predictors:

@@ -115,7 +115,7 @@ def _checks() -> dict:
         "seed": lambda name, v: check_seed(v, name),
         "level": check_probability, "alpha": check_probability, "margin": positive,
         "n_bins": lambda name, v: check_int(name, v, minimum=2),
-        "n_boot": lambda name, v: check_int(name, v, minimum=1),
+        "n_boot": lambda name, v: check_int(name, v, minimum=2),
         "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
         "trim": check_bool,
         "nboot1": lambda name, v: check_int(name, v, minimum=1),

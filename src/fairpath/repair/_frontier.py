@@ -247,7 +247,7 @@ def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed
     check_probability("quantile", quantile)
     check_int("n_folds", n_folds, minimum=2)
     check_int("n_bins", n_bins, minimum=2)
-    check_int("n_boot", n_boot, minimum=1)
+    check_int("n_boot", n_boot, minimum=2)
     check_seed(seed)
     check_finite(data[sfm.columns])
     if set(pd.unique(data[sfm.y])) - {0, 1}:
