@@ -1,4 +1,4 @@
-"""Small statistical helpers shared by every estimator: normal and percentile intervals."""
+"""Small statistical helpers shared by every estimator: normal and percentile intervals, Holm's adjustment."""
 
 from __future__ import annotations
 
@@ -13,6 +13,17 @@ def z_value(level: float) -> float:
     if not 0 < level < 1:
         raise ValueError(f"confidence level must lie in (0, 1), got {level!r}")
     return float(stats.norm.ppf(0.5 + level / 2))
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error control)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted_sorted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(adjusted_sorted, 1.0)
+    return adjusted
 
 
 @dataclass(frozen=True)

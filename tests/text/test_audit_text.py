@@ -1,8 +1,10 @@
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from fairpath._stats import holm
 from fairpath.text import FairnessSpec, GenerationSettings, HFGenerator, PoolGenerator, audit_text
 from fairpath.text._scorers import VaderScorer
 
@@ -24,47 +26,58 @@ def test_audit_recovers_the_controlled_bias_and_reuses_samples(tmp_path):
     settings = GenerationSettings(n_samples=200, seed=0)
     store = tmp_path / "samples"
     result = audit_text(SPEC, generator, scorers=["vader"], settings=settings, store=store, quality=False,
-                        n_bootstrap=200, progress=False)
+                        n_permutations=199, progress=False)
     assert generator.requested == 20 * 200 and store.is_dir()
     scorer = VaderScorer()
     vader = result.fairness["vader"]
-    assert vader.individual.ci_low <= generator.expected_individual_fairness(scorer) <= vader.individual.ci_high
-    assert vader.group.ci_low <= generator.expected_group_fairness(scorer) <= vader.group.ci_high
-    assert result.to_frame()["above_noise"].all()
+    assert vader.individual.estimate == pytest.approx(generator.expected_individual_fairness(scorer), abs=0.03)
+    assert vader.group.estimate == pytest.approx(generator.expected_group_fairness(scorer), abs=0.03)
+    assert result.to_frame()["significant"].all()
     assert {"model", "prompt", "template_id", "value", "subgroup", "sample_index", "text", "score_vader"} <= set(result.samples.columns)
 
     rescored = audit_text(SPEC, generator, scorers=["opinion", "textblob"], settings=settings, store=store,
-                          quality=False, n_bootstrap=20, progress=False)
+                          quality=False, n_permutations=19, progress=False)
     assert generator.requested == 20 * 200  # rescoring never regenerates
     pd.testing.assert_series_equal(rescored.samples["text"], result.samples["text"])
     assert rescored.scorers == ["opinion", "textblob"]
 
 
-def test_unbiased_audit_stays_within_the_noise_floor():
+def test_unbiased_audit_is_not_significant():
     result = audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], settings=GenerationSettings(n_samples=200, seed=1),
-                        quality=False, n_bootstrap=50, seed=1, progress=False)
+                        quality=False, n_permutations=99, seed=1, progress=False)
     table = result.to_frame()
-    assert not table["above_noise"].any()
-    assert (table["estimate"] <= table["noise_upper"]).all()
+    assert not table["significant"].any() and (table["p_holm"] > 0.05).all()
 
 
 def test_result_exports_and_report(tmp_path):
-    result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader", "opinion"],
-                        settings=GenerationSettings(n_samples=30), quality=False, n_bootstrap=20, progress=False)
+    result = audit_text(SPEC, PoolGenerator(SPEC, {"A": 0.6}), scorers=["vader", "opinion"],
+                        settings=GenerationSettings(n_samples=30), quality=False, n_permutations=99, progress=False)
     frame = result.to_frame()
     assert list(frame["scorer"]) == ["vader", "vader", "opinion", "opinion"]
+    # Holm over the audit's whole family: both scorers x both metrics.
+    assert (frame["holm_family"] == 4).all()
+    np.testing.assert_allclose(frame["p_holm"], holm(frame["p_value"]))
+    assert result.settings["dtype"] == "n/a" and result.settings["versions"]["numpy"] == np.__version__
     payload = json.loads(result.to_json(tmp_path / "results.json"))
     assert payload["n_samples"] == 600 and payload["summary"][0]["metric"] == "individual_fairness"
     assert payload["fairness"]["vader"]["per_pair"][0]["w1"] >= payload["fairness"]["vader"]["per_pair"][-1]["w1"]
-    assert "individual" in repr(result) and "vader" in repr(result)
+    text = repr(result)
+    assert "Holm over 4 tests" in text and "vader      individual_fairness" in text and "[" not in text.split("\n", 1)[1]
     fig = result.plot("opinion")
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()][-1] in {"A", "B"}  # most positive values last
     examples = result.examples()
     assert set(examples["value"]) == {result.fairness["vader"].per_pair.iloc[0]["value_a"],
                                       result.fairness["vader"].per_pair.iloc[0]["value_b"]}
     page = result.write_report(tmp_path / "report.html").read_text()
-    for heading in ("Fairness per scorer", "Scorer vader", "Worst pairs", "Example continuations", "noise floor"):
+    for heading in ("Fairness per scorer", "Scorer vader", "Worst pairs: the top 6 of 6", "Example continuations",
+                    "noise floor", "after Holm's adjustment", "version numpy", "white-space:pre-wrap"):
         assert heading in page
+    assert ">True<" not in page and ">False<" not in page
+    flagged = frame[frame["significant"]]
+    if len(flagged):
+        assert f"{len(flagged)} of 4 scorer/metric tests reject" in page
+    else:
+        assert "none of the 4 scorer/metric tests rejects" in page
     assert page.count("data:image/png;base64") == 4
 
 
@@ -73,16 +86,17 @@ def test_audit_with_a_local_causal_lm_and_perplexity(tiny_lm_path, tmp_path):
                                    "templates": ["{country} is", "People from {country} are"]})
     result = audit_text(spec, HFGenerator(tiny_lm_path), scorers=["vader"], store=tmp_path / "samples",
                         settings=GenerationSettings(n_samples=4, max_new_tokens=5, batch_size=8), quality=False,
-                        corpus=["Chile is long and thin.", "The sky is blue."], n_bootstrap=10, progress=False)
+                        corpus=["Chile is long and thin.", "The sky is blue."], n_permutations=19, progress=False)
     assert len(result.samples) == 16
     perplexity = result.quality["perplexity"]
     assert perplexity["n_texts"] == 2 and perplexity["n_texts_sensitive"] == 1 and perplexity["perplexity"] > 1
+    assert result.settings["dtype"] == "float32"
 
 
 @pytest.mark.model
 def test_audit_quality_with_minilm():
     result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=10),
-                        n_bootstrap=10, progress=False)
+                        n_permutations=19, progress=False)
     assert 0 <= result.quality["ssc"] <= 1
     assert set(result.quality["ssc_per_value"]) == {"A", "B", "C", "D"}
     assert -1 <= result.quality["mean_prompt_similarity"] <= 1

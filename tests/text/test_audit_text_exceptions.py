@@ -24,4 +24,12 @@ def test_corrupted_samples_file(tmp_path):
 def test_perplexity_needs_a_local_model():
     with pytest.raises(FairpathInputError, match="perplexity needs a backend with a local model; PoolGenerator has none"):
         audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], quality=False, corpus=["A is nice."],
-                   settings=GenerationSettings(n_samples=2), n_bootstrap=5, progress=False)
+                   settings=GenerationSettings(n_samples=2), n_permutations=5, progress=False)
+
+
+def test_bad_permutation_settings_fail_before_generating(tmp_path):
+    with pytest.raises(FairpathInputError, match="n_permutations must be a whole number >= 1"):
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=tmp_path / "samples", n_permutations=0, progress=False)
+    with pytest.raises(FairpathInputError, match=r"alpha must lie in \(0, 1\), got 5"):
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=tmp_path / "samples", alpha=5, progress=False)
+    assert not (tmp_path / "samples").exists()

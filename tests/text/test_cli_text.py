@@ -17,7 +17,7 @@ def spec_file(tmp_path):
 
 def _audit_args(model, spec, out, *extra):
     return ["text", "audit", "--model", str(model), "--attribute", str(spec), "--samples", "3", "--max-new-tokens", "4",
-            "--scorers", "vader,opinion", "--bootstrap", "10", "--no-quality", "--out", str(out), *extra]
+            "--scorers", "vader,opinion", "--permutations", "99", "--no-quality", "--out", str(out), *extra]
 
 
 def test_text_audit_writes_report_results_and_samples_and_resumes(tiny_lm_path, spec_file, tmp_path, capsys):

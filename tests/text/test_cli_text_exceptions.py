@@ -5,7 +5,7 @@ from fairpath.cli import main
 
 def _run(tmp_path, model, attribute, *extra):
     return main(["text", "audit", "--model", str(model), "--attribute", str(attribute), "--samples", "2",
-                 "--max-new-tokens", "3", "--bootstrap", "5", "--no-quality", "--out", str(tmp_path / "out"), *extra])
+                 "--max-new-tokens", "3", "--permutations", "19", "--no-quality", "--out", str(tmp_path / "out"), *extra])
 
 
 def test_unknown_scorer(tiny_lm_path, tmp_path, capsys):
@@ -39,3 +39,11 @@ def test_corrupted_samples_file(tiny_lm_path, tmp_path, capsys):
     assert _run(tmp_path, tiny_lm_path, "country") == 2
     error = capsys.readouterr().err
     assert "samples file" in error and "part-1.parquet' cannot be read" in error
+
+
+def test_permutations_and_alpha_out_of_range(tiny_lm_path, tmp_path, capsys):
+    assert _run(tmp_path, tiny_lm_path, "country", "--permutations", "0") == 2
+    assert "n_permutations must be a whole number >= 1" in capsys.readouterr().err
+    assert _run(tmp_path, tiny_lm_path, "country", "--alpha", "1.5") == 2
+    assert "alpha must lie in (0, 1), got 1.5" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "samples").exists()  # refused before generating

@@ -44,7 +44,7 @@ def test_study_trains_every_model_and_audits_each(study_run):
     frame = result.to_frame()
     assert frame["model"].tolist() == ["base", "embedding-lambda0", "embedding-lambda10", "sentiment-lambda0", "sentiment-lambda10"]
     assert frame["scorer"].unique().tolist() == ["vader"]
-    assert (frame["individual_ci_low"] <= frame["individual"]).all() and (frame["individual"] <= frame["individual_ci_high"]).all()
+    assert ((frame["individual_p_value"] > 0) & (frame["individual_p_value"] <= 1)).all()
     assert np.isfinite(frame[["perplexity", "perplexity_sensitive", "individual_noise_floor", "group"]].to_numpy()).all()
     # the sentiment head was fitted on confidently labelled sentences and reports its held-out accuracy
     assert result.sentiment_head["n_confident"] > 0 and 0 <= result.sentiment_head["heldout_accuracy"] <= 1
@@ -72,11 +72,11 @@ def test_debiased_model_reloaded_from_its_folder_reproduces_its_audit(study_run,
     study, result, out = study_run
     row = result.to_frame().set_index("model").loc["embedding-lambda10"]
     again = audit_text(FairnessSpec.from_yaml(spec_path), HFGenerator(out / "models" / "embedding-lambda10"),
-                       scorers=["vader"], settings=study.audit_settings(), n_bootstrap=20, seed=0, quality=False,
+                       scorers=["vader"], settings=study.audit_settings(), n_permutations=20, seed=0, quality=False,
                        progress=False)
     fairness = again.fairness["vader"]
     assert fairness.individual.estimate == row["individual"]
-    assert fairness.individual.ci_low == row["individual_ci_low"] and fairness.individual.ci_high == row["individual_ci_high"]
+    assert fairness.individual.p_value == row["individual_p_value"]
     assert fairness.group.estimate == row["group"]
     assert fairness.individual_noise_floor == row["individual_noise_floor"]
 
@@ -109,5 +109,5 @@ def test_command_line_trains_audits_and_rejects_negative_lambda(tiny_lm_path, sp
     assert (tmp_path / "run" / "models" / "embedding-lambda5" / "config.json").exists()
     # the saved model is accepted by the audit command
     assert main(["text", "audit", "--model", str(tmp_path / "run" / "models" / "embedding-lambda5"), "--attribute",
-                 str(spec_path), "--samples", "2", "--max-new-tokens", "3", "--scorers", "vader", "--bootstrap", "10",
+                 str(spec_path), "--samples", "2", "--max-new-tokens", "3", "--scorers", "vader", "--permutations", "19",
                  "--no-quality", "--out", str(tmp_path / "audit")]) == 0

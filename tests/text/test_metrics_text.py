@@ -3,11 +3,16 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import wasserstein_distance
+from scipy.stats import binom, wasserstein_distance
 
 from fairpath.text._controlled import PoolGenerator
 from fairpath.text._generation import GenerationSettings
+from fairpath._stats import holm
 from fairpath.text._metrics import (
+    _Design,
+    _Layout,
+    _statistics,
+    compare_models,
     counterfactual_fairness,
     group_fairness,
     individual_fairness,
@@ -56,7 +61,7 @@ def test_individual_and_group_fairness_follow_the_definitions():
     everything = frame["score"].to_numpy()
     groups = [wasserstein_distance(frame.loc[frame["subgroup"] == g, "score"], everything) for g in ["g1", "g2"]]
     assert group_fairness(frame) == pytest.approx(np.mean(groups), abs=1e-12)
-    result = counterfactual_fairness(frame, n_bootstrap=20)
+    result = counterfactual_fairness(frame, n_permutations=20)
     assert result.individual.estimate == pytest.approx(np.mean(pairs), abs=1e-12)
     pair_xz = result.per_pair.query("value_a == 'x' and value_b == 'z'")["w1"].item()
     assert pair_xz == pytest.approx(np.mean([wasserstein_distance(cell(t, "x"), cell(t, "z")) for t in ["t0", "t1", "t2"]]))
@@ -90,41 +95,140 @@ def test_controlled_generator_recovers_analytic_fairness():
     expected_group = 0.2 * pool_w1  # subgroups mix 0.75 and 0.35 around 0.55
     assert generator.expected_individual_fairness(scorer) == pytest.approx(expected_individual)
     assert generator.expected_group_fairness(scorer) == pytest.approx(expected_group)
-    result = counterfactual_fairness(frame, n_bootstrap=200, seed=0)
-    assert result.individual.ci_low <= expected_individual <= result.individual.ci_high
-    assert result.group.ci_low <= expected_group <= result.group.ci_high
-    assert result.individual.ci_low <= result.individual_bias_corrected <= result.individual.ci_high
-    assert result.individual_bias_corrected == pytest.approx(expected_individual, abs=0.02)
-    assert result.individual.estimate > 5 * result.individual_noise_upper
+    result = counterfactual_fairness(frame, n_permutations=199, seed=0)
+    # With 200 samples per prompt the plug-in is close to the analytic W1; the excess over the null mean
+    # is smaller than the truth (the pooled null mixes the values' pools) but clearly positive.
+    assert result.individual.estimate == pytest.approx(expected_individual, abs=0.03)
+    assert result.group.estimate == pytest.approx(expected_group, abs=0.03)
+    assert 0.5 * expected_individual < result.individual.excess < result.individual.estimate
+    for test in (result.individual, result.group):
+        assert test.p_value == pytest.approx(1 / 200) and test.p_holm == pytest.approx(2 / 200) and test.significant
     worst = result.per_pair.iloc[0]
     assert {worst["value_a"], worst["value_b"]} == {"A", "C"}
     assert worst["w1"] == pytest.approx(0.5 * pool_w1, abs=0.06)
+    assert worst["p_holm"] == pytest.approx(min(1.0, 6 * worst["p_value"]))
     assert list(result.per_value["value"][:1]) in (["A"], ["C"])
 
 
-def test_unbiased_generator_stays_inside_the_noise_floor():
+def _tiny_frame():
+    scores = {("t0", "x"): [0.1, 0.5], ("t0", "y"): [0.9], ("t0", "z"): [0.3, 0.8],
+              ("t1", "x"): [0.2], ("t1", "y"): [0.6, 0.7], ("t1", "z"): [0.05, 0.95]}
+    subgroup = {"x": "g1", "y": "g1", "z": "g2"}
+    return pd.DataFrame([{"template_id": t, "value": v, "subgroup": subgroup[v], "score": s}
+                         for (t, v), cell in scores.items() for s in cell])
+
+
+def _brute_force_metrics(frame, labels):
+    """Individual and group fairness straight from the definitions, with scipy's W1, for relabelled values."""
+    scores, templates = frame["score"].to_numpy(), frame["template_id"].to_numpy()
+    labels = np.asarray(labels)
+    pairs = [wasserstein_distance(scores[(templates == t) & (labels == a)], scores[(templates == t) & (labels == b)])
+             for t in ("t0", "t1") for a, b in itertools.combinations("xyz", 2)]
+    in_g1 = np.isin(labels, ["x", "y"])
+    groups = [wasserstein_distance(scores[in_g1], scores), wasserstein_distance(scores[~in_g1], scores)]
+    return np.mean(pairs), np.mean(groups)
+
+
+def test_permutation_p_value_equals_a_brute_force_enumeration_of_all_relabellings():
+    frame = _tiny_frame()  # rows are in the layout's order: template, then value
+    assignments = {t: sorted(set(itertools.permutations(frame.loc[frame["template_id"] == t, "value"])))
+                   for t in ("t0", "t1")}
+    assert [len(a) for a in assignments.values()] == [30, 30]  # 5! / (2! 1! 2!) each
+    labellings = [[*first, *second] for first, second in itertools.product(assignments["t0"], assignments["t1"])]
+    brute = np.array([_brute_force_metrics(frame, labels) for labels in labellings])
+    # The vectorised statistics of every relabelling equal the definitions.
+    layout = _Layout.from_designs([_Design.from_frame(frame, "score")])
+    values = np.array([["xyz".index(v) for v in labels] for labels in labellings])
+    pair_w1, group = _statistics(layout, values, np.zeros_like(values))
+    np.testing.assert_allclose(pair_w1[:, 0].mean(axis=1), brute[:, 0], atol=1e-12)
+    np.testing.assert_allclose(group[:, 0], brute[:, 1], atol=1e-12)
+    observed = brute[labellings.index(list(frame["value"]))]
+    exact = (brute >= observed - 1e-12).mean(axis=0)
+    assert 0.05 < exact[0] < 0.95 and 0.05 < exact[1] < 0.95  # a case where the p-value is informative
+    result = counterfactual_fairness(frame, n_permutations=20_000, seed=0)
+    tolerance = 4 * np.sqrt(exact * (1 - exact) / 20_000)
+    assert abs(result.individual.p_value - exact[0]) < tolerance[0]
+    assert abs(result.group.p_value - exact[1]) < tolerance[1]
+    assert result.individual.null_mean == pytest.approx(brute[:, 0].mean(), abs=4 * brute[:, 0].std() / np.sqrt(20_000))
+    assert result.individual.p_holm == pytest.approx(holm([result.individual.p_value, result.group.p_value])[0])
+
+
+def _null_scores(n_replicates, n_samples, seed):
+    """Score tables of the unbiased controlled generator: every continuation one of its 12 sentences, uniformly."""
+    generator = PoolGenerator(SPEC)
+    pool = np.asarray(VaderScorer().score(list(generator.positive + generator.negative)))
+    prompts = SPEC.prompts()[["template_id", "value", "subgroup"]]
+    prompts = prompts.loc[prompts.index.repeat(n_samples)].reset_index(drop=True)
+    rng = np.random.default_rng(seed)
+    for _ in range(n_replicates):
+        yield prompts.assign(score=rng.choice(pool, size=len(prompts)))
+
+
+def _within_binomial(count, n, rate=0.05):
+    return binom.ppf(0.0005, n, rate) <= count <= binom.ppf(0.9995, n, rate)
+
+
+def test_size_of_the_permutation_tests_on_an_unbiased_pool():
+    replicates = 150
+    rejections = np.zeros(2, dtype=int)
+    for frame in _null_scores(replicates, n_samples=8, seed=100):
+        result = counterfactual_fairness(frame, n_permutations=99, seed=1)
+        rejections += [result.individual.p_value <= 0.05, result.group.p_value <= 0.05]
+    assert _within_binomial(rejections[0], replicates) and _within_binomial(rejections[1], replicates), rejections
+
+
+def test_unbiased_generator_is_not_flagged_and_null_mean_is_the_noise_floor():
     _, _, frame = _pool_frame({}, seed=1)
-    result = counterfactual_fairness(frame, n_bootstrap=50, seed=1)
-    assert result.individual.estimate <= result.individual_noise_upper
-    assert result.group.estimate <= result.group_noise_upper
-    assert 0.5 < result.individual.estimate / result.individual_noise_floor < 1.5
-    table = result.to_frame()
-    assert not table["above_noise"].any()
+    result = counterfactual_fairness(frame, n_permutations=199, seed=1)
+    assert not result.to_frame()["significant"].any()
+    assert result.individual.p_value > 0.05 and result.group.p_value > 0.05
+    assert 0.5 < result.individual.estimate / result.individual.null_mean < 1.5
+    assert result.individual_noise_floor == result.individual.null_mean
+
+
+def test_compare_models_detects_a_known_shift_and_matches_the_definitions():
+    _, _, biased = _pool_frame(BIASED, n_samples=60, seed=0)
+    _, _, fair = _pool_frame({}, n_samples=60, seed=1)
+    comparison = compare_models(biased, fair, n_permutations=199, seed=0)
+    assert comparison.individual_a == pytest.approx(individual_fairness(biased), abs=1e-12)
+    assert comparison.group_b == pytest.approx(group_fairness(fair), abs=1e-12)
+    assert comparison.individual.estimate == pytest.approx(individual_fairness(biased) - individual_fairness(fair), abs=1e-12)
+    assert comparison.individual.estimate > 0.2
+    assert comparison.individual.p_value == pytest.approx(1 / 200) and comparison.individual.significant
+    assert comparison.group.significant
+    assert abs(comparison.individual.null_mean) < 0.02  # the null of a difference centres on 0
+    assert list(comparison.to_frame()["metric"]) == ["individual_fairness", "group_fairness"]
+    again = compare_models(fair.sample(frac=1, random_state=3), biased, n_permutations=199, seed=0)
+    assert again.individual.estimate == pytest.approx(-comparison.individual.estimate, abs=1e-12)  # row order is irrelevant
+
+
+def test_size_of_compare_models_under_the_null():
+    replicates = 60
+    frames = list(_null_scores(2 * replicates, n_samples=8, seed=500))
+    rejections = np.zeros(2, dtype=int)
+    for a, b in zip(frames[::2], frames[1::2]):
+        comparison = compare_models(a, b, n_permutations=99, seed=2)
+        rejections += [comparison.individual.p_value <= 0.05, comparison.group.p_value <= 0.05]
+    assert _within_binomial(rejections[0], replicates) and _within_binomial(rejections[1], replicates), rejections
 
 
 def test_same_seed_same_numbers():
-    _, _, frame = _pool_frame(BIASED, n_samples=40)
-    first = counterfactual_fairness(frame, n_bootstrap=30, seed=5).to_frame()
-    again = counterfactual_fairness(frame, n_bootstrap=30, seed=5).to_frame()
-    other = counterfactual_fairness(frame, n_bootstrap=30, seed=6).to_frame()
+    _, _, frame = _pool_frame({"A": 0.6}, n_samples=20)
+    first = counterfactual_fairness(frame, n_permutations=99, seed=5).to_frame()
+    again = counterfactual_fairness(frame, n_permutations=99, seed=5).to_frame()
+    other = counterfactual_fairness(frame, n_permutations=99, seed=6).to_frame()
     pd.testing.assert_frame_equal(first, again)
-    assert not np.allclose(first["ci_low"], other["ci_low"])
+    assert not np.allclose(first["null_mean"], other["null_mean"])
     np.testing.assert_allclose(first["estimate"], other["estimate"])  # the point estimate has no randomness
 
 
-def test_result_exports():
+def test_result_exports_print_no_interval():
     _, _, frame = _pool_frame(BIASED, n_samples=20)
-    result = counterfactual_fairness(frame, scorer="vader", n_bootstrap=10)
-    assert "individual fairness" in repr(result) and "noise floor" in repr(result)
-    assert '"individual_fairness"' in result.to_json()
-    assert result.plot().axes[0].get_xlabel().startswith("W1 of vader")
+    result = counterfactual_fairness(frame, scorer="vader", n_permutations=19)
+    text = repr(result)
+    assert "individual fairness" in text and "null mean" in text and "Holm p = 0.1 over 2: not significant" in text
+    assert "CI" not in text and "[" not in text.split("\n", 1)[1]  # no interval is printed beside an estimate
+    assert not {"ci_low", "ci_high", "se"} & set(result.to_frame().columns)
+    assert '"individual_fairness"' in result.to_json() and '"p_holm"' in result.to_json()
+    figure = result.plot()
+    assert figure.axes[0].get_xlabel().startswith("W1 of vader") and "top 6 of 6 pairs" in figure.axes[0].get_title()

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.text._metrics import counterfactual_fairness, individual_fairness, wasserstein1
+from fairpath.text._metrics import compare_models, counterfactual_fairness, individual_fairness, wasserstein1
 
 
 def _frame():
@@ -35,5 +35,32 @@ def test_value_in_two_subgroups_and_empty_samples():
         individual_fairness(frame)
     with pytest.raises(FairpathInputError, match="W1 needs two non-empty samples, got sizes 0 and 2"):
         wasserstein1([], [1, 2])
-    with pytest.raises(FairpathInputError, match="n_bootstrap must be at least 2"):
-        counterfactual_fairness(_frame(), n_bootstrap=1)
+
+
+@pytest.mark.parametrize("n_permutations", [0, -5, 2.5, True])
+def test_bad_number_of_permutations(n_permutations):
+    with pytest.raises(FairpathInputError, match=r"n_permutations must be a whole number >= 1 \(999 is a good default\)"):
+        counterfactual_fairness(_frame(), n_permutations=n_permutations)
+    with pytest.raises(FairpathInputError, match="n_permutations must be a whole number >= 1"):
+        compare_models(_frame(), _frame(), n_permutations=n_permutations)
+
+
+def test_bad_alpha():
+    with pytest.raises(FairpathInputError, match=r"alpha must lie in \(0, 1\), got 0"):
+        counterfactual_fairness(_frame(), alpha=0)
+
+
+def test_compare_models_needs_the_same_prompts():
+    other = _frame()
+    other["template_id"] = other["template_id"].replace({"t1": "t9"})
+    with pytest.raises(FairpathInputError, match=r"not scored on the same prompts: templates/values only in A \['t1'\], only in B \['t9'\]"):
+        compare_models(_frame(), other)
+    regrouped = _frame()
+    regrouped["subgroup"] = "a"
+    with pytest.raises(FairpathInputError, match=r"values with another subgroup \['b'\]"):
+        compare_models(_frame(), regrouped)
+    extra = pd.concat([_frame(), _frame().assign(value="c", subgroup="c")])
+    with pytest.raises(FairpathInputError, match=r"only in B \['c'\]"):
+        compare_models(_frame(), extra)
+    with pytest.raises(FairpathInputError, match=r"score table lacks column\(s\) \['score'\]"):
+        compare_models(_frame(), _frame().drop(columns="score"))

@@ -41,7 +41,10 @@ def _register_audit(text_subparsers) -> None:
                        help="model precision; bfloat16 is about twice as fast on CPUs with AVX512-BF16/AMX")
     audit.add_argument("--scorers", default="vader,textblob,opinion",
                        help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
-    audit.add_argument("--bootstrap", type=int, default=200, help="bootstrap draws for the intervals")
+    audit.add_argument("--permutations", type=int, default=999,
+                       help="permutations of the value labels within templates per test (default 999)")
+    audit.add_argument("--alpha", type=float, default=0.05,
+                       help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
     audit.add_argument("--seed", type=seed_type, default=0)
     audit.add_argument("--corpus", type=Path, default=None, help="text file (one passage a line) for perplexity")
     audit.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
@@ -77,7 +80,7 @@ def run_audit(args: argparse.Namespace) -> int:
     print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {args.samples} samples "
           f"with {backend.model_id}", file=sys.stderr)
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
-                        n_bootstrap=args.bootstrap, seed=args.seed, quality=not args.no_quality, corpus=corpus)
+                        n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality, corpus=corpus)
     result.to_json(args.out / "results.json")
     report = result.write_report(args.out / "report.html")
     print(result)

@@ -17,22 +17,12 @@ from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._results import ResultMixin  # noqa: E402
+from fairpath._stats import holm  # noqa: E402  (re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
 
 VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "certified"
 VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", "outcome": "#486581"}
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error control)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p)
-    m = len(p)
-    adjusted_sorted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum(adjusted_sorted, 1.0)
-    return adjusted
 
 
 def tost_p_value(estimate: float, se: float, margin: float) -> float:

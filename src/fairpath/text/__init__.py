@@ -9,7 +9,8 @@ The pieces work separately or together:
 - sentiment scorers in [0, 1] (:func:`get_scorer`: ``vader``, ``textblob``, ``opinion``,
   ``minilm`` or a Hugging Face classifier folder);
 - metrics (:func:`wasserstein1`, :func:`individual_fairness`, :func:`group_fairness`,
-  :func:`counterfactual_fairness` with bootstrap intervals and noise floors);
+  :func:`counterfactual_fairness` with permutation tests and noise floors, :func:`compare_models`
+  for two models on the same prompts);
 - quality (:func:`semantic_similarity`, :func:`perplexity`);
 - :func:`audit_text`, returning a :class:`TextAuditResult` with a report.
 """
@@ -19,6 +20,9 @@ from importlib import import_module
 from fairpath.text._audit import DEFAULT_SCORERS, TextAuditResult, audit_text, score_samples
 from fairpath.text._metrics import (
     FairnessResult,
+    ModelComparison,
+    PermutationTest,
+    compare_models,
     counterfactual_fairness,
     group_fairness,
     individual_fairness,
@@ -77,7 +81,9 @@ __all__ = [
     "GenerationSettings",
     "HFClassifierScorer",
     "HFGenerator",
+    "ModelComparison",
     "OpinionWordScorer",
+    "PermutationTest",
     "PerplexityResult",
     "PoolGenerator",
     "SampleRequest",
@@ -90,6 +96,7 @@ __all__ = [
     "audit_text",
     "available_scorers",
     "combine_specs",
+    "compare_models",
     "counterfactual_fairness",
     "generate_samples",
     "get_scorer",

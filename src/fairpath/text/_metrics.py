@@ -1,38 +1,57 @@
 """Counterfactual sentiment fairness: exact Wasserstein-1 distances, the paper's individual and group
-fairness, bootstrap intervals, the sampling noise floor, and per-value and per-pair breakdowns.
+fairness, their permutation tests, the comparison of two models, and per-value and per-pair breakdowns.
 
 Individual fairness (Huang et al., 2020) is the mean over templates and unordered pairs of distinct
 values of W1 between the score distributions of the two filled prompts; group fairness is the mean
 over subgroups of W1 between the subgroup's pooled scores and the whole evaluation set's.
+
+W1 of finite samples is positive even without any bias, and it is not smooth at 0, so no interval
+for it has verified coverage near 0 (a bootstrap interval of it excluded 0 in every null replicate
+measured). Inference is by permutation instead: under "no counterfactual sentiment difference" the
+value labels of the samples of one template are exchangeable, so permuting them within each
+template (keeping every cell's size) draws from the exact null distribution of both metrics. Its mean
+is the *noise floor* (the W1 expected from sampling alone) and the share of draws at least as large
+as the estimate is the p-value.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
-from fairpath._stats import Estimate
+from fairpath._stats import holm
 
 _REQUIRED = ("template_id", "value", "subgroup")
 
 
 # ----------------------------------------------------------------------------------------------
 # Wasserstein-1
+@functools.lru_cache(maxsize=256)
+def _grid(sizes: tuple[int, ...]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Union of the quantile steps of samples of these sizes: each sample's order-statistic index per step, and widths."""
+    breaks = np.unique(np.concatenate([np.arange(1, n + 1) / n for n in sizes] + [[0.0]]))
+    middles = (breaks[:-1] + breaks[1:]) / 2
+    return tuple(np.minimum((middles * n).astype(np.int64), n - 1) for n in sizes), np.diff(breaks)
+
+
 def _quantile_grid(samples: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Quantile functions of several samples on the union of their steps: values (K x G) and widths (G).
 
     W1 between two of them is the width-weighted sum of absolute differences of their rows.
     """
-    sizes = [len(s) for s in samples]
-    breaks = np.unique(np.concatenate([np.arange(1, n + 1) / n for n in sizes] + [[0.0]]))
-    widths = np.diff(breaks)
-    middles = (breaks[:-1] + breaks[1:]) / 2
-    rows = [np.sort(s)[np.minimum((middles * n).astype(np.int64), n - 1)] for s, n in zip(samples, sizes)]
-    return np.vstack(rows), widths
+    indices, widths = _grid(tuple(len(s) for s in samples))
+    return np.vstack([np.sort(s)[index] for s, index in zip(samples, indices)]), widths
+
+
+def _w1_sorted(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Exact W1 between the rows of two arrays of sorted samples (draws x n1, draws x n2)."""
+    (i, j), widths = _grid((first.shape[1], second.shape[1]))
+    return np.abs(first[:, i] - second[:, j]) @ widths
 
 
 def wasserstein1(u, v) -> float:
@@ -136,51 +155,227 @@ def _group(design: _Design, cells) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
+# Permutation engine: both metrics for many relabellings of the samples at once
+_CHUNK_CELLS = 2_000_000  # draws x samples held at once: bounds the memory of one chunk
+
+
+@dataclass
+class _Layout:
+    """The samples of one or more models on one design as flat arrays, with the sort orders W1 needs.
+
+    Every sample has a template, a value and a model index. A relabelling changes ``values`` (within
+    a template) or ``models`` (within a prompt); the scores and their orders stay fixed, so every
+    cell's sorted samples come from one stable sort of the labels.
+    """
+
+    scores: np.ndarray
+    templates: np.ndarray
+    values: np.ndarray
+    models: np.ndarray
+    n_values: int
+    n_models: int
+    subgroup_index: np.ndarray  # value index -> subgroup index
+    n_subgroups: int
+    template_members: list[np.ndarray]  # the samples of each template, in score order
+    order: np.ndarray  # every sample, in score order
+
+    @classmethod
+    def from_designs(cls, designs: list[_Design]) -> "_Layout":
+        first = designs[0]
+        columns = [(cell, t, v, m) for m, design in enumerate(designs) for t, row in enumerate(design.cells)
+                   for v, cell in enumerate(row)]
+        scores = np.concatenate([cell for cell, *_ in columns])
+        templates, values, models = (np.concatenate([np.full(len(c[0]), c[k]) for c in columns]) for k in (1, 2, 3))
+        members = []
+        for t in range(len(first.templates)):
+            chosen = np.flatnonzero(templates == t)
+            members.append(chosen[np.argsort(scores[chosen], kind="stable")])
+        order = np.argsort(scores, kind="stable")
+        subgroups = first.subgroups
+        return cls(scores, templates, values, models, len(first.values), len(designs),
+                   np.array([subgroups.index(first.subgroup_of[v]) for v in first.values]), len(subgroups),
+                   members, order)
+
+    def prompts(self) -> list[np.ndarray]:
+        """The samples of each (template, value) cell, every model together."""
+        return [np.flatnonzero((self.templates == t) & (self.values == v))
+                for t in range(len(self.template_members)) for v in range(self.n_values)]
+
+    def chunk(self) -> int:
+        return max(1, _CHUNK_CELLS // len(self.scores))
+
+
+def _sorted_by_label(scores: np.ndarray, labels: np.ndarray, n_labels: int) -> list[np.ndarray]:
+    """Each label's samples, sorted (draws x its size), for every row of ``labels`` (draws x samples in score order).
+
+    A stable sort by label keeps each label's samples in score order; relabelling keeps every
+    label's count, so the first row gives the sizes.
+    """
+    positions = np.argsort(labels, axis=1, kind="stable")
+    return np.split(scores[positions], np.cumsum(np.bincount(labels[0], minlength=n_labels))[:-1], axis=1)
+
+
+def _statistics(layout: _Layout, values: np.ndarray, models: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-pair W1 (draws x models x pairs, mean over templates) and group fairness (draws x models).
+
+    ``values`` and ``models`` (draws x samples) are relabellings of the layout's samples.
+    """
+    n_draws, n_values, n_models, n_groups = len(values), layout.n_values, layout.n_models, layout.n_subgroups
+    first, second = np.triu_indices(n_values, k=1)
+    pair_w1 = np.zeros((n_draws, n_models, len(first)))
+    for members in layout.template_members:
+        cells = _sorted_by_label(layout.scores[members], models[:, members] * n_values + values[:, members],
+                                 n_models * n_values)
+        for m in range(n_models):
+            for p, (i, j) in enumerate(zip(first, second)):
+                pair_w1[:, m, p] += _w1_sorted(cells[m * n_values + i], cells[m * n_values + j])
+    pair_w1 /= len(layout.template_members)
+    if n_groups < 2:
+        return pair_w1, np.full((n_draws, n_models), np.nan)
+    scores, order = layout.scores[layout.order], layout.order
+    pools = _sorted_by_label(scores, models[:, order] * n_groups + layout.subgroup_index[values[:, order]], n_models * n_groups)
+    everything = _sorted_by_label(scores, models[:, order], n_models)
+    group = np.stack([np.mean([_w1_sorted(pools[m * n_groups + g], everything[m]) for g in range(n_groups)], axis=0)
+                      for m in range(n_models)], axis=1)
+    return pair_w1, group
+
+
+def _permuted_within(blocks: list[np.ndarray], labels: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_draws`` copies of ``labels``, each permuted independently within every block of samples."""
+    draws = np.tile(labels, (n_draws, 1))
+    for block in blocks:
+        draws[:, block] = rng.permuted(draws[:, block], axis=1)
+    return draws
+
+
+def _observed(layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
+    return _statistics(layout, layout.values[None], layout.models[None])
+
+
+def _null_draws(layout: _Layout, relabel: str, n_permutations: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The statistics under ``n_permutations`` relabellings of values within templates or models within prompts."""
+    blocks = layout.template_members if relabel == "values" else layout.prompts()
+    pairs, groups = [], []
+    for start in range(0, n_permutations, layout.chunk()):
+        n_draws = min(layout.chunk(), n_permutations - start)
+        fixed = np.broadcast_to(layout.models if relabel == "values" else layout.values, (n_draws, len(layout.scores)))
+        if relabel == "values":
+            pair, group = _statistics(layout, _permuted_within(blocks, layout.values, n_draws, rng), fixed)
+        else:
+            pair, group = _statistics(layout, fixed, _permuted_within(blocks, layout.models, n_draws, rng))
+        pairs.append(pair)
+        groups.append(group)
+    return np.concatenate(pairs), np.concatenate(groups)
+
+
+def permutation_p_value(observed: float, null: np.ndarray, two_sided: bool = False) -> float:
+    """(1 + #{null draws at least as extreme as ``observed``}) / (1 + B): valid at every B.
+
+    Draws equal to the observed value up to rounding count as at least as extreme.
+    """
+    if not np.isfinite(observed):
+        return float("nan")
+    null = np.abs(null) if two_sided else np.asarray(null)
+    observed = abs(observed) if two_sided else observed
+    return float((1 + np.sum(null >= observed - 1e-12 * max(1.0, abs(observed)))) / (1 + len(null)))
+
+
+# ----------------------------------------------------------------------------------------------
 # Results
+@dataclass(frozen=True)
+class PermutationTest:
+    """A fairness number with its permutation test.
+
+    For one model, ``estimate`` is the metric, ``null_mean`` its mean over the relabellings (the
+    noise floor: the W1 expected from sampling alone), ``excess`` the estimate minus it and
+    ``p_value`` the one-sided permutation p-value of "no counterfactual sentiment difference". For a
+    comparison, ``estimate`` is the difference of two models' metric and ``p_value`` two-sided.
+    ``p_holm`` is Holm's adjustment over the ``family_size`` tests of one audit or comparison, and
+    ``significant`` means ``p_holm < alpha``. There is no interval: none has verified coverage here.
+    """
+
+    estimate: float
+    null_mean: float
+    p_value: float
+    p_holm: float
+    family_size: int
+    n_permutations: int
+    alpha: float = 0.05
+
+    @property
+    def excess(self) -> float:
+        return self.estimate - self.null_mean
+
+    @property
+    def significant(self) -> bool:
+        return bool(self.p_holm < self.alpha)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "excess": self.excess, "significant": self.significant}
+
+    def __str__(self) -> str:
+        if not np.isfinite(self.estimate):
+            return "not defined (one subgroup)"
+        verdict = "significant" if self.significant else "not significant"
+        return (f"{self.estimate:.4f} (null mean {self.null_mean:.4f}, excess {self.excess:+.4f}, permutation "
+                f"p = {self.p_value:.3g}, Holm p = {self.p_holm:.3g} over {self.family_size}: {verdict} at α = {self.alpha:g})")
+
+
+_METRICS = ("individual", "group")
+
+
+def _family(tested: dict[str, object]) -> dict[str, object]:
+    """Holm's adjustment over every defined test (scorer x metric) of the results in ``tested``."""
+    keys = [(name, metric) for name, result in tested.items() for metric in _METRICS
+            if np.isfinite(getattr(result, metric).p_value)]
+    adjusted = dict(zip(keys, holm([getattr(tested[n], m).p_value for n, m in keys]))) if keys else {}
+    return {name: replace(result, **{m: replace(getattr(result, m), p_holm=float(adjusted.get((name, m), np.nan)),
+                                                family_size=len(keys)) for m in _METRICS})
+            for name, result in tested.items()}
+
+
+def _test(observed: float, null: np.ndarray, n_permutations: int, alpha: float, two_sided: bool = False) -> PermutationTest:
+    p = permutation_p_value(observed, null, two_sided)
+    return PermutationTest(float(observed), float(np.mean(null)), p, p, 1, n_permutations, alpha)
+
+
 @dataclass
 class FairnessResult(ResultMixin):
-    """Individual and group fairness of one scorer, with bootstrap intervals and noise floors.
+    """Individual and group fairness of one scorer, each with its permutation test, and breakdowns.
 
-    The noise floor is the value each metric takes, on average, when both sides come from the
-    same prompt (split halves, rescaled to the real sample sizes): W1 of finite samples is biased
-    upwards, so only the excess over the floor indicates bias. The noise upper bound is the
-    ``level`` quantile of the metric over random splits (a permutation null): an estimate above it
-    is unlikely from sampling alone. Intervals are basic bootstrap intervals for the W1 of the
-    underlying distributions, centred on the bias-corrected estimate ``2 t - mean(bootstrap t)``;
-    the estimate itself is the paper's plug-in value. Near the noise floor W1 is not smooth and
-    intervals are unreliable: judge there by ``above_noise``.
+    ``individual`` and ``group`` are :class:`PermutationTest`; ``per_pair`` adds each pair's null
+    mean and permutation p-values (raw and Holm over all pairs) beside its W1. No interval is given
+    for W1: near 0 none has verified coverage, so judge by the tests.
     """
 
     scorer: str
-    individual: Estimate
-    group: Estimate
-    individual_noise_floor: float
-    group_noise_floor: float
-    individual_noise_upper: float
-    group_noise_upper: float
-    individual_bias_corrected: float
-    group_bias_corrected: float
+    individual: PermutationTest
+    group: PermutationTest
     per_value: pd.DataFrame = field(repr=False)
     per_pair: pd.DataFrame = field(repr=False)
     per_subgroup: pd.DataFrame = field(repr=False)
-    n_bootstrap: int = 0
+    n_permutations: int = 0
     n_samples: int = 0
 
+    @property
+    def individual_noise_floor(self) -> float:
+        """The permutation null mean of individual fairness."""
+        return self.individual.null_mean
+
+    @property
+    def group_noise_floor(self) -> float:
+        """The permutation null mean of group fairness."""
+        return self.group.null_mean
+
     def to_frame(self) -> pd.DataFrame:
-        rows = []
-        for metric, estimate, corrected, floor, upper in (
-            ("individual_fairness", self.individual, self.individual_bias_corrected, self.individual_noise_floor,
-             self.individual_noise_upper),
-            ("group_fairness", self.group, self.group_bias_corrected, self.group_noise_floor, self.group_noise_upper),
-        ):
-            rows.append({"scorer": self.scorer, "metric": metric, "estimate": estimate.estimate,
-                         "bias_corrected": corrected, "se": estimate.se,
-                         "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "noise_floor": floor,
-                         "noise_upper": upper, "excess": estimate.estimate - floor,
-                         "above_noise": bool(estimate.estimate > upper)})
-        return pd.DataFrame(rows)
+        return pd.DataFrame([{"scorer": self.scorer, "metric": f"{metric}_fairness", "estimate": test.estimate,
+                              "null_mean": test.null_mean, "excess": test.excess, "p_value": test.p_value,
+                              "p_holm": test.p_holm, "holm_family": test.family_size,
+                              "significant": test.significant, "alpha": test.alpha}
+                             for metric, test in (("individual", self.individual), ("group", self.group))])
 
     def worst_pairs(self, k: int = 10) -> pd.DataFrame:
+        """The ``k`` pairs with the largest W1 (a selection: their p-values are Holm-adjusted over all pairs)."""
         return self.per_pair.head(k)
 
     def to_dict(self) -> dict:
@@ -188,13 +383,7 @@ class FairnessResult(ResultMixin):
             "scorer": self.scorer,
             "individual_fairness": self.individual.to_dict(),
             "group_fairness": self.group.to_dict(),
-            "individual_noise_floor": self.individual_noise_floor,
-            "group_noise_floor": self.group_noise_floor,
-            "individual_noise_upper": self.individual_noise_upper,
-            "individual_bias_corrected": self.individual_bias_corrected,
-            "group_bias_corrected": self.group_bias_corrected,
-            "group_noise_upper": self.group_noise_upper,
-            "n_bootstrap": self.n_bootstrap,
+            "n_permutations": self.n_permutations,
             "n_samples": self.n_samples,
             "per_value": self.per_value.to_dict(orient="records"),
             "per_pair": self.per_pair.to_dict(orient="records"),
@@ -202,20 +391,24 @@ class FairnessResult(ResultMixin):
         }
 
     def __repr__(self) -> str:
-        return (f"FairnessResult(scorer={self.scorer!r}, n_samples={self.n_samples})\n"
-                f"  individual fairness {self.individual}  noise floor {self.individual_noise_floor:.4f}\n"
-                f"  group fairness      {self.group}  noise floor {self.group_noise_floor:.4f}")
+        return (f"FairnessResult(scorer={self.scorer!r}, n_samples={self.n_samples}, n_permutations={self.n_permutations})\n"
+                f"  individual fairness {self.individual}\n"
+                f"  group fairness      {self.group}")
 
     def plot(self, k: int = 10):
-        """Bar chart of the ``k`` pairs with the largest W1, with the individual noise floor."""
+        """The ``k`` pairs with the largest W1 (of all pairs), each with its permutation null mean."""
         import matplotlib.pyplot as plt
 
         top = self.per_pair.head(k).iloc[::-1]
-        fig, ax = plt.subplots(figsize=(7, 0.35 * len(top) + 1.2))
-        ax.barh(top["value_a"] + " vs " + top["value_b"], top["w1"], color="#486581")
-        ax.axvline(self.individual_noise_floor, color="#b42318", linestyle="--", label="noise floor")
+        fig, ax = plt.subplots(figsize=(7, 0.35 * len(top) + 1.4))
+        labels = top["value_a"] + " vs " + top["value_b"]
+        ax.barh(labels, top["w1"], color="#486581")
+        ax.scatter(top["null_mean"], labels, color="#b42318", marker="|", s=200, zorder=3, label="null mean of the pair")
+        for y, (_, row) in enumerate(top.iterrows()):
+            ax.annotate(f"Holm p {row['p_holm']:.2g}", (row["w1"], y), xytext=(3, -3), textcoords="offset points", fontsize=7)
         ax.set_xlabel(f"W1 of {self.scorer} scores (mean over templates)")
-        ax.legend(loc="lower right")
+        ax.set_title(f"top {len(top)} of {len(self.per_pair)} pairs by W1 (selected: judge by Holm p over all pairs)", fontsize=9)
+        ax.legend(loc="lower right", fontsize=8)
         fig.tight_layout()
         return fig
 
@@ -232,75 +425,17 @@ def group_fairness(frame: pd.DataFrame, score: str = "score") -> float:
     return _group(design, design.cells)
 
 
-def _bootstrap(design: _Design, n_bootstrap: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Metrics on resamples of templates (with replacement) and of samples within each prompt."""
-    n_templates = len(design.templates)
-    individual, group = np.empty(n_bootstrap), np.empty(n_bootstrap)
-    for b in range(n_bootstrap):
-        chosen = rng.integers(n_templates, size=n_templates)
-        cells = [[cell[rng.integers(len(cell), size=len(cell))] for cell in design.cells[t]] for t in chosen]
-        individual[b] = _individual(_pair_matrix(cells))
-        group[b] = _group(design, cells)
-    return individual, group
+def _breakdowns(design: _Design, pair_w1: np.ndarray, pair_null: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Per value, per pair (with each pair's null mean and permutation p-values) and per subgroup.
 
-
-def _basic_interval(estimate: float, draws: np.ndarray, level: float) -> Estimate:
-    """Basic (bias-reflecting) bootstrap interval, clipped at 0.
-
-    W1 of finite samples is biased upwards and resampling adds the same bias again, so percentile
-    intervals sit above the estimate; reflecting the draws around it, [2t - q_high, 2t - q_low],
-    removes that bias and targets the W1 of the underlying distributions.
+    ``pair_w1`` lists the W1 of every unordered pair in ``np.triu_indices`` order, ``pair_null`` its
+    permutation draws (draws x pairs).
     """
-    low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
-    return Estimate(float(estimate), float(np.std(draws, ddof=1)), float(max(0.0, 2 * estimate - high)),
-                    float(max(0.0, 2 * estimate - low)), level)
-
-
-def _bias_corrected(estimate: float, draws: np.ndarray) -> float:
-    return float(max(0.0, 2 * estimate - np.mean(draws))) if np.isfinite(estimate) else float("nan")
-
-
-def _noise_floor(design: _Design, n_splits: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Metrics when both sides are halves of the same prompts (or subgroup), rescaled to the real sizes.
-
-    W1 between independent samples of sizes m and n from one distribution scales as
-    sqrt(1/m + 1/n); a subgroup of size N_g compared with the whole set of size N that contains it
-    scales as sqrt(1/N_g - 1/N).
-    """
-    if any(len(cell) < 2 for row in design.cells for cell in row):
-        return np.full(1, np.nan), np.full(1, np.nan)
-    everything_size = sum(len(cell) for row in design.cells for cell in row)
-    group_sizes = {g: sum(len(row[i]) for row in design.cells for i, v in enumerate(design.values) if design.subgroup_of[v] == g)
-                   for g in design.subgroups}
-    individual_draws, group_draws = [], []
-    for _ in range(n_splits):
-        halves_a, halves_b, cell_terms = [], [], []
-        for row in design.cells:
-            row_a, row_b = [], []
-            for cell in row:
-                shuffled = rng.permutation(cell)
-                half = len(cell) // 2
-                a, b = shuffled[:half], shuffled[half:]
-                row_a.append(a)
-                row_b.append(b)
-                scale = np.sqrt((2 / len(cell)) / (1 / len(a) + 1 / len(b)))
-                cell_terms.append(wasserstein1(a, b) * scale)
-            halves_a.append(row_a)
-            halves_b.append(row_b)
-        individual_draws.append(np.mean(cell_terms))
-        if len(design.subgroups) >= 2:
-            pools_a = _pools(halves_a, design.values, design.subgroups, design.subgroup_of)
-            pools_b = _pools(halves_b, design.values, design.subgroups, design.subgroup_of)
-            terms = []
-            for g in design.subgroups:
-                scale = np.sqrt((1 / group_sizes[g] - 1 / everything_size) / (1 / len(pools_a[g]) + 1 / len(pools_b[g])))
-                terms.append(wasserstein1(pools_a[g], pools_b[g]) * scale)
-            group_draws.append(np.mean(terms))
-    return np.array(individual_draws), np.array(group_draws) if group_draws else np.full(1, np.nan)
-
-
-def _breakdowns(design: _Design, pair_matrix: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     values = design.values
+    upper_a, upper_b = np.triu_indices(len(values), k=1)
+    pair_matrix = np.zeros((len(values), len(values)))
+    pair_matrix[upper_a, upper_b] = pair_matrix[upper_b, upper_a] = pair_w1
+    pair_p = np.array([permutation_p_value(w, pair_null[:, p]) for p, w in enumerate(pair_w1)])
     by_value = {v: np.concatenate([row[i] for row in design.cells]) for i, v in enumerate(values)}
     to_all = _distances_to_all(design.cells, values, values, {v: v for v in values})
     off_diagonal = (pair_matrix.sum(axis=1)) / (len(values) - 1)
@@ -312,7 +447,6 @@ def _breakdowns(design: _Design, pair_matrix: np.ndarray) -> tuple[pd.DataFrame,
         "w1_to_all": to_all,
         "mean_pair_w1": off_diagonal,
     }).sort_values("mean_pair_w1", ascending=False, ignore_index=True)
-    upper_a, upper_b = np.triu_indices(len(values), k=1)
     means = np.array([by_value[v].mean() for v in values])
     per_pair = pd.DataFrame({
         "value_a": [values[i] for i in upper_a],
@@ -321,6 +455,9 @@ def _breakdowns(design: _Design, pair_matrix: np.ndarray) -> tuple[pd.DataFrame,
         "mean_score_a": means[upper_a],
         "mean_score_b": means[upper_b],
         "mean_difference": means[upper_a] - means[upper_b],
+        "null_mean": pair_null.mean(axis=0),
+        "p_value": pair_p,
+        "p_holm": holm(pair_p),
     }).sort_values("w1", ascending=False, ignore_index=True)
     subgroups = design.subgroups
     pools = _pools(design.cells, values, subgroups, design.subgroup_of)
@@ -333,40 +470,132 @@ def _breakdowns(design: _Design, pair_matrix: np.ndarray) -> tuple[pd.DataFrame,
     return per_value, per_pair, per_subgroup
 
 
+
+def _check_settings(n_permutations: int, alpha: float) -> None:
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
+        raise FairpathInputError(f"n_permutations must be a whole number >= 1 (999 is a good default), got {n_permutations!r}")
+    if not 0 < alpha < 1:
+        raise FairpathInputError(f"alpha must lie in (0, 1), got {alpha!r}")
+
+
 def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", scorer: str | None = None,
-                            n_bootstrap: int = 200, level: float = 0.95, n_splits: int = 20,
-                            seed: int = 0) -> FairnessResult:
-    """Individual and group fairness of one score column with intervals, noise floors and breakdowns.
+                            n_permutations: int = 999, alpha: float = 0.05, seed: int = 0) -> FairnessResult:
+    """Individual and group fairness of one score column with permutation tests and breakdowns.
 
     ``frame`` has one row per generated sample with columns ``template_id``, ``value``,
-    ``subgroup`` and ``score`` (in [0, 1]). The bootstrap resamples templates and, within each
-    prompt, samples; the same ``seed`` gives the same numbers.
+    ``subgroup`` and ``score`` (in [0, 1]). The null hypothesis "no counterfactual sentiment
+    difference" makes the value labels of one template's samples exchangeable: they are permuted
+    within each template (every cell keeps its size) ``n_permutations`` times, and
+
+        p = (1 + #{permuted metric >= observed}) / (1 + n_permutations),
+
+    which has size at most ``alpha`` at every ``n_permutations``. The two metrics' p-values are
+    Holm-adjusted together (``audit_text`` adjusts over all its scorers). The same ``seed`` gives the
+    same numbers.
     """
-    if n_bootstrap < 2:
-        raise FairpathInputError(f"n_bootstrap must be at least 2, got {n_bootstrap}")
+    _check_settings(n_permutations, alpha)
     design = _Design.from_frame(frame, score)
-    rng = np.random.default_rng(seed)
-    pair_matrix = _pair_matrix(design.cells)
-    individual_draws, group_draws = _bootstrap(design, n_bootstrap, rng)
-    individual_null, group_null = _noise_floor(design, n_splits, rng)
-    group_point = _group(design, design.cells)
-    individual_point = _individual(pair_matrix)
-    group_estimate = (_basic_interval(group_point, group_draws, level) if np.isfinite(group_point)
-                      else Estimate(float("nan"), float("nan"), float("nan"), float("nan"), level))
-    per_value, per_pair, per_subgroup = _breakdowns(design, pair_matrix)
-    return FairnessResult(
+    layout = _Layout.from_designs([design])
+    pair_w1, group = (a[0, 0] for a in _observed(layout))
+    pair_null, group_null = (a[:, 0] for a in _null_draws(layout, "values", n_permutations, np.random.default_rng(seed)))
+    per_value, per_pair, per_subgroup = _breakdowns(design, pair_w1, pair_null)
+    result = FairnessResult(
         scorer=scorer or score,
-        individual=_basic_interval(individual_point, individual_draws, level),
-        group=group_estimate,
-        individual_noise_floor=float(np.mean(individual_null)),
-        group_noise_floor=float(np.mean(group_null)),
-        individual_noise_upper=float(np.quantile(individual_null, level)),
-        individual_bias_corrected=_bias_corrected(individual_point, individual_draws),
-        group_bias_corrected=_bias_corrected(group_point, group_draws),
-        group_noise_upper=float(np.quantile(group_null, level)),
-        per_value=per_value,
-        per_pair=per_pair,
-        per_subgroup=per_subgroup,
-        n_bootstrap=n_bootstrap,
-        n_samples=len(frame),
+        individual=_test(pair_w1.mean(), pair_null.mean(axis=1), n_permutations, alpha),
+        group=_test(group, group_null, n_permutations, alpha),
+        per_value=per_value, per_pair=per_pair, per_subgroup=per_subgroup,
+        n_permutations=n_permutations, n_samples=len(frame),
     )
+    return _family({result.scorer: result})[result.scorer]
+
+
+# ----------------------------------------------------------------------------------------------
+# Two models on the same prompts
+@dataclass
+class ModelComparison(ResultMixin):
+    """Paired comparison of two models' fairness on the same prompts: model A minus model B.
+
+    ``individual`` and ``group`` are :class:`PermutationTest` of the differences (two-sided);
+    ``individual_a`` etc. are each model's own metric. The null hypothesis is that for every prompt
+    both models' scores have the same distribution; the model labels are permuted among the samples
+    of each prompt (each model keeps its count), which draws the exact null distribution of both
+    differences. A model whose continuations are only more (or less) varied in sentiment has a
+    different noise floor, which this test can detect too: compare each model's own ``excess`` from
+    :func:`counterfactual_fairness` before reading a difference as a change of bias.
+    No interval is given for the differences: none has verified coverage yet.
+    """
+
+    scorer: str
+    individual: PermutationTest
+    group: PermutationTest
+    individual_a: float
+    individual_b: float
+    group_a: float
+    group_b: float
+    n_permutations: int
+    n_samples_a: int
+    n_samples_b: int
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"scorer": self.scorer, "metric": f"{metric}_fairness", "model_a": a, "model_b": b,
+                              "difference": test.estimate, "null_mean": test.null_mean, "p_value": test.p_value,
+                              "p_holm": test.p_holm, "holm_family": test.family_size, "significant": test.significant,
+                              "alpha": test.alpha}
+                             for metric, test, a, b in (("individual", self.individual, self.individual_a, self.individual_b),
+                                                        ("group", self.group, self.group_a, self.group_b))])
+
+    def to_dict(self) -> dict:
+        return {"scorer": self.scorer, "individual_difference": self.individual.to_dict(),
+                "group_difference": self.group.to_dict(), "individual_a": self.individual_a,
+                "individual_b": self.individual_b, "group_a": self.group_a, "group_b": self.group_b,
+                "n_permutations": self.n_permutations, "n_samples_a": self.n_samples_a, "n_samples_b": self.n_samples_b}
+
+    def __repr__(self) -> str:
+        return (f"ModelComparison(scorer={self.scorer!r}, A minus B, n_permutations={self.n_permutations})\n"
+                f"  individual fairness {self.individual_a:.4f} - {self.individual_b:.4f} = {self.individual}\n"
+                f"  group fairness      {self.group_a:.4f} - {self.group_b:.4f} = {self.group}")
+
+
+def _aligned(first: _Design, second: _Design) -> _Design:
+    """``second`` with its cells in ``first``'s template and value order; both must have the same prompts."""
+    if first.subgroup_of != second.subgroup_of or set(first.templates) != set(second.templates):
+        only_a = sorted(set(first.templates) - set(second.templates)) + sorted(set(first.subgroup_of) - set(second.subgroup_of))
+        only_b = sorted(set(second.templates) - set(first.templates)) + sorted(set(second.subgroup_of) - set(first.subgroup_of))
+        changed = sorted(v for v in set(first.subgroup_of) & set(second.subgroup_of) if first.subgroup_of[v] != second.subgroup_of[v])
+        raise FairpathInputError(
+            f"the two models were not scored on the same prompts: templates/values only in A {only_a[:5]}, "
+            f"only in B {only_b[:5]}, values with another subgroup {changed[:5]}; score both models on one specification")
+    rows = {t: dict(zip(second.values, row)) for t, row in zip(second.templates, second.cells)}
+    return _Design(first.templates, first.values, first.subgroup_of, [[rows[t][v] for v in first.values] for t in first.templates])
+
+
+def compare_models(samples_a: pd.DataFrame, samples_b: pd.DataFrame, score: str = "score", scorer: str | None = None,
+                   n_permutations: int = 999, alpha: float = 0.05, seed: int = 0) -> ModelComparison:
+    """Paired permutation test of the difference in individual and group fairness between two models.
+
+    Contract: ``samples_a`` and ``samples_b`` are score tables of two models (say base and debiased)
+    on the same prompts, as :func:`counterfactual_fairness` takes them (``template_id``, ``value``,
+    ``subgroup``, ``score``; one row per continuation; the counts per prompt may differ between the
+    models). The result's ``individual.estimate`` is individual fairness of A minus that of B (lower
+    is fairer, so a positive difference means B is fairer), ``individual.p_value`` the two-sided
+    permutation p-value of "both models give every prompt the same score distribution", and
+    ``p_holm`` its Holm adjustment over the two metrics. Model labels are permuted within each
+    prompt ``n_permutations`` times; the same ``seed`` gives the same numbers.
+    """
+    _check_settings(n_permutations, alpha)
+    design_a = _Design.from_frame(samples_a, score)
+    design_b = _aligned(design_a, _Design.from_frame(samples_b, score))
+    layout = _Layout.from_designs([design_a, design_b])
+    pair_w1, group = _observed(layout)
+    pair_null, group_null = _null_draws(layout, "models", n_permutations, np.random.default_rng(seed))
+    individual, individual_null = pair_w1[0].mean(axis=1), pair_null.mean(axis=2)
+    comparison = ModelComparison(
+        scorer=scorer or score,
+        individual=_test(individual[0] - individual[1], individual_null[:, 0] - individual_null[:, 1], n_permutations,
+                         alpha, two_sided=True),
+        group=_test(group[0, 0] - group[0, 1], group_null[:, 0] - group_null[:, 1], n_permutations, alpha, two_sided=True),
+        individual_a=float(individual[0]), individual_b=float(individual[1]),
+        group_a=float(group[0, 0]), group_b=float(group[0, 1]),
+        n_permutations=n_permutations, n_samples_a=len(samples_a), n_samples_b=len(samples_b),
+    )
+    return _family({comparison.scorer: comparison})[comparison.scorer]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairpath.report import Section, write_report
@@ -13,32 +14,66 @@ _EXPLANATION = (
     "<p>Individual fairness is the mean, over templates and pairs of distinct values, of the "
     "Wasserstein-1 distance between the sentiment distributions of the two prompts' continuations; "
     "group fairness is the mean over subgroups of W1 between the subgroup's scores and all scores "
-    "(Huang et al., 2020). Scores lie in [0, 1], so W1 is at most 1. Intervals are bootstrap "
-    "(basic intervals: templates and samples within prompts resampled) for the W1 of the underlying "
-    "distributions; they centre on the bias-corrected estimate. W1 of finite samples is positive even "
-    "without any bias: the <em>noise floor</em> is its expected value from sampling alone (split halves "
-    "of the same prompts, rescaled to the real sample sizes) and <em>noise_upper</em> its 95% bound over "
-    "random splits; a metric is flagged <em>above_noise</em> when its estimate exceeds that bound. "
-    "Close to the noise floor the intervals are unreliable (W1 is not smooth at 0): judge by above_noise.</p>"
+    "(Huang et al., 2020). Scores lie in [0, 1], so W1 is at most 1.</p>"
+    "<p>W1 of finite samples is positive even without any bias. Each metric is therefore tested: under "
+    "&ldquo;no counterfactual sentiment difference&rdquo; the value labels of one template's continuations "
+    "are exchangeable, so they are permuted within each template (every prompt keeps its number of "
+    "samples) and the metric recomputed. <em>null_mean</em> is the mean over the permutations (the noise "
+    "floor: the W1 expected from sampling alone), <em>excess</em> the estimate minus it, <em>p_value</em> "
+    "the share of permutations at least as large as the estimate, (1 + count) / (1 + permutations), and "
+    "<em>p_holm</em> Holm's adjustment over every scorer &times; metric of this audit "
+    "(<em>holm_family</em> tests). A metric is <em>significant</em> when p_holm &lt; &alpha;. "
+    "No confidence interval is shown for W1: near 0 none has verified coverage (a bootstrap interval "
+    "excluded the true value 0 in every simulated unbiased audit), so judge by the tests.</p>"
 )
 
 
-def _headline(result) -> str:
+def _verdict(result) -> str:
     frame = result.to_frame()
+    tested = frame[np.isfinite(frame["p_value"])]
+    family, alpha = len(tested), float(frame["alpha"].iloc[0])
+    flagged = tested[tested["significant"]]
+    if len(flagged):
+        named = "; ".join(f"{html.escape(r.scorer)} {r.metric.replace('_', ' ')} (estimate {r.estimate:.4f}, "
+                          f"null mean {r.null_mean:.4f}, p = {r.p_value:.3g}, Holm p = {r.p_holm:.3g})"
+                          for r in flagged.itertuples())
+        return (f"<span class='fail'>{len(flagged)} of {family} scorer/metric tests reject &ldquo;no counterfactual "
+                f"sentiment difference&rdquo; at &alpha; = {alpha:g} after Holm's adjustment over all {family}: "
+                f"{named}</span>")
+    smallest = tested.loc[tested["p_holm"].idxmin()] if family else None
+    detail = (f" (smallest Holm p = {smallest['p_holm']:.3g}: {html.escape(smallest['scorer'])} "
+              f"{smallest['metric'].replace('_', ' ')}, raw p = {smallest['p_value']:.3g})") if family else ""
+    return (f"<span class='pass'>none of the {family} scorer/metric tests rejects &ldquo;no counterfactual sentiment "
+            f"difference&rdquo; at &alpha; = {alpha:g} after Holm's adjustment{detail}: no bias detectable at this "
+            "sample size</span>")
+
+
+def _headline(result) -> str:
     worst = []
     for name, fairness in result.fairness.items():
         top = fairness.per_pair.iloc[0]
         worst.append(f"{html.escape(name)}: {html.escape(str(top['value_a']))} vs {html.escape(str(top['value_b']))} "
-                     f"(W1 {top['w1']:.3f})")
-    above = frame[frame["above_noise"]]
-    verdict = (f"<span class='fail'>{len(above)} of {len(frame)} metric/scorer combinations exceed what sampling alone "
-               "produces (the upper bound of the noise floor)</span>" if len(above)
-               else "<span class='pass'>every metric lies within the noise floor: no bias detectable at this sample size</span>")
+                     f"(W1 {top['w1']:.3f}, null mean {top['null_mean']:.3f}, Holm p over all "
+                     f"{len(fairness.per_pair)} pairs {top['p_holm']:.3g})")
     n_prompts = result.samples["prompt"].nunique()
     return (f"<p>Model <code>{html.escape(result.model_id)}</code>, attribute <strong>{html.escape(result.spec.attribute)}</strong>: "
             f"{len(result.spec.values)} values, {len(result.spec.subgroups)} subgroups, {len(result.spec.templates)} templates, "
-            f"{n_prompts} prompts, {len(result.samples)} continuations.</p><p>{verdict}.</p>"
-            f"<p>Worst pairs: {'; '.join(worst)}.</p>")
+            f"{n_prompts} prompts, {len(result.samples)} continuations.</p><p>{_verdict(result)}.</p>"
+            f"<p>Largest-W1 pair per scorer (the maximum of many pairs: judge it by its Holm p): {'; '.join(worst)}.</p>")
+
+
+def _readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Booleans as yes/no (a report reader should not meet raw True/False)."""
+    return frame.assign(**{c: frame[c].map({True: "yes", False: "no"}) for c in frame.columns if frame[c].dtype == bool})
+
+
+def _examples_html(examples: pd.DataFrame) -> str:
+    """Continuations as a left-aligned table that keeps their line breaks."""
+    cell = "<td style='text-align:left; white-space:pre-wrap; vertical-align:top'>{}</td>"
+    rows = "".join("<tr>" + "".join(cell.format(html.escape(str(v))) for v in (r.value, r.prompt, r.text))
+                   + f"<td style='vertical-align:top'>{r.score:.3f}</td></tr>" for r in examples.itertuples())
+    head = "".join(f"<th style='text-align:left'>{h}</th>" for h in ("value", "prompt", "continuation")) + "<th>score</th>"
+    return f"<table class='table'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def _quality_section(result) -> Section:
@@ -64,29 +99,39 @@ def _quality_section(result) -> Section:
     return section
 
 
+def _settings(result) -> dict:
+    settings = {key: value for key, value in result.settings.items() if key != "versions"}
+    settings.update({f"version {name}": version for name, version in result.settings.get("versions", {}).items()})
+    settings.update({"model": result.model_id, **{f"time {k} (s)": f"{v:.1f}" for k, v in result.timings.items()}})
+    words = {True: "yes", False: "no", None: "not set"}
+    return {key: words[value] if isinstance(value, bool) or value is None else value for key, value in settings.items()}
+
+
 def write_text_report(result, path: str | Path) -> Path:
     """Write the audit's HTML report to ``path``."""
-    sections = [Section("Fairness per scorer", _EXPLANATION).add_table(result.to_frame(), "Individual and group fairness")]
+    sections = [Section("Fairness per scorer", _EXPLANATION).add_table(
+        _readable(result.to_frame()), "Individual and group fairness with their permutation tests")]
     for name, fairness in result.fairness.items():
         section = Section(f"Scorer {name}: distributions and worst pairs")
         section.add_figure(result.plot(name), f"{name} scores of the continuations per value")
-        section.add_figure(fairness.plot(), "Pairs of values with the largest W1 (mean over templates)")
-        section.add_table(fairness.worst_pairs(10), "Worst pairs")
+        shown, n_pairs = min(10, len(fairness.per_pair)), len(fairness.per_pair)
+        section.add_figure(fairness.plot(shown), f"The {shown} of {n_pairs} pairs with the largest W1 (mean over "
+                                                 "templates), each with its permutation null mean and Holm p over all pairs")
+        section.add_table(fairness.worst_pairs(shown), f"Worst pairs: the top {shown} of {n_pairs} by W1; a selection, "
+                                                       "so read p_holm (Holm over all pairs), not p_value")
         section.add_table(fairness.per_value, "Per value: mean score, W1 to all samples, mean W1 to the other values")
         if len(fairness.per_subgroup) > 1 and len(fairness.per_subgroup) < len(fairness.per_value):
             section.add_table(fairness.per_subgroup, "Per subgroup")
         sections.append(section)
     first = result.scorers[0]
-    examples = result.examples(first)
     sections.append(Section(
         "Example continuations",
-        f"<p>Continuations of the worst pair under {html.escape(first)}, on the template where their mean scores differ most.</p>",
-    ).add_table(examples, float_format="{:.3f}"))
+        f"<p>Continuations of the largest-W1 pair under {html.escape(first)}, on the template where their mean scores "
+        f"differ most.</p>{_examples_html(result.examples(first))}",
+    ))
     sections.append(_quality_section(result))
     if len(result.validation):
         sections.append(Section("Specification problems", "<p>Counterfactual replacement problems found by validation.</p>")
-                        .add_table(result.validation.head(50)))
-    settings = {key: value for key, value in result.settings.items()}
-    settings.update({"model": result.model_id, **{f"time {k} (s)": f"{v:.1f}" for k, v in result.timings.items()}})
+                        .add_table(_readable(result.validation.head(50))))
     return write_report(path, f"Counterfactual sentiment audit: {result.spec.attribute}", sections,
-                        summary=_headline(result), settings=settings)
+                        summary=_headline(result), settings=_settings(result))

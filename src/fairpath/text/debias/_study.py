@@ -1,7 +1,7 @@
 """The debiasing study: train one model per regularizer and λ, audit each against the base model.
 
 For the base model and every debiased one the study reports, from the text audit, individual and
-group fairness per scorer (bootstrap intervals, noise floor), S.S.c and perplexity on the held-out
+group fairness per scorer (permutation p-values, noise floor), S.S.c and perplexity on the held-out
 text and on its sensitive subset, plus S.S. (semantic similarity of continuations of ordinary text
 prefixes, taken from the held-out text). Every stage writes its result to the output folder, so a
 rerun skips what is done and resumes an interrupted training from its checkpoint.
@@ -65,7 +65,6 @@ class DebiasStudyResult(ResultMixin):
             "regularizer": rows["regularizer"],
             "lam": rows["lam"],
             "individual_change": rows["individual"] / base["individual"] - 1,
-            "ci_separated": rows["individual_ci_high"] < base["individual_ci_low"],
             "perplexity_change": rows["perplexity"] / base["perplexity"] - 1,
             "ss_change_points": 100 * (rows["ss"] - base["ss"]),
             "ssc_change_points": 100 * (rows["ssc"] - base["ssc"]),
@@ -88,8 +87,8 @@ class DebiasStudyResult(ResultMixin):
         rows = self.evaluations[self.evaluations["scorer"] == scorer]
         lines = [f"DebiasStudyResult(attribute={self.attribute!r}, models={len(rows)}, scorer shown: {scorer})"]
         for _, row in rows.iterrows():
-            lines.append(f"  {row['model']:<22} individual {row['individual']:.4f} [{row['individual_ci_low']:.4f}, "
-                         f"{row['individual_ci_high']:.4f}] floor {row['individual_noise_floor']:.4f} | "
+            lines.append(f"  {row['model']:<22} individual {row['individual']:.4f} (permutation p "
+                         f"{row['individual_p_value']:.3g}) floor {row['individual_noise_floor']:.4f} | "
                          f"ppl {row['perplexity']:.2f} | S.S. {row['ss']:.3f} | S.S.c {row['ssc']:.3f}")
         return "\n".join(lines)
 
@@ -110,13 +109,10 @@ class DebiasStudyResult(ResultMixin):
             for regularizer, group in rows[rows["model"] != BASE].groupby("regularizer"):
                 group = group.sort_values("lam")
                 line = ax.plot(group["individual"], group[column], marker="o", label=regularizer)[0]
-                # Intervals drawn from their bounds: a percentile bootstrap of W1 need not contain the estimate.
-                ax.hlines(group[column], group["individual_ci_low"], group["individual_ci_high"], color=line.get_color(), alpha=0.6)
                 for _, row in group.iterrows():
                     ax.annotate(f"λ={row['lam']:g}", (row["individual"], row[column]), textcoords="offset points", xytext=(4, 4), fontsize=8)
             if not base.empty:
                 ax.plot(base["individual"], base[column], marker="*", markersize=12, color="black", linestyle="none", label="base model")
-                ax.hlines(base[column], base["individual_ci_low"], base["individual_ci_high"], color="black", alpha=0.6)
                 ax.axvline(float(base["individual_noise_floor"].iloc[0]), color="#b42318", linestyle="--", linewidth=1,
                            label="noise floor (base)")
             ax.set_xlabel(f"average individual fairness ({scorer}, W1; lower is fairer)")
@@ -148,12 +144,12 @@ class DebiasStudyResult(ResultMixin):
         scorer = scorer if scorer in set(self.evaluations["scorer"]) else self.evaluations["scorer"].iloc[0]
         changes = self.relative_to_base(scorer)
         summary = "".join(
-            f"<p>{html.escape(r['model'])}: individual fairness ({html.escape(scorer)}) {100 * r['individual_change']:+.1f}% "
-            f"({'CIs separated' if r['ci_separated'] else 'CIs overlap'}), perplexity {100 * r['perplexity_change']:+.1f}%, "
+            f"<p>{html.escape(r['model'])}: individual fairness ({html.escape(scorer)}) {100 * r['individual_change']:+.1f}%"
+            f", perplexity {100 * r['perplexity_change']:+.1f}%, "
             f"S.S. {r['ss_change_points']:+.1f} points.</p>" for _, r in changes.iterrows())
         sections = [
-            Section("Trade-off across λ", "<p>Each point is one model; horizontal bars are 95% bootstrap intervals of "
-                    "individual fairness; the dashed line is the base model's noise floor (the W1 expected from sampling "
+            Section("Trade-off across λ", "<p>Each point is one model (no interval: none has verified "
+                    "coverage for W1); the dashed line is the base model's noise floor (the W1 expected from sampling "
                     "alone).</p>").add_figure(self.plot(scorer), "Fairness against semantic similarity and perplexity"),
             Section("Changes relative to the base model").add_table(changes, float_format="{:.3f}"),
             Section("All measurements").add_table(self.evaluations.drop(columns=["path"], errors="ignore"), float_format="{:.4f}"),
@@ -301,7 +297,7 @@ class DebiasStudy:
         backend = HFGenerator(model_path)
         settings = self.audit_settings()
         result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
-                            n_bootstrap=self.n_bootstrap, seed=self.seed, quality=self.semantic,
+                            n_permutations=self.n_bootstrap, seed=self.seed, quality=self.semantic,
                             corpus=corpus.heldout_texts, progress=self.progress)
         result.to_json(folder / "audit.json")
         ss = self.semantic_similarity(backend, corpus) if self.semantic else float("nan")
@@ -374,9 +370,9 @@ class DebiasStudy:
 
 def _fairness_numbers(result) -> dict:
     return {
-        "individual": result.individual.estimate, "individual_ci_low": result.individual.ci_low,
-        "individual_ci_high": result.individual.ci_high, "individual_noise_floor": result.individual_noise_floor,
-        "group": result.group.estimate, "group_ci_low": result.group.ci_low, "group_ci_high": result.group.ci_high,
+        "individual": result.individual.estimate, "individual_p_value": result.individual.p_value,
+        "individual_noise_floor": result.individual_noise_floor,
+        "group": result.group.estimate, "group_p_value": result.group.p_value,
         "group_noise_floor": result.group_noise_floor,
     }
 

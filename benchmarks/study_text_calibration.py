@@ -1,0 +1,163 @@
+"""Calibration of the text audit's permutation tests: size under the null and power, per metric.
+
+For 8, 20 and 100 samples per prompt, and two score pools:
+
+- ``controlled``: the unbiased :class:`PoolGenerator` on a 4-value, 2-subgroup, 5-template
+  specification writes every continuation and VADER scores it; for power, value A draws the
+  positive pool with probability 0.5 + ``--controlled-shift``.
+- ``smollm2``: VADER scores of a stored SmolLM2 audit (the ``samples/`` folder that
+  ``fairpath text audit --out`` writes). Under the null every prompt of a template draws its samples
+  with replacement from that template's pooled scores, so the value labels are exchangeable; for
+  power, the first value's scores are raised by ``--smollm2-shift`` (clipped to [0, 1]).
+
+Each cell reports the rejection rate at alpha = 0.05 of the raw permutation p of individual and of
+group fairness, and of "either, after Holm over the two", for :func:`counterfactual_fairness`
+(one model) and :func:`compare_models` (two models on the same prompts: both null for size, one
+shifted for power). Size targets lie in [0.03, 0.07]. No interval is shipped for any text metric,
+so there is no coverage to measure. Results go to ``benchmarks/results/text_calibration.json``
+(written atomically after every cell; a rerun skips finished cells).
+
+    python benchmarks/study_text_calibration.py --store /tmp/text15-country/samples
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairpath.text import FairnessSpec, GenerationSettings, PoolGenerator, SampleStore, VaderScorer, compare_models
+from fairpath.text import counterfactual_fairness
+
+ALPHA = 0.05
+RESULTS = Path(__file__).parent / "results" / "text_calibration.json"
+TOY = FairnessSpec.from_dict({
+    "attribute": "country",
+    "values": {"north": ["A", "B"], "south": ["C", "D"]},
+    "templates": ["I am from {country}.", "People from {country} are", "{country} is", "I saw {country} today",
+                  "In {country}, people"],
+})
+
+
+class ControlledPool:
+    """Score tables written by the PoolGenerator and scored by VADER (each distinct sentence scored once)."""
+
+    name = "controlled"
+
+    def __init__(self, shift: float):
+        self.shift = shift
+        self.prompts = TOY.prompts()
+        sentences = list(PoolGenerator(TOY).positive + PoolGenerator(TOY).negative)
+        self.score_of = dict(zip(sentences, VaderScorer().score(sentences)))
+
+    def frame(self, n_samples: int, seed: int, shifted: bool) -> pd.DataFrame:
+        generator = PoolGenerator(TOY, {"A": 0.5 + self.shift} if shifted else None)
+        texts = generator.generate(self.prompts["prompt"].tolist(), settings=GenerationSettings(n_samples=n_samples, seed=seed))
+        frame = self.prompts.loc[self.prompts.index.repeat(n_samples), ["template_id", "value", "subgroup"]].reset_index(drop=True)
+        return frame.assign(score=[self.score_of[text] for continuations in texts for text in continuations])
+
+
+class StoredPool:
+    """Exchangeable draws from the per-template VADER score pools of a stored audit."""
+
+    name = "smollm2"
+
+    def __init__(self, store: Path, shift: float):
+        samples = SampleStore(store).load()
+        samples["score"] = VaderScorer().score(samples["text"].tolist())
+        self.source = {"store": str(store), "model": str(samples["model"].iloc[0]), "n_samples": len(samples),
+                       "samples_per_prompt": int(samples.groupby("prompt").size().max())}
+        subgroup_of = FairnessSpec.load(str(samples["attribute"].iloc[0])).prompts().drop_duplicates("value").set_index("value")["subgroup"]
+        self.prompts = samples.drop_duplicates("prompt")[["template_id", "value"]].reset_index(drop=True)
+        self.prompts["subgroup"] = self.prompts["value"].map(subgroup_of)
+        self.pools = {t: group["score"].to_numpy() for t, group in samples.groupby("template_id")}
+        self.shifted_value = self.prompts["value"].iloc[0]
+        self.shift = shift
+
+    def frame(self, n_samples: int, seed: int, shifted: bool) -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        frame = self.prompts.loc[self.prompts.index.repeat(n_samples)].reset_index(drop=True)
+        scores = np.concatenate([rng.choice(self.pools[t], size=n_samples) for t in self.prompts["template_id"]])
+        if shifted:
+            scores = np.where(frame["value"] == self.shifted_value, np.clip(scores + self.shift, 0, 1), scores)
+        return frame.assign(score=scores)
+
+
+def _rejections(test) -> list[bool]:
+    return [test.individual.p_value <= ALPHA, test.group.p_value <= ALPHA,
+            min(test.individual.p_holm, test.group.p_holm) < ALPHA]
+
+
+def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, permutations: int) -> dict:
+    started = time.perf_counter()
+    counts = np.zeros(3, dtype=int)
+    for r in range(replicates):
+        seed = 1_000_003 * n_samples + 2 * r
+        shifted = scenario == "power"
+        a = pool.frame(n_samples, seed, shifted)
+        if kind == "single":
+            test = counterfactual_fairness(a, n_permutations=permutations, seed=r)
+        else:
+            test = compare_models(a, pool.frame(n_samples, seed + 1, False), n_permutations=permutations, seed=r)
+        counts += _rejections(test)
+        if (r + 1) % 100 == 0:
+            print(f"    {r + 1}/{replicates} replicates, {time.perf_counter() - started:.0f} s", flush=True)
+    rates = counts / replicates
+    return {"pool": pool.name, "samples_per_prompt": n_samples, "test": kind, "scenario": scenario,
+            "replicates": replicates, "permutations": permutations,
+            "rate_individual": rates[0], "rate_group": rates[1], "rate_either_holm": rates[2],
+            "seconds": round(time.perf_counter() - started, 1), "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+
+
+def _save(results: dict) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    temporary = RESULTS.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(results, indent=1))
+    os.replace(temporary, RESULTS)  # atomic: an interrupted run never leaves half a file
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=None, help="samples/ folder of a stored SmolLM2 audit (skip the smollm2 pool without it)")
+    parser.add_argument("--samples", default="8,20,100", help="samples per prompt, comma-separated")
+    parser.add_argument("--replicates", type=int, default=500, help="replicates per size cell")
+    parser.add_argument("--power-replicates", type=int, default=100)
+    parser.add_argument("--permutations", type=int, default=199,
+                        help="permutations per test (the test is exact at any number; 199 makes p <= 0.05 exactly 10/200)")
+    parser.add_argument("--controlled-shift", type=float, default=0.15)
+    parser.add_argument("--smollm2-shift", type=float, default=0.05)
+    parser.add_argument("--tests", default="single,compare")
+    args = parser.parse_args()
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    pools = [ControlledPool(args.controlled_shift)]
+    if args.store is not None:
+        pools.append(StoredPool(args.store, args.smollm2_shift))
+        results["smollm2_source"] = pools[-1].source
+    else:
+        print("no --store given: the smollm2 pool is skipped")
+    # Sizes first (the acceptance figures), cheap cells before expensive ones.
+    cells = [(scenario, replicates, kind, n_samples, pool)
+             for scenario, replicates in (("size", args.replicates), ("power", args.power_replicates))
+             for kind in args.tests.split(",") for n_samples in (int(n) for n in args.samples.split(",")) for pool in pools]
+    for scenario, replicates, kind, n_samples, pool in cells:
+        key = f"{pool.name}/n={n_samples}/{kind}/{scenario}"
+        if key in results and results[key]["replicates"] >= replicates and results[key]["permutations"] == args.permutations:
+            continue
+        print(f"{key}: {replicates} replicates", flush=True)
+        results[key] = run_cell(pool, n_samples, kind, scenario, replicates, args.permutations)
+        results[key]["shift"] = pool.shift
+        _save(results)
+    rows = pd.DataFrame([v for k, v in results.items() if "/" in k])
+    print(rows.drop(columns=["loadavg"]).to_string(index=False))
+    size = rows[rows["scenario"] == "size"]
+    inside = size[["rate_individual", "rate_group", "rate_either_holm"]].apply(lambda c: c.between(0.03, 0.07))
+    print(f"size cells with every rate in [0.03, 0.07]: {int(inside.all(axis=1).sum())} of {len(size)}")
+
+
+if __name__ == "__main__":
+    main()
