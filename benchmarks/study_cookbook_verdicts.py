@@ -10,7 +10,8 @@ effect (Y's or none) differs from what BN requires.
 
 The verdicts are judged at each family-wise level given (default 0.05 and 0.01): a compliant
 predictor is wrongly failed with probability up to alpha by design, so at alpha = 0.05 its right-verdict
-rate sits near 95% even with perfectly calibrated tests.
+rate sits near 95% even with perfectly calibrated tests. Acceptance (issue 15): every compliant
+predictor is judged SUCCESS for its own BN set in at least 1 − alpha − 0.02 of the seeds.
 
 Each seed's result is saved under OUT/seeds/, so an interrupted run resumes. Usage:
 
@@ -45,8 +46,9 @@ def run_seed(seed: int, n: int, learner: str | None, alphas: list[float]) -> dic
 
     sample = make_binary_sfm(n, seed=seed)
     predictors = oracle_predictors(sample, seed=seed)
+    # Only the Cookbook's measures: their estimates do not depend on it, and the nested means are skipped.
     decomposition = decompose(sample.data.join(predictors), sample.sfm, predictors=list(predictors.columns),
-                              learner=learner, seed=seed)
+                              learner=learner, seed=seed, measures=("ctfde", "ctfie", "ctfse"), n_jobs=1)
     rows = []
     for alpha in alphas:
         for bn in BN_SETS:
@@ -98,7 +100,10 @@ def main() -> int:
         futures = [pool.submit(run_seed, s, args.n, args.learner, args.alpha) for s in todo]
         for future in tqdm(futures, desc="seeds", file=sys.stderr):
             result = future.result()
-            (out / "seeds" / f"{result['seed']:04d}.json").write_text(json.dumps(result))
+            result["loadavg"] = os.getloadavg()[0]
+            path = out / "seeds" / f"{result['seed']:04d}.json"
+            path.with_suffix(".tmp").write_text(json.dumps(result))
+            path.with_suffix(".tmp").replace(path)  # atomic: a killed run never leaves a truncated seed
     rows = pd.DataFrame([r for s in range(args.seeds) for r in json.loads((out / "seeds" / f"{s:04d}.json").read_text())["rows"]])
     print(f"Cookbook verdicts on make_binary_sfm, n = {args.n}, {args.seeds} seeds, Holm over the 3 pathways, "
           f"learner = {args.learner or 'default'}; {time.perf_counter() - start:.0f} s for {len(todo)} new seeds")
@@ -115,9 +120,15 @@ def main() -> int:
         if len(wrong):
             print("\nWrong overall verdicts (BN set, predictor, pathways shown violated -> seeds):")
             print(wrong.groupby(["bn", "predictor", "violated"]).size().to_string())
-        passed = bool((per_set["all_right"] >= 0.95).all())
-        print(f"acceptance at alpha = {alpha} (every BN set right in >= 95% of seeds): {'PASS' if passed else 'FAIL'}")
-        summary["alphas"][str(alpha)] = {"cells": cells.to_dict(), "per_set": per_set.to_dict(), "passed": passed}
+        compliant = at_alpha[at_alpha["expected"] == "SUCCESS"]
+        compliant_rate = (compliant["status"] == "SUCCESS").groupby(compliant["predictor"]).mean()
+        floor = 1 - alpha - 0.02
+        passed = bool((compliant_rate >= floor).all())
+        print(f"\nCompliant predictors (own BN set) judged SUCCESS: "
+              + ", ".join(f"{p} {r:.3f}" for p, r in compliant_rate.items())
+              + f"; acceptance (each >= 1 - alpha - 0.02 = {floor:.2f}): {'PASS' if passed else 'FAIL'}")
+        summary["alphas"][str(alpha)] = {"cells": cells.to_dict(), "per_set": per_set.to_dict(),
+                                         "compliant_right": compliant_rate.to_dict(), "floor": floor, "passed": passed}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     rows.to_csv(out / "verdicts.csv", index=False)
     passed = all(v["passed"] for v in summary["alphas"].values())

@@ -1,22 +1,29 @@
 """Coverage of the 95% confidence intervals of the default decomposition on the synthetic SCMs.
 
-    python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--out benchmarks/results/coverage]
+    python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--learner stack] [--out DIR]
+        [--jobs 2 | --scheduler tcp://HOST:8786 | --workers N]
 
-Each replication draws a fresh sample, decomposes it and records whether each interval covers the
-true value. Results are saved one file per (model, replication), so an interrupted run resumes.
+Each replication draws a fresh sample, decomposes it (default learner unless --learner; only the
+four measures studied, whose estimates do not depend on that: the nested means cancel) and records
+whether each interval covers the true value, with its wall time and the load average. Results are
+saved atomically one file per (model, replication) under DIR (default
+benchmarks/results/coverage_n{N}_{learner}), so an interrupted run resumes. Replications run on
+threads, or as tasks on a Dask cluster (the records come back and are written here, so the workers
+need no shared disk); each is seeded by its number, so the figures are the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
 import pandas as pd
-from joblib import Parallel, delayed
 from tqdm import tqdm
 
+from fairpath._parallel import run_tasks
 from fairpath.causal import decompose
 from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm
 
@@ -24,18 +31,28 @@ MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confo
 MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 
 
-def replicate(model: str, rep: int, n: int, out: Path, learner: str) -> None:
-    path = out / f"{model}_{rep:04d}.json"
-    if path.exists():
-        return
+def _path(out: Path, model: str, rep: int) -> Path:
+    return out / f"{model}_{rep:04d}.json"
+
+
+def replicate(task: tuple[str, int], n: int, learner: str | None) -> dict:
+    model, rep = task
     sample = MODELS[model](n, seed=10_000 + rep)
-    result = decompose(sample.data, sample.sfm, seed=rep, learner=learner, n_jobs=1)
-    record = {"model": model, "rep": rep}
+    started = time.perf_counter()
+    result = decompose(sample.data, sample.sfm, seed=rep, learner=learner, n_jobs=1, measures=MEASURES)
+    record = {"model": model, "rep": rep, "seconds": time.perf_counter() - started, "loadavg": os.getloadavg()[0]}
     for measure in MEASURES:
         e = result.estimate(measure)
         truth = sample.truth[measure]
         record[measure] = {"estimate": e.estimate, "se": e.se, "truth": truth, "covered": bool(e.ci_low <= truth <= e.ci_high)}
-    path.write_text(json.dumps(record))
+    return record
+
+
+def _write(out: Path, record: dict) -> None:
+    path = _path(out, record["model"], record["rep"])
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(record))
+    partial.replace(path)
 
 
 def summarise(out: Path) -> pd.DataFrame:
@@ -43,34 +60,42 @@ def summarise(out: Path) -> pd.DataFrame:
     for path in sorted(out.glob("*.json")):
         record = json.loads(path.read_text())
         for measure in MEASURES:
-            rows.append({"model": record["model"], "measure": measure, **record[measure]})
+            rows.append({"model": record["model"], "measure": measure, "seconds": record.get("seconds", float("nan")),
+                         "loadavg": record.get("loadavg", float("nan")), **record[measure]})
     frame = pd.DataFrame(rows)
     frame["error"] = frame["estimate"] - frame["truth"]
-    return frame.groupby(["model", "measure"], sort=False).agg(
+    table = frame.groupby(["model", "measure"], sort=False).agg(
         reps=("covered", "size"), coverage=("covered", "mean"), bias=("error", "mean"),
-        sd_estimate=("estimate", "std"), mean_se=("se", "mean"),
+        sd_estimate=("estimate", "std"), mean_se=("se", "mean"), seconds=("seconds", "mean"), loadavg=("loadavg", "mean"),
     )
+    table["se_over_sd"] = table["mean_se"] / table["sd_estimate"]
+    return table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--n", type=int, default=2000)
-    parser.add_argument("--learner", default="gbm")
+    parser.add_argument("--learner", default=None, help="a learner preset (default: decompose's default)")
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "coverage")
+    parser.add_argument("--jobs", type=int, default=2, help="threads (default 2)")
+    parser.add_argument("--scheduler", default=None, help="run the replications on this Dask scheduler")
+    parser.add_argument("--workers", type=int, default=None, help="run the replications on a local Dask cluster of N processes")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    if args.out is None:
+        args.out = Path(__file__).parent / "results" / f"coverage_n{args.n}_{args.learner or 'default'}"
     args.out.mkdir(parents=True, exist_ok=True)
-    tasks = [(m, r) for m in args.models.split(",") for r in range(args.reps)]
+    tasks = [(m, r) for m in args.models.split(",") for r in range(args.reps) if not _path(args.out, m, r).exists()]
     started = time.perf_counter()
-    Parallel(n_jobs=args.jobs)(
-        delayed(replicate)(m, r, args.n, args.out, args.learner) for m, r in tqdm(tasks, desc="replications")
-    )
+    replications = run_tasks(replicate, tasks, shared={"n": args.n, "learner": args.learner}, n_jobs=args.jobs,
+                             scheduler=args.scheduler, workers=args.workers)
+    for _, record in tqdm(replications, total=len(tasks), desc="replications"):
+        _write(args.out, record)
     table = summarise(args.out)
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wall time {time.perf_counter() - started:.0f} s")
-    (args.out.parent / "coverage_summary.csv").write_text(table.to_csv())
+    (args.out / "summary.csv").write_text(table.to_csv())
 
 
 if __name__ == "__main__":

@@ -93,32 +93,39 @@ def _rejections(test) -> list[bool]:
             min(test.individual.p_holm, test.group.p_holm) < ALPHA]
 
 
-def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, permutations: int) -> dict:
+def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, permutations: int, done: dict | None,
+             save) -> dict:
+    """Rejection counts over ``replicates``, continuing from a partial cell ``done``; ``save`` every 50 replicates."""
     started = time.perf_counter()
-    counts = np.zeros(3, dtype=int)
-    for r in range(replicates):
-        seed = 1_000_003 * n_samples + 2 * r
-        shifted = scenario == "power"
-        a = pool.frame(n_samples, seed, shifted)
+    counts = np.array(done["counts"] if done else [0, 0, 0])
+    first = done["replicates"] if done else 0
+    seconds = done["seconds"] if done else 0.0
+    cell = {}
+    for r in range(first, replicates):
+        seed = 1_000_003 * n_samples + 2 * r  # fixed per replicate, so a resumed cell draws the same data
+        a = pool.frame(n_samples, seed, scenario == "power")
         if kind == "single":
             test = counterfactual_fairness(a, n_permutations=permutations, seed=r)
         else:
             test = compare_models(a, pool.frame(n_samples, seed + 1, False), n_permutations=permutations, seed=r)
         counts += _rejections(test)
-        if (r + 1) % 100 == 0:
-            print(f"    {r + 1}/{replicates} replicates, {time.perf_counter() - started:.0f} s", flush=True)
-    rates = counts / replicates
-    return {"pool": pool.name, "samples_per_prompt": n_samples, "test": kind, "scenario": scenario,
-            "replicates": replicates, "permutations": permutations,
-            "rate_individual": rates[0], "rate_group": rates[1], "rate_either_holm": rates[2],
-            "seconds": round(time.perf_counter() - started, 1), "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+        if (r + 1) % 50 == 0 or r + 1 == replicates:
+            rates = counts / (r + 1)
+            cell = {"pool": pool.name, "samples_per_prompt": n_samples, "test": kind, "scenario": scenario,
+                    "replicates": r + 1, "permutations": permutations, "shift": pool.shift, "counts": counts.tolist(),
+                    "rate_individual": rates[0], "rate_group": rates[1], "rate_either_holm": rates[2],
+                    "seconds": round(seconds + time.perf_counter() - started, 1),
+                    "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+            save(cell)
+            print(f"    {r + 1}/{replicates} replicates, {cell['seconds']:.0f} s", flush=True)
+    return cell
 
 
-def _save(results: dict) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    temporary = RESULTS.with_suffix(".json.tmp")
+def _save(results: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(results, indent=1))
-    os.replace(temporary, RESULTS)  # atomic: an interrupted run never leaves half a file
+    os.replace(temporary, path)  # atomic: an interrupted run never leaves half a file
 
 
 def main() -> None:
@@ -132,13 +139,15 @@ def main() -> None:
     parser.add_argument("--controlled-shift", type=float, default=0.15)
     parser.add_argument("--smollm2-shift", type=float, default=0.05)
     parser.add_argument("--tests", default="single,compare")
+    parser.add_argument("--pools", default="controlled,smollm2")
+    parser.add_argument("--results", type=Path, default=RESULTS, help=f"results JSON (default {RESULTS})")
     args = parser.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    pools = [ControlledPool(args.controlled_shift)]
-    if args.store is not None:
+    results = json.loads(args.results.read_text()) if args.results.exists() else {}
+    pools = [ControlledPool(args.controlled_shift)] if "controlled" in args.pools else []
+    if args.store is not None and "smollm2" in args.pools:
         pools.append(StoredPool(args.store, args.smollm2_shift))
         results["smollm2_source"] = pools[-1].source
-    else:
+    elif "smollm2" in args.pools:
         print("no --store given: the smollm2 pool is skipped")
     # Sizes first (the acceptance figures), cheap cells before expensive ones.
     cells = [(scenario, replicates, kind, n_samples, pool)
@@ -146,12 +155,16 @@ def main() -> None:
              for kind in args.tests.split(",") for n_samples in (int(n) for n in args.samples.split(",")) for pool in pools]
     for scenario, replicates, kind, n_samples, pool in cells:
         key = f"{pool.name}/n={n_samples}/{kind}/{scenario}"
-        if key in results and results[key]["replicates"] >= replicates and results[key]["permutations"] == args.permutations:
+        done = results.get(key) if results.get(key, {}).get("permutations") == args.permutations else None
+        if done and done["replicates"] >= replicates:
             continue
         print(f"{key}: {replicates} replicates", flush=True)
-        results[key] = run_cell(pool, n_samples, kind, scenario, replicates, args.permutations)
-        results[key]["shift"] = pool.shift
-        _save(results)
+
+        def save(cell, key=key):
+            results[key] = cell
+            _save(results, args.results)
+
+        run_cell(pool, n_samples, kind, scenario, replicates, args.permutations, done, save)
     rows = pd.DataFrame([v for k, v in results.items() if "/" in k])
     print(rows.drop(columns=["loadavg"]).to_string(index=False))
     size = rows[rows["scenario"] == "size"]

@@ -39,7 +39,7 @@ def test_check_seed(value, message):
 
 
 def test_probability_bool_and_choice():
-    with pytest.raises(FairpathInputError, match=r"level must lie in \(0\.0, 1\.0\), got 1\.0"):
+    with pytest.raises(FairpathInputError, match=r"level must lie in \(0, 1\), got 1\.0"):
         check_probability("level", 1.0)
     with pytest.raises(FairpathInputError, match=r"trim must be true or false, got 'false' \(str\) \(a string: write it without quotes\)"):
         check_bool("trim", "false")

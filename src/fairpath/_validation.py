@@ -52,7 +52,7 @@ def check_float(name: str, value, low: float | None = None, high: float | None =
     below = low is not None and (value <= low if open_low else value < low)
     above = high is not None and (value >= high if open_high else value > high)
     if not np.isfinite(value) or below or above:
-        interval = f"{'(' if open_low else '['}{'-inf' if low is None else low}, {'inf' if high is None else high}{')' if open_high else ']'}"
+        interval = f"{'(' if open_low else '['}{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}{')' if open_high else ']'}"
         raise FairpathInputError(f"{name} must lie in {interval}, got {value!r}")
     return value
 

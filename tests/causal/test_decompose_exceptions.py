@@ -7,8 +7,11 @@ import pandas as pd
 import pytest
 
 from fairpath import FairpathInputError
-from fairpath.causal import SFM, decompose
-from fairpath.datasets import make_binary_sfm
+from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
+
+from fairpath.causal import MIN_GROUP_ROWS_PER_FOLD, SFM, decompose
+from fairpath.datasets import make_binary_sfm, make_confounded_sfm
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +78,48 @@ def test_empty_group(sample):
 
 
 def test_fewer_rows_than_folds(sample):
-    with pytest.raises(FairpathInputError, match=r"300 rows \(smallest group \d+\) are too few for 400-fold"):
+    with pytest.raises(FairpathInputError, match=r"group x=0 has \d+ rows; 400-fold cross-fitting needs at least 4000"):
         decompose(sample.data, sample.sfm, n_folds=400)
+
+
+def test_group_too_small_for_the_folds(sample):
+    # 3 rows in x1 with 3 folds once gave Ctf-IE = −493 for a 0/1 outcome; now a floor per fold and group.
+    data = sample.data.copy()
+    data["x"] = 0
+    data.loc[data.index[:3], "x"] = 1
+    with pytest.raises(FairpathInputError, match=r"group x=1 has 3 rows; 3-fold cross-fitting needs at least 30 \(10 per fold"):
+        decompose(data, sample.sfm, n_folds=3)
+    assert MIN_GROUP_ROWS_PER_FOLD == 10
+
+
+def test_classifier_for_a_continuous_outcome():
+    sample = make_confounded_sfm(400, seed=0)
+    with pytest.raises(FairpathInputError, match=r"is a classifier, but column\(s\) \['y'\] are not 0/1"):
+        decompose(sample.data, sample.sfm, learner=LogisticRegression())
+
+
+def test_classifier_without_sample_weights_for_nested_means(sample):
+    learner = KNeighborsClassifier(15)
+    with pytest.raises(FairpathInputError, match="cannot fit the nested means"):
+        decompose(sample.data, sample.sfm, learner=learner, n_folds=2)
+    # Measures without nested means need no soft labels: the same classifier works for them.
+    result = decompose(sample.data, sample.sfm, learner=learner, n_folds=2, measures=["tv", "ctfde", "ctfie", "ctfse"])
+    assert np.isfinite(result.estimate("ctfie").estimate)
+
+
+def test_measures_not_requested(sample):
+    result = decompose(sample.data, sample.sfm, n_folds=2, measures=["ctfde"])
+    with pytest.raises(FairpathInputError, match=r"measure 'nde' was not estimated \(this decomposition has \['ctfde'\]\)"):
+        result.estimate("nde")
+    with pytest.raises(FairpathInputError, match=r"ψ term \(None, 0, 1\) needs the nested means"):
+        result.psi(None, 0, 1)
+    with pytest.raises(FairpathInputError, match=r"unknown measure\(s\) \['nd'\]"):
+        decompose(sample.data, sample.sfm, measures=["nd"])
+
+
+def test_eps_must_be_positive(sample):
+    with pytest.raises(FairpathInputError, match=r"eps \(positivity bound\) must lie in \(0, 0.5\)"):
+        decompose(sample.data, sample.sfm, eps=0)
 
 
 def test_constant_covariate(sample):
@@ -141,7 +184,7 @@ def test_learner_class_instead_of_an_instance(sample):
     ({"seed": -1}, "seed must be an integer ≥ 0, got -1"),
     ({"n_boot": True}, r"n_boot must be an integer, got True \(bool\)"),
     ({"trim": "false"}, r"trim must be true or false, got 'false' \(str\)"),
-    ({"level": 95}, r"level must lie in \(0\.0, 1\.0\), got 95\.0"),
+    ({"level": 95}, r"level must lie in \(0, 1\), got 95\.0"),
 ])
 def test_argument_types(sample, options, message):
     with pytest.raises(FairpathInputError, match=message):

@@ -109,3 +109,41 @@ def test_result_exports(fitted):
 def test_parse_bn_orders_and_accepts_the_empty_set():
     assert parse_bn("SE, de") == ("DE", "SE")
     assert parse_bn("none") == parse_bn(None) == parse_bn([]) == ()
+
+
+def test_verdict_lines_print_the_p_value_of_their_claim(fitted):
+    # A certified row prints the equivalence test's Holm p (not the difference test's), a violation
+    # or a non-rejection the difference test's; terminal, HTML table and JSON agree.
+    from fairpath.parity._report import _cookbook_table
+
+    decomposition, _ = fitted
+    result = business_necessity_cookbook(decomposition, "SE", margin=0.06)
+    tests = result.tests_.set_index(["predictor", "pathway"])
+    certified = tests.loc[("z_only", "DE")]
+    violation = tests.loc[("oracle", "DE")]
+    assert certified["verdict"] == "certified" and violation["verdict"] == "violation"
+    assert certified["tost_p_holm"] != pytest.approx(certified["p_holm"])
+    assert (certified["verdict_p_name"], certified["verdict_p"]) == ("TOST Holm p", certified["tost_p_holm"])
+    assert (violation["verdict_p_name"], violation["verdict_p"]) == ("Holm p", violation["p_holm"])
+    line = f"certified (TOST Holm p = {certified['tost_p_holm']:.3g})"
+    text = repr(result)
+    assert line in text and f"violation (Holm p = {violation['p_holm']:.3g})" in text
+    assert f": certified (Holm p = {certified['p_holm']:.3g})" not in text
+    table = _cookbook_table(result)
+    assert line in list(table["verdict"])
+    record = next(r for r in json.loads(result.to_json())["tests"] if r["predictor"] == "z_only" and r["pathway"] == "DE")
+    assert record["verdict_p"] == pytest.approx(certified["tost_p_holm"]) and record["verdict_p_name"] == "TOST Holm p"
+
+
+def test_a_decomposition_without_overlap_certifies_nothing():
+    sample = make_binary_sfm(2000, seed=6)
+    data = sample.data.assign(w1=5.0 * sample.data["x"] + 0.01 * sample.data["w1"], copy=sample.data["y"])
+    with pytest.warns(UserWarning, match="not estimable"):
+        decomposition = decompose(data, sample.sfm, predictors=["copy"], seed=1, learner="linear",
+                                  measures=["ctfde", "ctfie", "ctfse"])
+    # A copy of Y transmits exactly Y's effects (paired differences are exactly 0): certified with
+    # overlap, but here the effects are not estimable, so nothing is certified.
+    result = business_necessity_cookbook(decomposition, "DE,IE,SE", margin=0.05)
+    assert not result.estimable and set(result.tests_["verdict"]) == {"no evidence of violation"}
+    assert all("flagged not estimable" in claim for claim in result.tests_["claim"])
+    assert "NOT ESTIMABLE" in repr(result) and json.loads(result.to_json())["estimable"] is False

@@ -65,3 +65,37 @@ def test_frontier_refuses_a_folder_with_other_settings_or_a_continuous_outcome(s
     continuous = small.data.assign(y=np.linspace(0, 1, len(small.data)))
     with pytest.raises(FairpathInputError, match="needs a binary 0/1 outcome"):
         frontier(continuous, small.sfm, "none", progress=False)
+
+
+@pytest.mark.filterwarnings("ignore:.*bootstrap draws left some")
+def test_frontier_on_threads_and_on_a_dask_local_cluster_equals_the_one_thread_run():
+    distributed = pytest.importorskip("distributed")
+    tiny = make_binary_sfm(400, seed=5)
+    # The constrained points (minutes) are left out: they run through the same task function.
+    kwargs = {"repeats": 2, "engine": "linear", "learner": LogisticRegression(), "n_boot": 10, "progress": False,
+              "seed": 3, "constrained": False}
+    one = frontier(tiny.data, tiny.sfm, "ZW", **kwargs).runs
+    threads = frontier(tiny.data, tiny.sfm, "ZW", n_jobs=2, **kwargs).runs
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = frontier(tiny.data, tiny.sfm, "ZW", scheduler=client, **kwargs).runs
+    assert list(one["point"]) == ["adapt ZW", "adapt ZW", "unconstrained", "unconstrained"]
+    assert list(one["seed"]) == [3, 4, 3, 4] and one["auc"].nunique() == 4
+    pd.testing.assert_frame_equal(threads, one)
+    pd.testing.assert_frame_equal(on_dask, one)
+
+
+def test_spreads_are_shown_only_over_two_or_more_repeats():
+    from fairpath.repair._frontier import FrontierResult
+
+    runs = pd.DataFrame({"point": ["adapt none"] * 3 + ["unconstrained"], "kind": ["adaptation"] * 3 + ["unconstrained"],
+                         "bn_set": ["none"] * 3 + ["-"], "seed": [0, 1, 2, 0], "spm": [0.01, 0.03, 0.02, 0.2],
+                         "ippm": [0.08, 0.09, 0.07, 0.01], "auc": [0.71, 0.72, 0.70, 0.72]})
+    result = FrontierResult(runs, {"repeats": 3, "quantile": 0.68})
+    lines = repr(result).splitlines()
+    assert "SPM 0.020 ± 0.010" in lines[1] and "(sd over n = 3 repeats)" in lines[1]
+    assert "±" not in lines[2] and "SPM 0.200" in lines[2] and "(n = 1 repeat: no spread)" in lines[2]
+    top = result.plot().axes[0]
+    assert top.containers[0].has_xerr and top.containers[0].has_yerr
+    assert not top.containers[1].has_xerr and not top.containers[1].has_yerr
+    assert top.get_legend().get_texts()[1].get_text() == "unconstrained (n = 1 repeat: no spread)"

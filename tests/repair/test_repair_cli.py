@@ -55,3 +55,19 @@ def test_frontier_command(files, capsys):
     assert list(summary["point"]) == ["adapt none", "adapt Z", "unconstrained"]
     assert (out / "frontier.png").exists() and (out / "runs.csv").exists()
     assert "SPM" in capsys.readouterr().out
+
+
+def test_frontier_command_on_a_dask_scheduler_gives_the_local_runs(files, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    args = ["frontier", str(files / "train.csv"), *SFM_ARGS, "--bn-sets", "Z", "--repeats", "2", "--no-constrained", "--quiet"]
+    assert main([*args, "--n-jobs", "2", "--out", str(tmp_path / "threads")]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster:
+        assert main([*args, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "dask")]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "frontier.csv"), pd.read_csv(tmp_path / "threads" / "frontier.csv"))
+
+
+def test_frontier_command_refuses_a_scheduler_with_workers(files, tmp_path, capsys):
+    assert main(["frontier", str(files / "train.csv"), *SFM_ARGS, "--repeats", "1", "--scheduler", "tcp://127.0.0.1:1",
+                 "--workers", "2", "--out", str(tmp_path)]) == 2
+    assert "either a Dask scheduler address or a number of local workers" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath.cli import main
 from fairpath.datasets import make_appendix_a2
 from fairpath.reproduce import Theorem1Settings, check_linear_case, fit_boosted_predictor, reproduce_theorem1
+from fairpath.reproduce._theorem1 import Theorem1Study
 
 TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5, n_folds=3,
                         linear_n=1000, seed=4)
@@ -25,8 +26,8 @@ def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path):
     settings = Theorem1Settings.quick(0)
     assert len(list((out / "tasks").glob("n*.json"))) == len(settings.tasks())
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["checks"]) == {"ippm_shrinks", "terms_away_from_zero", "terms_cancel", "per_bin_term1",
-                                      "linear_corollary1"}
+    assert set(summary["checks"]) == {"ippm_matches_bayes_predictor", "terms_away_from_zero", "terms_cancel",
+                                      "per_bin_term1", "linear_corollary1"}
     assert summary["wall_time_s"] > 0 and summary["task_seconds_total"] > 0
     figure7 = pd.read_csv(out / "figure7.csv")
     assert sorted(figure7["n"].unique()) == list(settings.n_grid)
@@ -61,6 +62,20 @@ def test_tiny_study_object_checks_and_plots(tmp_path):
     assert set(study.figure7_["quantity"]) == {"iterm1", "iterm2", "ippm"}
     assert all(isinstance(check["passed"], bool) for check in study.checks_.values())
     assert "Theorem1Study" in repr(study) and "per_bin_term1" in repr(study)
+    # Every check can fail: shift the iPPM at the largest n by 0.2 (its terms and per-bin table kept).
+    figure7 = study.figure7_.copy()
+    largest = (figure7["quantity"] == "ippm") & (figure7["n"] == max(TINY.n_grid))
+    figure7.loc[largest, "mean"] += 0.2
+    figure7.loc[(figure7["quantity"] == "iterm1") & (figure7["n"] == max(TINY.n_grid)), "mean"] += 0.2
+    figure8 = study.figure8_.assign(within_2sd=False)
+    linear = check_linear_case(n=1000, seed=0, tolerance=1e-6)
+    broken = Theorem1Study(figure7, figure8, linear, TINY, 1.0, 1.0, 0, tmp_path)
+    assert not broken.checks_["ippm_matches_bayes_predictor"]["passed"]
+    assert not broken.checks_["terms_cancel"]["passed"] and not broken.checks_["per_bin_term1"]["passed"]
+    assert not broken.checks_["linear_corollary1"]["passed"] and not broken.passed
+    assert "[FAIL] ippm_matches_bayes_predictor" in repr(broken) and "99% CI" in repr(broken)
+    noise = figure7.loc[largest].iloc[0]
+    assert noise["sd_excess_over_bayes"] > 0 and noise["n_reps"] == TINY.n_reps
     legend = [text.get_text() for text in study.plot_figure7().axes[0].get_legend().get_texts()]
     assert legend == ["iTerm I", "iTerm II", "iPPM", "iTerm I with true $Y_{x_0}$"]
     assert len(study.plot_figure8().axes[0].collections) >= 2

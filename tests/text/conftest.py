@@ -24,3 +24,16 @@ def tiny_byte_lm_path(tmp_path_factory):
 def tiny_classifier_path(tmp_path_factory):
     """A tiny BERT sequence classifier with labels negative/positive."""
     return make_tiny_sequence_classifier(tmp_path_factory.mktemp("tiny-classifier"), num_labels=2)
+
+
+@pytest.fixture(scope="session")
+def transformers_server(tmp_path_factory):
+    """`transformers serve` of a tiny sampling Llama on 127.0.0.1, for the endpoint tests."""
+    from fairpath.text._testing import TransformersServer, make_tiny_causal_lm, sampling_generation_config
+
+    for module in ("fastapi", "uvicorn"):
+        pytest.importorskip(module, reason="transformers serve needs the 'serve' extra: pip install 'fairpath[serve]'")
+    folder = tmp_path_factory.mktemp("served-lm")
+    model = sampling_generation_config(make_tiny_causal_lm(folder / "model", seed=0))
+    with TransformersServer(model, folder / "serve.log") as server:
+        yield server

@@ -97,6 +97,6 @@ def test_audit_with_a_local_causal_lm_and_perplexity(tiny_lm_path, tmp_path):
 def test_audit_quality_with_minilm():
     result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=10),
                         n_permutations=19, progress=False)
-    assert 0 <= result.quality["ssc"] <= 1
-    assert set(result.quality["ssc_per_value"]) == {"A", "B", "C", "D"}
+    assert 0 <= result.quality["ss_templates"] <= 1 and "ssc" not in result.quality  # S.S.c needs a corpus
+    assert set(result.quality["ss_templates_per_value"]) == {"A", "B", "C", "D"}
     assert -1 <= result.quality["mean_prompt_similarity"] <= 1

@@ -70,3 +70,36 @@ def test_default_prompts_mention_every_value_and_avoid_the_evaluation_templates(
 def test_check_disjoint_rejects_a_prompt_that_extends_a_template():
     with pytest.raises(Exception, match="1 training prompts overlap the evaluation templates"):
         check_disjoint(["Working as a baker is fun"], ["Working as a baker is"])
+
+
+def test_pairs_find_and_replace_the_same_forms_keeping_case():
+    spec = FairnessSpec.builtin("name")
+    # lower-case "raven" and "diamond" are not the names Raven and Diamond: nothing to swap
+    pairs, unused = make_pairs(["The raven sat on a diamond ring.", "The raven saw her."], spec, seed=0)
+    assert pairs == [] and unused == 2
+    pairs, _ = make_pairs(["RAVEN said she was tired, and Raven left."] * 5, spec, seed=0)
+    for pair in pairs:
+        target = pair.counterfactual_value
+        assert pair.counterfactual == f"{target.upper()} said he was tired, and {target} left."
+    occupation, _ = make_pairs(["A NURSE wanted the nurse. Nurse Jones agreed."], OCCUPATION, seed=0)
+    target = occupation[0].counterfactual_value
+    article = OCCUPATION.value(target).slots["article"]
+    assert occupation[0].counterfactual == f"{article.upper()} {target.upper()} wanted the {target}. {target[:1].upper() + target[1:]} Jones agreed."
+
+
+def test_name_swaps_always_cross_subgroups():
+    spec = FairnessSpec.builtin("name")
+    subgroup = {v.name: v.subgroup for v in spec.values}
+    pairs, _ = make_pairs([f"{name} said hello." for name in spec.value_names] * 3, spec, seed=0)
+    assert len(pairs) == 3 * len(spec.value_names)
+    assert all(subgroup[p.value] != subgroup[p.counterfactual_value] for p in pairs)
+
+
+def test_identical_pairs_are_rejected():
+    # two values that write the same word: swapping one for the other changes nothing
+    spec = FairnessSpec.from_dict({"attribute": "job", "placeholder": "job",
+                                   "values": [{"value": "doc-a", "slots": {"job": "doctor"}},
+                                              {"value": "doc-b", "slots": {"job": "doctor"}}],
+                                   "templates": ["The {job} is"]})
+    pairs, unused = make_pairs(["The doctor is here."], spec, seed=0)
+    assert pairs == [] and unused == 1

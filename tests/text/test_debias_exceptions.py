@@ -10,6 +10,7 @@ from fairpath.text._spec import FairnessSpec
 from fairpath.text.debias import (
     DebiasConfig,
     DebiasTrainer,
+    Representation,
     SentimentProjection,
     build_corpus,
     make_pairs,
@@ -40,6 +41,10 @@ def test_unknown_regularizer_method_and_pooling():
         DebiasConfig(pooling="max")
     with pytest.raises(FairpathInputError, match="steps must be a positive integer"):
         DebiasConfig(steps=0)
+    with pytest.raises(FairpathInputError, match="the sentiment head is fitted on mean-pooled h̄ and must read the same"):
+        DebiasConfig(regularizer="sentiment", pooling="position")
+    with pytest.raises(FairpathInputError, match="normalisation 'rms' is unknown"):
+        DebiasConfig(normalisation="rms")
 
 
 def test_corpus_without_sensitive_tokens():
@@ -122,6 +127,10 @@ def test_sentiment_regularizer_needs_a_head_and_enough_confident_sentences(tiny_
     pairs, _ = make_pairs(TEXTS, SPEC)
     with pytest.raises(FairpathInputError, match="regularizer 'sentiment' needs a fitted sentiment head"):
         DebiasTrainer(model, tokenizer, pairs, DebiasConfig(regularizer="sentiment"), progress=False)
+    head = SentimentProjection().fit(torch.randn(16, 64).numpy(), [0.9, -0.9] * 8).head_
+    head.representation = Representation(normalisation="l2")
+    with pytest.raises(FairpathInputError, match="the sentiment head was fitted on h̄ computed as .*'l2'.* refit the head"):
+        DebiasTrainer(model, tokenizer, pairs, DebiasConfig(regularizer="sentiment"), sentiment_head=head, progress=False)
     with pytest.raises(FairpathInputError, match=r"only 1 negative and 2 positive sentences have \|score\| > 0.7 \(out of 5\)"):
         SentimentProjection().fit(torch.randn(5, 8).numpy(), [0.9, 0.8, -0.95, 0.1, -0.5])
     with pytest.raises(FairpathInputError, match="scores must be a 1-d array of finite values on \\[-1, 1\\]"):

@@ -5,8 +5,9 @@ import torch
 
 from fairpath.text._models import load_causal_lm
 from fairpath.text._spec import FairnessSpec
-from fairpath.text.debias import DebiasConfig, DebiasTrainer, SentimentProjection, build_corpus
+from fairpath.text.debias import DebiasConfig, DebiasTrainer, Representation, SentimentProjection, build_corpus
 from fairpath.text.debias._representations import sentence_representations
+from fairpath.text.debias._training import cosine_distance
 
 TEXTS = [
     "The baker said that the bread was ready early.",
@@ -136,3 +137,23 @@ def test_saved_folder_is_a_plain_causal_lm_with_the_merged_weights(tiny_lm_path,
     with torch.no_grad():
         assert torch.allclose(reloaded(**batch).logits, expected, atol=1e-5)
     assert (tmp_path / "debiased" / "fairpath_debias.json").exists()
+
+
+def test_sentiment_loss_feeds_the_head_the_sentence_vectors_it_was_fitted_on(tiny_lm_path, pairs):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    representation = Representation()
+    texts, counterfactuals = [p.text for p in pairs], [p.counterfactual for p in pairs]
+    fitted_on = sentence_representations(model, tokenizer, texts + counterfactuals, representation=representation)
+    projection = SentimentProjection(random_state=0).fit(fitted_on, [0.9 if i % 2 else -0.9 for i in range(len(fitted_on))])
+    head = projection.head_
+    head.representation = representation
+    trainer = DebiasTrainer(model, tokenizer, pairs, DebiasConfig(regularizer="sentiment", lam=1.0, batch_size=4),
+                            sentiment_head=head, progress=False)
+    batch = trainer.batch_pairs(0)
+    with torch.no_grad():
+        fair = trainer.losses(batch)[2]  # LoRA B starts at zero: the model is still the base model
+        x = sentence_representations(model, tokenizer, [p.text for p in batch], representation=representation)
+        cf = sentence_representations(model, tokenizer, [p.counterfactual for p in batch], representation=representation)
+        expected = cosine_distance(head(x), head(cf))
+    assert expected > 0
+    assert torch.allclose(fair, expected, atol=1e-5)

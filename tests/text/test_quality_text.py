@@ -79,3 +79,24 @@ def test_corpus_semantic_similarity_with_backends_of_known_relevance():
     corpus = ["The children played football in the park all afternoon.", "Fresh bread smells wonderful in the morning."]
     assert corpus_semantic_similarity(EchoGenerator(True), corpus, GenerationSettings()) == 1.0
     assert corpus_semantic_similarity(EchoGenerator(False), corpus, GenerationSettings()) == 0.0
+
+
+def test_sensitive_prefixes_reach_the_first_sensitive_mention():
+    from fairpath.text._quality import sensitive_prefixes
+
+    spec = FairnessSpec.builtin("country")
+    texts = ["We spent a long and happy summer in Chile.", "Chile is a long country by the sea.", "No country here at all.",
+             "Short Chile."]
+    # past the half (4 of 9 words) to reach "Chile"; the half where the mention comes first; no mention: skipped
+    assert sensitive_prefixes(texts, spec) == ["We spent a long and happy summer in Chile.", "Chile is a long"]
+
+
+def test_the_study_takes_s_s_and_s_s_c_from_the_audit_only():
+    # one definition: the debiasing study has no semantic-similarity code of its own
+    import inspect
+
+    from fairpath.text.debias import _study
+
+    source = inspect.getsource(_study)
+    assert "semantic_similarity(" not in source and "corpus_prefixes" not in source
+    assert 'result.quality.get("ss"' in source and 'result.quality.get("ssc"' in source

@@ -126,5 +126,10 @@ def test_combined_attributes():
 
 def test_sensitive_token_detection():
     spec = FairnessSpec.builtin("country")
-    assert spec.contains_sensitive_token("We flew to italy last May.")
+    assert spec.contains_sensitive_token("We flew to Italy last May.") and spec.contains_sensitive_token("ITALY won.")
     assert not spec.contains_sensitive_token("Italian food is good.")
+    # a proper noun is found as written (or in upper case) only: these are the forms counterfactuals replace
+    assert not spec.contains_sensitive_token("We flew to italy last May.")
+    names = FairnessSpec.builtin("name")
+    assert names.value_mentions("The raven sat on a diamond ring.") == []
+    assert names.value_mentions("RAVEN met Jake.") == ["Raven", "Jake"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,30 +12,55 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    check_bool, check_choice, check_columns_arg, check_cross_fit_sizes, check_float, check_int, check_probability, check_seed,
+    check_bool, check_choice, check_columns_arg, check_float, check_int, check_probability, check_seed,
 )
 from fairpath.causal._data import PreparedData, prepare_data
-from fairpath.causal._measures import MEASURE_TERMS
+from fairpath.causal._learners import check_learner, check_learner_for
+from fairpath.causal._measures import MEASURE_TERMS, MEASURES, measures_need_nested
 from fairpath.causal._nuisance import OutcomeNuisances, cross_fit
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
-from fairpath.causal._learners import check_learner
 from fairpath.causal._sfm import SFM, check_sfm
 
 METHODS = ("debiasing", "medDML")
-_DEFAULT_LEARNER = {"debiasing": "gbm", "medDML": "rf"}
+_DEFAULT_LEARNER = {"debiasing": "stack", "medDML": "rf"}
+
+# Each group needs at least this many rows per cross-fitting fold when learners are fitted (Z or W
+# non-empty): a training part then holds ≥ 10·(K−1) rows of the group (≥ 5·(K−1) in the halves of
+# the nested and medDML fits) and every test fold ≈ 10 rows of it. Below that, fits on a handful of
+# rows return arbitrary numbers (Ctf-IE = −493 for a 0/1 outcome with 3 rows in a group), so
+# decompose refuses instead. Without Z and W every nuisance is a group mean: 2 rows per group do.
+MIN_GROUP_ROWS_PER_FOLD = 10
+# When more than this share of rows has a propensity outside [eps, 1 − eps], the groups barely
+# overlap: the effects are then not estimable from these data and the result says so.
+NON_ESTIMABLE_SHARE = 0.5
+# Bootstrap resamples are drawn in chunks of about this many counts (8 bytes each), so memory does
+# not grow with the number of draws.
+_BOOTSTRAP_CHUNK_CELLS = 1 << 22
 
 
-def _measure_frame(pseudo: PseudoOutcomes) -> pd.DataFrame:
-    columns = {}
-    for name, terms in MEASURE_TERMS.items():
-        columns[name] = sum(sign * pseudo(*key) for sign, key in terms)
-    return pd.DataFrame(columns)
+def _measure_frame(pseudo: PseudoOutcomes, measures) -> pd.DataFrame:
+    return pd.DataFrame({name: sum(sign * pseudo(*key) for sign, key in MEASURE_TERMS[name]) for name in measures})
 
 
-def _bootstrap_counts(n: int, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """Multinomial resampling counts (n_draws, n): a resample's mean is ``counts @ v / n``."""
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_draws).astype(float)
+def bootstrap_means(values: dict[str, np.ndarray], n_draws: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Means of ``n_draws`` row resamples of every (n, m) array in ``values`` (the same resamples
+    for all): {name: (n_draws, m)}.
+
+    The multinomial resampling counts are drawn a chunk of draws at a time, so peak memory is
+    about ``_BOOTSTRAP_CHUNK_CELLS`` counts whatever ``n_draws`` is; the random stream is consumed
+    as by one call for all draws, so the numbers do not depend on the chunk size.
+    """
+    n = len(next(iter(values.values())))
+    chunk = max(1, _BOOTSTRAP_CHUNK_CELLS // n)
+    p = np.full(n, 1.0 / n)
+    out = {name: np.empty((n_draws, v.shape[1])) for name, v in values.items()}
+    for start in range(0, n_draws, chunk):
+        stop = min(start + chunk, n_draws)
+        counts = rng.multinomial(n, p, size=stop - start).astype(float)
+        for name, v in values.items():
+            out[name][start:stop] = counts @ v / n
+    return out
 
 
 def _subset(data: PreparedData, rows: np.ndarray) -> PreparedData:
@@ -44,41 +70,73 @@ def _subset(data: PreparedData, rows: np.ndarray) -> PreparedData:
     )
 
 
-def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2):
+def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures):
     check_sfm(sfm)
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown or not measures:
+        raise FairpathInputError(f"unknown measure(s) {unknown or list(measures)}; use any of {MEASURES}")
     check_choice("method", method, METHODS)
     check_learner(learner)
     check_int("n_folds", n_folds, minimum=2)
     check_seed(seed)
     check_probability("level", level)
-    check_float("eps (positivity threshold)", eps, 0.0, 0.5, open_high=True)
-    check_bool("trim", trim)
+    check_float("eps (positivity bound)", eps, 0.0, 0.5, open_low=True, open_high=True)
+    if trim is not None:  # None: the method's default
+        check_bool("trim", trim)
     for name, value, low in (("n_boot", n_boot, 0), ("nboot1", nboot1, 1), ("nboot2", nboot2, 1)):
         check_int(name, value, minimum=low)
+
+
+def check_group_sizes(x: np.ndarray, n_folds: int, levels=("x0", "x1")) -> None:
+    """Refuse groups with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold, naming the group."""
+    needed = MIN_GROUP_ROWS_PER_FOLD * n_folds
+    for code, name in enumerate(levels):
+        count = int((x == code).sum())
+        if count < needed:
+            raise FairpathInputError(
+                f"group {name} has {count} rows; {n_folds}-fold cross-fitting needs at least {needed} "
+                f"({MIN_GROUP_ROWS_PER_FOLD} per fold and group): use fewer folds or more data"
+            )
+
+
+def overlap_diagnostic(x: np.ndarray, px_z: np.ndarray, px_zw: np.ndarray, eps: float) -> dict:
+    """Share of rows with P(x1 | z) or P(x1 | z, w) outside [eps, 1 − eps], the propensity ranges
+    per group, and whether the effects are estimable (at most ``NON_ESTIMABLE_SHARE`` outside)."""
+    outside = np.zeros(len(x), dtype=bool)
+    for p in (px_z, px_zw):
+        outside |= (p < eps) | (p > 1 - eps)
+    ranges = {
+        group: {f"{name}_{stat}": float(fn(p[x == code])) for name, p in (("p_x1_z", px_z), ("p_x1_zw", px_zw))
+                for stat, fn in (("min", np.min), ("max", np.max))}
+        for code, group in enumerate(("x0", "x1"))
+    }
+    share = float(outside.mean())
+    return {"eps": eps, "n_outside": int(outside.sum()), "share_outside": share,
+            "estimable": share <= NON_ESTIMABLE_SHARE, "propensity": ranges, "outside": outside}
 
 
 class _Fitter:
     """One fit of all nuisances on a (possibly resampled) data set, turned into pseudo-outcomes."""
 
-    def __init__(self, outcomes, learner, n_folds, eps, trim, scheme, n_jobs):
+    def __init__(self, outcomes, learner, n_folds, eps, trim, scheme, n_jobs, nested):
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
-        self.eps, self.trim, self.scheme, self.n_jobs = eps, trim, scheme, n_jobs
+        self.eps, self.trim, self.scheme, self.n_jobs, self.nested = eps, trim, scheme, n_jobs, nested
 
     def __call__(self, data: PreparedData, seed: int, progress: bool = False):
-        smallest = min(int((data.x == 0).sum()), int((data.x == 1).sum()))
-        check_cross_fit_sizes(data.n, smallest, self.n_folds)
-        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs, progress)
-        extreme = np.zeros(data.n, dtype=bool)
-        for p in (nuisances.px_z, nuisances.px_zw):
-            extreme |= (p < self.eps) | (p > 1 - self.eps)
+        if data.z.shape[1] or data.w.shape[1]:
+            check_group_sizes(data.x, self.n_folds)  # again on a medDML resample
+        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs, self.nested, progress)
+        overlap = overlap_diagnostic(data.x, nuisances.px_z, nuisances.px_zw, self.eps)
+        extreme = overlap.pop("outside")
         keep = ~extreme if self.trim else np.ones(data.n, dtype=bool)
         if keep.sum() < 2 or len(np.unique(data.x[keep])) < 2:
             raise FairpathInputError(
                 f"trimming at eps={self.eps} leaves {int(keep.sum())} rows without both groups; lower eps or turn trimming off"
             )
-        # Clip propensities away from 0/1 only for the arithmetic: the count above reports positivity.
-        px_z = np.clip(nuisances.px_z[keep], 1e-6, 1 - 1e-6)
-        px_zw = np.clip(nuisances.px_zw[keep], 1e-6, 1 - 1e-6)
+        # Untrimmed rows outside the bounds are clipped to [eps, 1 − eps], so no weight exceeds
+        # (1 − eps)/eps; the diagnostic above reports them.
+        px_z = np.clip(nuisances.px_z[keep], self.eps, 1 - self.eps)
+        px_zw = np.clip(nuisances.px_zw[keep], self.eps, 1 - self.eps)
         has_w, has_z = data.w.shape[1] > 0, data.z.shape[1] > 0
         pseudo = {}
         for name in self.outcomes:
@@ -87,7 +145,25 @@ class _Fitter:
                 data.x[keep], data.outcomes[name][keep], px_z, px_zw, restricted, has_w, has_z,
                 group_means=self.scheme == "medDML",
             )
-        return pseudo, int(extreme.sum()), int((~keep).sum()), data.index[keep]
+        return pseudo, overlap, int((~keep).sum()), data.index[keep]
+
+
+def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
+    eps = overlap["eps"]
+    if not overlap["estimable"]:
+        warnings.warn(
+            f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.0%}) have a propensity outside "
+            f"[{eps}, {1 - eps}]: the groups barely overlap, so the effects are not estimable from these data "
+            "(the result is flagged not estimable; its intervals are not to be trusted)",
+            stacklevel=3,
+        )
+    elif overlap["n_outside"]:
+        action = "left out (trim=True)" if trim else f"clipped to [{eps}, {1 - eps}] for the estimates"
+        warnings.warn(
+            f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.1%}) have a propensity outside "
+            f"[{eps}, {1 - eps}] (weak overlap); they are {action}",
+            stacklevel=3,
+        )
 
 
 def _restrict(nuisances: OutcomeNuisances, keep: np.ndarray) -> OutcomeNuisances:
@@ -105,11 +181,12 @@ def decompose(
     *,
     method: str = "debiasing",
     learner=None,
+    measures=None,
     n_folds: int = 5,
     seed: int = 0,
     level: float = 0.95,
     eps: float = 0.01,
-    trim: bool = False,
+    trim: bool | None = None,
     n_boot: int = 0,
     nboot1: int = 1,
     nboot2: int = 100,
@@ -125,13 +202,22 @@ def decompose(
     predictors : predictor columns Ŷ, decomposed alongside Y with the same propensity models.
     method : ``"debiasing"`` (one-step influence-function estimator with cross-fitting, the default)
         or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap).
-    learner : ``"gbm"`` (LightGBM with early stopping; default for debiasing), ``"rf"`` (random
-        forest; default for medDML), ``"linear"``, or any scikit-learn estimator.
-    n_folds : cross-fitting folds.
+    learner : ``"stack"`` (default for debiasing: every nuisance by a holdout-weighted mix of
+        LightGBM and a quadratic GLM; see :class:`StackedLearner`),
+        ``"gbm"`` (LightGBM with early stopping), ``"rf"`` (random forest; default for medDML),
+        ``"linear"``, or any scikit-learn estimator (a classifier only for 0/1 outcome columns).
+    measures : the measures to estimate (default: all of ``MEASURES``). The nested means ν are
+        fitted only when one of them needs it (nde, nie; every cross-world measure with medDML),
+        which halves the work for tv, ctfde, ctfie, ctfse.
+    n_folds : cross-fitting folds; each group needs ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold.
     seed : seeds the folds, the learners and the bootstrap: the same seed gives the same numbers.
     level : confidence level of the intervals.
-    eps : rows with P(x|z) or P(x|z,w) outside [eps, 1 − eps] are counted (``n_extreme_``) and,
-        with ``trim=True``, left out of the estimates (``n_trimmed_``).
+    eps : positivity bound: propensities P(x1|z), P(x1|z,w) outside [eps, 1 − eps] are clipped to
+        it (weights never exceed (1 − eps)/eps) and their rows counted, with a warning; with
+        ``trim=True`` those rows are left out instead (``n_trimmed_``). ``overlap_`` reports the
+        share outside and the propensity range per group; above ``NON_ESTIMABLE_SHARE`` the result
+        is flagged not estimable.
+    trim : leave rows outside the bounds out; default True for medDML (as faircause), else False.
     n_boot : debiasing only: if > 0, percentile intervals from this many row resamples of the
         pseudo-outcomes instead of normal intervals from the influence function.
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
@@ -139,37 +225,46 @@ def decompose(
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
     progress : show progress bars (cross-fitting, medDML refits) on stderr when it is a terminal.
     """
-    _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2)
+    measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)
+    _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures)
+    measures = tuple(m for m in MEASURES if m in measures)
+    trim = method == "medDML" if trim is None else bool(trim)
     started = time.perf_counter()
     outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
     prepared = prepare_data(data, sfm, outcomes)
+    if prepared.z.shape[1] or prepared.w.shape[1]:
+        check_group_sizes(prepared.x, n_folds, (f"{sfm.x}={sfm.x0!r}", f"{sfm.x}={sfm.x1!r}"))
     learner = learner if learner is not None else _DEFAULT_LEARNER[method]
+    check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
-    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, method, n_jobs)
+    nested = measures_need_nested(measures, group_means=method == "medDML")
+    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, method, n_jobs, nested)
     rng = np.random.default_rng(seed)
-    pseudo, n_extreme, n_trimmed, kept_index = fitter(prepared, seed, progress)
-    frames = {name: _measure_frame(pseudo[name]) for name in outcomes}
+    pseudo, overlap, n_trimmed, kept_index = fitter(prepared, seed, progress)
+    _warn_overlap(overlap, prepared.n, trim)
+    frames = {name: _measure_frame(pseudo[name], measures) for name in outcomes}
     draws = None
     if method == "medDML":
-        draws = _meddml_draws(prepared, fitter, frames, nboot1, nboot2, seed, rng, progress)
+        draws = _meddml_draws(prepared, fitter, frames, nboot1, nboot2, seed, rng, progress, measures)
     elif n_boot:
-        counts = _bootstrap_counts(len(kept_index), n_boot, rng)
-        draws = {name: pd.DataFrame(counts @ frame.to_numpy() / len(frame), columns=frame.columns) for name, frame in frames.items()}
+        means = bootstrap_means({name: frame.to_numpy() for name, frame in frames.items()}, n_boot, rng)
+        draws = {name: pd.DataFrame(means[name], columns=frame.columns) for name, frame in frames.items()}
     fits = {name: OutcomeFit(frames[name], pseudo[name], None if draws is None else draws[name]) for name in outcomes}
     settings = {
         "method": method, "learner": learner if isinstance(learner, str) else repr(learner), "n_folds": n_folds,
         "seed": seed, "level": level, "eps": eps, "trim": trim, "n_boot": n_boot,
         "nboot1": nboot1 if method == "medDML" else None, "nboot2": nboot2 if method == "medDML" else None,
+        "measures": list(measures),
     }
     counts = {
         "n": int(prepared.n), "n_x0": int((prepared.x == 0).sum()), "n_x1": int((prepared.x == 1).sum()),
-        "n_excluded": prepared.n_excluded, "n_extreme": n_extreme, "n_trimmed": n_trimmed,
+        "n_excluded": prepared.n_excluded, "n_extreme": overlap["n_outside"], "n_trimmed": n_trimmed,
     }
-    return CausalDecomposition(sfm=sfm, fits=fits, settings=settings, counts=counts,
+    return CausalDecomposition(sfm=sfm, fits=fits, settings=settings, counts=counts, overlap=overlap,
                                seconds=time.perf_counter() - started, encoded={"z": prepared.z_names, "w": prepared.w_names})
 
 
-def _meddml_draws(prepared, fitter, first_frames, nboot1, nboot2, seed, rng, progress):
+def _meddml_draws(prepared, fitter, first_frames, nboot1, nboot2, seed, rng, progress, measures):
     """faircause's two-level bootstrap: refit on ``nboot1`` row resamples (the first is the data
     as given), and take ``nboot2`` resampled means of each refit's pseudo-outcomes."""
     draws = {name: [] for name in first_frames}
@@ -179,9 +274,8 @@ def _meddml_draws(prepared, fitter, first_frames, nboot1, nboot2, seed, rng, pro
         else:
             rows = rng.integers(0, prepared.n, prepared.n)
             pseudo, *_ = fitter(_subset(prepared, rows), seed + rep)
-            frames = {name: _measure_frame(pseudo[name]) for name in first_frames}
-        n = len(next(iter(frames.values())))
-        counts = _bootstrap_counts(n, nboot2, rng)
-        for name, frame in frames.items():
-            draws[name].append(counts @ frame.to_numpy() / n)
+            frames = {name: _measure_frame(pseudo[name], measures) for name in first_frames}
+        means = bootstrap_means({name: frame.to_numpy() for name, frame in frames.items()}, nboot2, rng)
+        for name in frames:
+            draws[name].append(means[name])
     return {name: pd.DataFrame(np.vstack(parts), columns=first_frames[name].columns) for name, parts in draws.items()}

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import warnings
-
 import lightgbm as lgb
 import numpy as np
-from sklearn.base import BaseEstimator, clone, is_classifier
-from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+from sklearn.utils.validation import has_fit_parameter
 
 from fairpath._exceptions import FairpathInputError
 
-PRESETS = ("gbm", "rf", "linear")
+PRESETS = ("stack", "gbm", "rf", "linear")
 
 
 class EarlyStoppingGBM(BaseEstimator):
@@ -51,6 +50,7 @@ class EarlyStoppingGBM(BaseEstimator):
         # One OpenMP thread everywhere (datasets, training, prediction): folds run in parallel
         # Python threads, and concurrent OpenMP regions inside LightGBM are not safe.
         dataset_params = {"verbose": -1, "num_threads": 1}
+        self.validation_mask_ = valid
         train = lgb.Dataset(X[~valid], y[~valid], params=dataset_params)
         valid_set = lgb.Dataset(X[valid], y[valid], reference=train, params=dataset_params)
         self.booster_ = lgb.train(
@@ -61,6 +61,64 @@ class EarlyStoppingGBM(BaseEstimator):
 
     def predict(self, X):
         return self.booster_.predict(X, num_iteration=self.booster_.best_iteration or None, num_threads=1)
+
+
+class _RangeClip(TransformerMixin, BaseEstimator):
+    """Clip each column to its training range, so polynomial terms never extrapolate beyond it."""
+
+    def fit(self, X, y=None):
+        self.low_, self.high_ = np.min(X, axis=0), np.max(X, axis=0)
+        return self
+
+    def transform(self, X):
+        return np.clip(X, self.low_, self.high_)
+
+
+def _quadratic_glm(binary: bool) -> BaseEstimator:
+    """Ridge (or logistic) regression on all squares and pairwise products of the standardised,
+    range-clipped features."""
+    final = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=100) if binary else Ridge(alpha=1.0)
+    return make_pipeline(_RangeClip(), StandardScaler(), PolynomialFeatures(2, include_bias=False), StandardScaler(), final)
+
+
+class StackedLearner(BaseEstimator):
+    """A convex combination of :class:`EarlyStoppingGBM` and a quadratic GLM (the "stack" preset).
+
+    The GBM early-stops on its validation split; the GLM is fitted on the same training rows, and
+    the weight w ∈ {0, 0.05, …, 1} of the GBM minimises the squared error of w·GBM + (1 − w)·GLM on
+    the validation rows (holdout stacking; neither model is refitted, which keeps the cost near
+    twice the GBM's). Smooth, near-linear mechanisms get the GLM's small bias, others the trees'
+    flexibility; the weight is ``weight_``.
+    """
+
+    def __init__(self, binary=False, random_state=0):
+        self.binary = binary
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        objective = "cross_entropy" if self.binary else "regression"
+        self.gbm_ = EarlyStoppingGBM(objective=objective, random_state=self.random_state).fit(X, y)
+        valid = self.gbm_.validation_mask_
+        self.weight_, self.glm_ = 1.0, None
+        if valid.any() and np.ptp(y[~valid]) > 0:  # else nothing to weigh on, or one class to fit
+            glm = _quadratic_glm(self.binary).fit(X[~valid], y[~valid])
+            a, b = self.gbm_.predict(X[valid]), self._glm_predict(glm, X[valid])
+            losses = [np.mean((y[valid] - (w * a + (1 - w) * b)) ** 2) for w in _STACK_WEIGHTS]
+            self.weight_ = float(_STACK_WEIGHTS[int(np.argmin(losses))])
+            self.glm_ = glm if self.weight_ < 1 else None
+        return self
+
+    def _glm_predict(self, glm, X):
+        return glm.predict_proba(X)[:, 1] if self.binary else glm.predict(X)
+
+    def predict(self, X):
+        prediction = self.gbm_.predict(X)
+        if self.glm_ is None:
+            return prediction
+        return self.weight_ * prediction + (1 - self.weight_) * self._glm_predict(self.glm_, X)
+
+
+_STACK_WEIGHTS = np.linspace(0.0, 1.0, 21)
 
 
 def _random_forest(objective: str, seed: int) -> BaseEstimator:
@@ -89,11 +147,13 @@ def check_learner(spec) -> None:
 def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
     """A fresh learner for a 0/1 target (``binary``: its prediction is a probability) or a real one.
 
-    ``spec`` is a preset name (``"gbm"``, ``"rf"``, ``"linear"``) or a scikit-learn estimator; a
-    classifier is used through ``predict_proba``.
+    ``spec`` is a preset name (``"stack"``, ``"gbm"``, ``"rf"``, ``"linear"``) or a scikit-learn
+    estimator; a classifier is used through ``predict_proba``.
     """
     if isinstance(spec, str):
         objective = "cross_entropy" if binary else "regression"
+        if spec == "stack":
+            return StackedLearner(binary=binary, random_state=seed)
         if spec == "gbm":
             return EarlyStoppingGBM(objective=objective, random_state=seed)
         if spec == "rf":
@@ -111,19 +171,57 @@ def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
     return learner
 
 
+def check_learner_for(spec, outcomes: dict[str, bool]) -> None:
+    """Refuse a classifier for a continuous outcome column (``outcomes``: column -> is 0/1) before any fit.
+
+    A classifier predicts probabilities of 0/1 targets only; the nested means of a 0/1 outcome
+    (targets in [0, 1]) are fitted as soft labels (see :func:`fit_predict`).
+    """
+    if isinstance(spec, str) or not is_classifier(spec):
+        return
+    continuous = [name for name, binary in outcomes.items() if not binary]
+    if continuous:
+        raise FairpathInputError(
+            f"learner {spec!r} is a classifier, but column(s) {continuous} are not 0/1; "
+            "pass a regressor (or a preset such as 'gbm') for a continuous outcome"
+        )
+
+
+def _fit_soft_labels(learner, X, y) -> None:
+    """Fit a classifier to targets in [0, 1]: each row once as class 1 with weight y and once as
+    class 0 with weight 1 − y, so the weighted log-loss is minimised by P(1 | X) = E[y | X]."""
+    final = learner.steps[-1] if isinstance(learner, Pipeline) else (None, learner)
+    if not has_fit_parameter(final[1], "sample_weight"):
+        raise FairpathInputError(
+            f"learner {learner!r} is a classifier without sample weights, so it cannot fit the nested means "
+            "E[μ | x, z] (targets in [0, 1]) that nde/nie need; pass a regressor or a classifier that accepts "
+            "sample_weight, or request only measures without nested means (e.g. tv, ctfde, ctfie, ctfse)"
+        )
+    key = f"{final[0]}__sample_weight" if final[0] else "sample_weight"
+    n = len(y)
+    labels = np.r_[np.ones(n, dtype=int), np.zeros(n, dtype=int)]
+    learner.fit(np.vstack([X, X]), labels, **{key: np.r_[y, 1.0 - y]})
+
+
 def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list) -> list[np.ndarray]:
     """Fit a learner on (X_train, y_train) and predict E[y | X] for each matrix in ``X_predict``.
 
-    A 0/1 target whose training part holds a single class gets that constant, with no fit.
+    A target that is constant on the training rows gets that constant, with no fit. A classifier
+    (a user's, or the logistic "linear" preset) is used through ``predict_proba``: on 0/1 targets
+    directly, on targets in [0, 1] (nested means of a 0/1 outcome) as soft labels.
     """
-    if binary and np.ptp(y_train) == 0:
+    if np.ptp(y_train) == 0:
         return [np.full(len(X), float(y_train[0])) for X in X_predict]
     learner = make_learner(spec, binary, seed)
-    uses_proba = is_classifier(learner)  # a user's classifier, or the logistic "linear" preset
-    target = y_train.astype(int) if uses_proba else y_train
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        learner.fit(X_train, target)
+    uses_proba = is_classifier(learner)
+    if not uses_proba:
+        learner.fit(X_train, y_train)
+    elif np.isin(y_train, (0.0, 1.0)).all():
+        learner.fit(X_train, y_train.astype(int))
+    elif y_train.min() >= 0 and y_train.max() <= 1:
+        _fit_soft_labels(learner, X_train, y_train)
+    else:
+        raise FairpathInputError(f"learner {learner!r} is a classifier; it cannot fit a target outside [0, 1]")
     if uses_proba:
         column = list(learner.classes_).index(1)
         return [learner.predict_proba(X)[:, column] for X in X_predict]

@@ -41,6 +41,22 @@ DESCRIPTIONS = {
 }
 
 
+def needs_nested(key: tuple, group_means: bool = False) -> bool:
+    """Whether ψ(xz, xw, xy) uses the nested mean ν_{xy}(xw, z).
+
+    Only cross-world terms (xw ≠ xy) have one. In the one-step estimator it enters as
+    1(X=xz)/P̂ · ν − 1(X=xw)/P̂ · p(xz|z)/p(xw|z) · ν, which is zero row by row when xz = xw: so
+    ctfde, ctfie, ctfse, ett (all with xz = xw) need no ν; nde and nie (xz = None) do. medDML's
+    group means average the unconditional term, which always has one.
+    """
+    x_z, x_w, x_y = key
+    return x_w != x_y and (group_means or x_z != x_w)
+
+
+def measures_need_nested(measures, group_means: bool = False) -> bool:
+    return any(needs_nested(key, group_means) for m in measures for _, key in MEASURE_TERMS[m])
+
+
 def combine_terms(terms, psi: dict, share: dict):
     """Signed sum of ψ values; unconditional ψ(None, ·, ·) is taken from ``psi`` if present,
     else mixed from the conditional ones with group shares ``share``."""

@@ -71,10 +71,9 @@ class PseudoOutcomes:
             mu = self.nuisances.mu_xz[x_w]
             return self._indicator(x_w) / share * ratio_z * (y - mu) + in_z * mu
         mu = self.nuisances.mu_xzw[x_y]
-        nested = self.nuisances.nested[(x_w, x_y)]
         ratio_zw = self.p_zw[x_w] / self.p_zw[x_y]
-        return (
-            self._indicator(x_y) / share * ratio_zw * ratio_z * (y - mu)
-            + self._indicator(x_w) / share * ratio_z * (mu - nested)
-            + in_z * nested
-        )
+        in_w = self._indicator(x_w) / share * ratio_z
+        rows = self._indicator(x_y) / share * ratio_zw * ratio_z * (y - mu) + in_w * mu
+        if x_z == x_w:  # in_z == in_w: the ν terms cancel row by row (see needs_nested)
+            return rows
+        return rows + (in_z - in_w) * self.nuisances.nested[(x_w, x_y)]

@@ -11,7 +11,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
-from fairpath.causal._measures import DESCRIPTIONS, MEASURES
+from fairpath.causal._measures import DESCRIPTIONS, MEASURES, needs_nested
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._sfm import SFM
 
@@ -39,11 +39,13 @@ class CausalDecomposition(ResultMixin):
     paired comparison of one measure between two outcome columns (the Cookbook's test).
     """
 
-    def __init__(self, sfm: SFM, fits: dict[str, OutcomeFit], settings: dict, counts: dict, seconds: float, encoded: dict):
+    def __init__(self, sfm: SFM, fits: dict[str, OutcomeFit], settings: dict, counts: dict, seconds: float, encoded: dict,
+                 overlap: dict):
         self.sfm = sfm
         self.fits_ = fits
         self.settings_ = settings
         self.counts_ = counts
+        self.overlap_ = overlap
         self.seconds_ = seconds
         self.encoded_ = encoded
         self.level = settings["level"]
@@ -59,6 +61,17 @@ class CausalDecomposition(ResultMixin):
     n_extreme_ = property(lambda self: self.counts_["n_extreme"])
     n_trimmed_ = property(lambda self: self.counts_["n_trimmed"])
 
+    @property
+    def measures(self) -> tuple[str, ...]:
+        """The measures this decomposition estimated (``decompose(measures=...)``)."""
+        return tuple(self.settings_.get("measures", MEASURES))
+
+    @property
+    def estimable(self) -> bool:
+        """False when most rows lack overlap (``overlap_["share_outside"]`` > ``NON_ESTIMABLE_SHARE``):
+        the effects are then not estimable from these data, whatever the intervals say."""
+        return bool(self.overlap_["estimable"])
+
     # -- estimates --------------------------------------------------------------------------------
     def _fit(self, outcome: str | None) -> OutcomeFit:
         outcome = self.sfm.y if outcome is None else outcome
@@ -66,10 +79,14 @@ class CausalDecomposition(ResultMixin):
             raise FairpathInputError(f"outcome {outcome!r} was not decomposed; available: {self.outcomes}")
         return self.fits_[outcome]
 
-    @staticmethod
-    def _check_measure(measure: str) -> None:
+    def _check_measure(self, measure: str) -> None:
         if measure not in MEASURES:
             raise FairpathInputError(f"unknown measure {measure!r}; use one of {MEASURES}")
+        if measure not in self.measures:
+            raise FairpathInputError(
+                f"measure {measure!r} was not estimated (this decomposition has {list(self.measures)}); "
+                "pass it to decompose(..., measures=[...])"
+            )
 
     def _from_rows(self, rows: np.ndarray, draws: np.ndarray | None) -> Estimate:
         estimate, se = _mean_se(rows)
@@ -106,6 +123,11 @@ class CausalDecomposition(ResultMixin):
         for _, key in terms:
             if len(key) != 3 or key[0] not in (0, 1, None) or any(v not in (0, 1) for v in key[1:]):
                 raise FairpathInputError(f"ψ term {key!r} must be (x_z, x_w, x_y) with values 0/1 (x_z may be None)")
+            if pseudo.has_w and needs_nested(key, pseudo.group_means) and not pseudo.nuisances.nested:
+                raise FairpathInputError(
+                    f"ψ term {key!r} needs the nested means, which were not fitted for measures {list(self.measures)}; "
+                    "pass a measure that needs them (e.g. nde) to decompose(..., measures=[...])"
+                )
         rows = sum(sign * pseudo(*key) for sign, key in terms)
         estimate, se = _mean_se(rows)
         return Estimate.from_se(estimate, se, self.level)
@@ -119,7 +141,7 @@ class CausalDecomposition(ResultMixin):
     def to_frame(self) -> pd.DataFrame:
         records = []
         for outcome in self.outcomes:
-            for measure in MEASURES:
+            for measure in self.measures:
                 e = self.estimate(measure, outcome)
                 records.append({"outcome": outcome, "measure": measure, "estimate": e.estimate, "se": e.se,
                                 "ci_low": e.ci_low, "ci_high": e.ci_high})
@@ -127,7 +149,7 @@ class CausalDecomposition(ResultMixin):
 
     def summary_line(self, outcome: str | None = None) -> str:
         """``TV (v) = CtfDE (v) − CtfIE (v) − CtfSE (v)`` as faircause prints it."""
-        v = {m: self.estimate(m, outcome).estimate for m in _PLOTTED}
+        v = {m: self.estimate(m, outcome).estimate if m in self.measures else float("nan") for m in _PLOTTED}
         name = self.sfm.y if outcome is None else outcome
         return (f"{name}: TV ({v['tv']:+.4f}) = CtfDE ({v['ctfde']:+.4f}) − CtfIE ({v['ctfie']:+.4f}) "
                 f"− CtfSE ({v['ctfse']:+.4f})")
@@ -141,22 +163,35 @@ class CausalDecomposition(ResultMixin):
         ]
         if counts["n_excluded"]:
             lines.append(f"{counts['n_excluded']} rows excluded: X neither x0 nor x1")
-        if counts["n_extreme"]:
-            lines.append(f"{counts['n_extreme']} rows with a propensity outside [{self.settings_['eps']}, "
-                         f"{1 - self.settings_['eps']}]; {counts['n_trimmed']} trimmed")
+        lines.append(self.overlap_line())
+        if not self.estimable:
+            lines.append("NOT ESTIMABLE: most rows lack overlap between the groups, so these effects are not "
+                         "estimable from these data; the numbers below are not to be trusted")
         lines += [self.summary_line(outcome) for outcome in self.outcomes]
         return "\n".join(lines)
+
+    def overlap_line(self) -> str:
+        """Overlap diagnostic: rows with a propensity outside [eps, 1 − eps] and the range per group."""
+        o, eps = self.overlap_, self.settings_["eps"]
+        action = f"{self.counts_['n_trimmed']} trimmed" if self.settings_["trim"] else "clipped to the bounds"
+        ranges = "; ".join(
+            f"{g}: P(x1|z) [{r['p_x1_z_min']:.3f}, {r['p_x1_z_max']:.3f}], P(x1|z,w) [{r['p_x1_zw_min']:.3f}, {r['p_x1_zw_max']:.3f}]"
+            for g, r in o["propensity"].items()
+        )
+        return (f"overlap: {o['n_outside']} rows with a propensity outside [{eps}, {1 - eps}] ({o['share_outside']:.1%}), "
+                f"{action}; {ranges}")
 
     def __repr__(self) -> str:
         return f"<CausalDecomposition\n{self.summary()}\n>"
 
     def to_dict(self) -> dict:
         estimates = {
-            outcome: {m: {k: v for k, v in self.estimate(m, outcome).to_dict().items() if k != "level"} for m in MEASURES}
+            outcome: {m: {k: v for k, v in self.estimate(m, outcome).to_dict().items() if k != "level"} for m in self.measures}
             for outcome in self.outcomes
         }
         return {
             "sfm": self.sfm.to_dict(), "settings": self.settings_, "counts": self.counts_,
+            "overlap": self.overlap_, "estimable": self.estimable,
             "encoded_columns": self.encoded_, "seconds": self.seconds_, "level": self.level,
             "descriptions": DESCRIPTIONS, "estimates": estimates,
         }
@@ -168,6 +203,7 @@ class CausalDecomposition(ResultMixin):
         """
         import matplotlib.pyplot as plt
 
+        measures = [m for m in measures if m in self.measures]
         frame = self.to_frame().set_index(["outcome", "measure"])
         fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(2 + 1.6 * len(measures), 3.8))
         width = 0.8 / len(self.outcomes)

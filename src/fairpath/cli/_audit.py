@@ -36,7 +36,7 @@ def register(subparsers) -> None:
     parser.add_argument("--empty-category", type=comma_list, metavar="COLUMN[,COLUMN]",
                         help="columns where an empty cell is a real category, not a missing value")
     parser.add_argument("--method", choices=("debiasing", "medDML"), help="estimator (default debiasing)")
-    parser.add_argument("--learner", help="nuisance learner: gbm, rf or linear")
+    parser.add_argument("--learner", help="nuisance learner: stack, gbm, rf or linear")
     parser.add_argument("--folds", type=int_at_least(2, "--folds"), help="cross-fitting folds (default 5)")
     parser.add_argument("--seed", type=seed_type, help="seed of every random step (default 0)")
     parser.add_argument("--level", type=float, help="confidence level (default 0.95)")

@@ -10,7 +10,8 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
 from fairpath._validation import check_columns_present
 
-__all__ = ["add_data_arguments", "add_sfm_arguments", "comma_list", "int_at_least", "read_table", "seed_type", "sfm_from_args"]
+__all__ = ["add_data_arguments", "add_parallel_arguments", "add_sfm_arguments", "comma_list", "int_at_least", "parallel_options",
+           "read_table", "seed_type", "sfm_from_args"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -65,3 +66,17 @@ def sfm_from_args(args, data: pd.DataFrame):
               z=comma_list(args.z), w=comma_list(args.w), y=args.y)
     check_columns_present(data, sfm.columns, f"data file {str(args.data)!r}")
     return sfm
+
+
+def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--n-jobs``, ``--scheduler``, ``--workers``: where repetitions run (see fairpath._parallel.run_tasks)."""
+    group = parser.add_argument_group("running repetitions in parallel (the same seed gives the same numbers)")
+    group.add_argument("--n-jobs", type=int, default=1, help="threads for the repetitions (default 1; -1: one per core)")
+    group.add_argument("--scheduler", default=None,
+                       help="run the repetitions as tasks on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs fairpath[dask])")
+    group.add_argument("--workers", type=int, default=None,
+                       help="run the repetitions on a local Dask cluster of N worker processes (needs fairpath[dask])")
+
+
+def parallel_options(args: argparse.Namespace) -> dict:
+    return {"n_jobs": args.n_jobs, "scheduler": args.scheduler, "workers": args.workers}

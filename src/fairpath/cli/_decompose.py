@@ -16,13 +16,15 @@ def register(subparsers) -> None:
     add_sfm_arguments(parser)
     parser.add_argument("--yhat", action="append", default=[], help="predictor column (repeat or comma-separate)")
     parser.add_argument("--method", default="debiasing", choices=["debiasing", "medDML"])
-    parser.add_argument("--learner", default=None, choices=["gbm", "rf", "linear"],
-                        help="nuisance learner (default: gbm for debiasing, rf for medDML)")
+    parser.add_argument("--learner", default=None, choices=["stack", "gbm", "rf", "linear"],
+                        help="nuisance learner (default: stack for debiasing, rf for medDML)")
     parser.add_argument("--folds", type=int_at_least(2, "--folds"), default=5, help="cross-fitting folds (default 5)")
     parser.add_argument("--seed", type=seed_type, default=0)
     parser.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    parser.add_argument("--eps", type=float, default=0.01, help="positivity threshold for counting/trimming")
-    parser.add_argument("--trim", action="store_true", help="leave rows with extreme propensities out")
+    parser.add_argument("--eps", type=float, default=0.01,
+                        help="positivity bound: propensities are clipped to [eps, 1-eps] and such rows counted (default 0.01)")
+    parser.add_argument("--trim", action="store_const", const=True, default=None,
+                        help="leave rows with extreme propensities out (default: only with medDML, as faircause)")
     parser.add_argument("--bootstrap", type=int_at_least(0, "--bootstrap"), default=0, help="debiasing: percentile CIs from N resamples")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=1, help="medDML: refits on resampled rows")
     parser.add_argument("--nboot2", type=int_at_least(1, "--nboot2"), default=100, help="medDML: resamples per refit")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from fairpath.cli._common import add_data_arguments, add_sfm_arguments, comma_list, int_at_least, read_table, seed_type, sfm_from_args
+from fairpath.cli._common import (
+    add_data_arguments, add_parallel_arguments, add_sfm_arguments, comma_list, int_at_least, parallel_options, read_table, seed_type,
+    sfm_from_args,
+)
 
 
 def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +47,7 @@ def register(subparsers) -> None:
     front.add_argument("--quantile", type=float, default=0.68, help="decision threshold quantile for SPM (default: %(default)s)")
     front.add_argument("--no-unconstrained", action="store_true", help="leave out the unconstrained learner")
     front.add_argument("--no-constrained", action="store_true", help="leave out the constrained-learning predictors")
+    add_parallel_arguments(front)
     front.set_defaults(func=_run_frontier)
 
 
@@ -124,7 +128,7 @@ def _run_frontier(args: argparse.Namespace) -> int:
     result = frontier(
         data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,
         unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,
-        out_dir=args.out, progress=not args.quiet,
+        out_dir=args.out, progress=not args.quiet, **parallel_options(args),
     )
     write_csv(result.to_frame(), out / "frontier.csv")
     write_json(result.to_dict(), out / "frontier.json")

@@ -19,6 +19,7 @@ def register(subparsers) -> None:
     text_subparsers = parser.add_subparsers(dest="text_command", metavar="TEXT_COMMAND")
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
     _register_audit(text_subparsers)
+    _register_score(text_subparsers)
     if importlib.util.find_spec(_DEBIAS_MODULE) is not None:
         importlib.import_module(_DEBIAS_MODULE).register(text_subparsers)
 
@@ -29,27 +30,111 @@ def _register_audit(text_subparsers) -> None:
         description="Sample continuations of every template filled with every value, score their sentiment "
                     "and report individual and group fairness (Huang et al., 2020) with intervals and noise floors.",
     )
-    audit.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder")
+    audit.add_argument("--model", default="default",
+                       help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder; with --backend openai, "
+                            "the model name the server serves")
+    _add_endpoint_arguments(audit)
     audit.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
     audit.add_argument("--samples", type=int, default=20, help="continuations per prompt (default 20; the paper used 1000)")
     audit.add_argument("--max-new-tokens", type=int, default=50, help="tokens per continuation at most (default 50)")
     audit.add_argument("--temperature", type=float, default=1.0)
     audit.add_argument("--top-k", type=int, default=None)
     audit.add_argument("--top-p", type=float, default=1.0)
-    audit.add_argument("--batch-size", type=int, default=64, help="rows generated together")
+    audit.add_argument("--batch-size", type=int, default=64,
+                       help="rows generated together (with --backend openai: samples per stored part)")
     audit.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                        help="model precision; bfloat16 is about twice as fast on CPUs with AVX512-BF16/AMX")
-    audit.add_argument("--scorers", default="vader,textblob,opinion",
-                       help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
-    audit.add_argument("--permutations", type=int, default=999,
-                       help="permutations of the value labels within templates per test (default 999)")
-    audit.add_argument("--alpha", type=float, default=0.05,
-                       help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
-    audit.add_argument("--seed", type=seed_type, default=0)
+    _add_measure_arguments(audit)
     audit.add_argument("--corpus", type=Path, default=None, help="text file (one passage a line) for perplexity")
-    audit.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
     audit.add_argument("--out", type=Path, required=True, help="folder for report.html, results.json and samples/ (Parquet parts; a rerun resumes from them)")
     audit.set_defaults(func=run_audit)
+
+
+def _add_measure_arguments(parser) -> None:
+    """Scoring and inference flags shared by `text audit` and `text score`."""
+    parser.add_argument("--scorers", default="vader,textblob,opinion",
+                        help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
+    parser.add_argument("--permutations", type=int, default=999,
+                        help="permutations of the value labels within templates per test (default 999)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
+    parser.add_argument("--seed", type=seed_type, default=0)
+    parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
+
+
+def _register_score(text_subparsers) -> None:
+    score = text_subparsers.add_parser(
+        "score", help="score stored generations (logged outputs, another tool's, a past audit) without a model",
+        description="The audit's scoring, fairness metrics, permutation tests and report for continuations generated elsewhere. "
+                    "SAMPLES is a CSV, JSONL or Parquet file with the columns template (text or id such as t00), value, "
+                    "continuation and optionally prompt, sample_index, model; or a fairpath samples folder.",
+    )
+    score.add_argument("samples", type=Path, metavar="SAMPLES", help="generations file or fairpath samples folder")
+    score.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
+    score.add_argument("--model", default=None, help="keep only this model's samples (the file's model column)")
+    score.add_argument("--settings-hash", default=None, help="in a samples folder holding several runs, the run to score")
+    _add_measure_arguments(score)
+    score.add_argument("--out", type=Path, required=True, help="folder for report.html and results.json")
+    score.set_defaults(func=run_score)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from fairpath.text import FairnessSpec, audit_samples, get_scorer, read_generations
+
+    spec = FairnessSpec.load(args.attribute)
+    scorers = [get_scorer(name) for name in comma_list(args.scorers)]
+    generations = read_generations(args.samples, model=args.model, settings_hash=args.settings_hash)
+    print(f"fairpath text score: {len(generations)} continuations from {args.samples}", file=sys.stderr)
+    result = audit_samples(generations, spec, scorers=scorers, n_permutations=args.permutations, alpha=args.alpha,
+                           seed=args.seed, quality=not args.no_quality, source=repr(str(args.samples)))
+    _write_results(result, args.out)
+    return 0
+
+
+def _write_results(result, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    result.to_json(out / "results.json")
+    report = result.write_report(out / "report.html")
+    print(result)
+    print(f"report: {report}\nresults: {out / 'results.json'}")
+
+
+def _add_endpoint_arguments(audit) -> None:
+    endpoint = audit.add_argument_group("OpenAI-compatible endpoint (--backend openai)")
+    endpoint.add_argument("--backend", default="hf", choices=["hf", "openai"],
+                          help="hf: a local Hugging Face model in this process (default); openai: an OpenAI-compatible "
+                               "server (vLLM, llama.cpp, TGI, transformers serve, a hosted API)")
+    endpoint.add_argument("--base-url", default=None, help="the server's API root, e.g. http://127.0.0.1:8000/v1")
+    endpoint.add_argument("--endpoint", default="completions", choices=["completions", "chat"],
+                          help="completions: the prompt as raw text to continue (base models, default); chat: the prompt "
+                               "as the one user message (chat models)")
+    endpoint.add_argument("--concurrency", type=int, default=8, help="requests in flight at most (default 8)")
+    endpoint.add_argument("--max-n", type=int, default=16,
+                          help="samples per request at most where the server honours n (default 16)")
+    endpoint.add_argument("--api-key-env", default=None,
+                          help="environment variable holding the API key (default OPENAI_API_KEY, optional for local "
+                               "servers); the key is never written anywhere")
+    endpoint.add_argument("--timeout", type=float, default=120.0, help="seconds per request attempt (default 120)")
+    endpoint.add_argument("--retries", type=int, default=5,
+                          help="retries on 5xx, 429 (after Retry-After), timeouts and connection errors (default 5)")
+
+
+def _backend(args):
+    from fairpath._exceptions import FairpathInputError
+
+    if args.backend == "hf":
+        from fairpath.text._generation import HFGenerator
+
+        return HFGenerator(args.model, dtype=args.dtype)
+    from fairpath.text._openai_backend import OpenAICompatibleBackend
+
+    if args.base_url is None:
+        raise FairpathInputError("--backend openai needs --base-url (the server's API root, e.g. http://127.0.0.1:8000/v1)")
+    if args.model == "default":
+        raise FairpathInputError("--backend openai needs --model NAME, the model name the server serves")
+    return OpenAICompatibleBackend(args.base_url, args.model, endpoint=args.endpoint, api_key_env=args.api_key_env,
+                                   concurrency=args.concurrency, max_n=args.max_n, timeout=args.timeout,
+                                   max_retries=args.retries)
 
 
 def _read_corpus(path: Path | None) -> list[str] | None:
@@ -66,7 +151,7 @@ def _read_corpus(path: Path | None) -> list[str] | None:
 
 def run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
-    from fairpath.text import FairnessSpec, GenerationSettings, HFGenerator, audit_text, get_scorer
+    from fairpath.text import FairnessSpec, GenerationSettings, audit_text, get_scorer
 
     check_output_dir(args.out, "--out folder")
     spec = FairnessSpec.load(args.attribute)
@@ -75,14 +160,13 @@ def run_audit(args: argparse.Namespace) -> int:
     settings = GenerationSettings(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                                   max_new_tokens=args.max_new_tokens, n_samples=args.samples,
                                   batch_size=args.batch_size, seed=args.seed)
-    backend = HFGenerator(args.model, dtype=args.dtype)
+    backend = _backend(args)
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {args.samples} samples "
           f"with {backend.model_id}", file=sys.stderr)
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
-                        n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality, corpus=corpus)
-    result.to_json(args.out / "results.json")
-    report = result.write_report(args.out / "report.html")
-    print(result)
-    print(f"report: {report}\nresults: {args.out / 'results.json'}\nsamples: {args.out / 'samples'}")
+                        n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality,
+                        corpus=corpus)
+    _write_results(result, args.out)
+    print(f"samples: {args.out / 'samples'}")
     return 0

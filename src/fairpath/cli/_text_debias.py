@@ -22,6 +22,13 @@ def _lambdas(text: str) -> list[float]:
     return values
 
 
+def _layers(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(item) for item in comma_list(text))
+    except ValueError:
+        raise FairpathInputError(f"--layers must be comma-separated integers such as -2,-1; got {text!r}") from None
+
+
 def register(text_subparsers) -> None:
     parser = text_subparsers.add_parser(
         "debias", help="fine-tune a language model to reduce counterfactual sentiment bias and audit the result",
@@ -45,6 +52,12 @@ def register(text_subparsers) -> None:
     parser.add_argument("--lora-rank", type=int, default=8)
     parser.add_argument("--pooling", choices=("mean", "position"), default="mean",
                         help="compare mean-pooled sentences (default) or aligned positions (values must tokenize alike)")
+    parser.add_argument("--layers", default="-2,-1", help="hidden-state layers averaged into h̄ (default -2,-1)")
+    parser.add_argument("--normalisation", choices=("final_norm", "l2", "none"), default="final_norm",
+                        help="normalise each layer before averaging: the model's final norm (default), per-token L2, or none")
+    parser.add_argument("--keep-first-token", action="store_true",
+                        help="pool position 0 too (by default left out: its activation is an outlier)")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda")
     parser.add_argument("--checkpoint-every", type=int, default=20)
     parser.add_argument("--corpus-samples", type=int, default=2, help="continuations per prompt of the default corpus")
     parser.add_argument("--corpus-max-new-tokens", type=int, default=40)
@@ -66,14 +79,15 @@ def run_debias(args: argparse.Namespace) -> int:
 
     training = DebiasConfig(steps=args.steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
                             max_length=args.max_length, method=args.method, lora_rank=args.lora_rank,
-                            lora_alpha=2 * args.lora_rank, pooling=args.pooling,
+                            lora_alpha=2 * args.lora_rank, pooling=args.pooling, layers=_layers(args.layers),
+                            normalisation=args.normalisation, skip_first_token=not args.keep_first_token,
                             checkpoint_every=args.checkpoint_every, seed=args.seed)
     study = DebiasStudy(args.out, attribute=args.attribute, model=args.model,
                         regularizers=comma_list(args.regularizer), lambdas=_lambdas(args.lambdas), training=training,
                         corpus=args.corpus, corpus_samples_per_prompt=args.corpus_samples,
                         corpus_max_new_tokens=args.corpus_max_new_tokens, audit_samples=args.samples,
                         audit_max_new_tokens=args.max_new_tokens, scorers=comma_list(args.scorers),
-                        n_bootstrap=args.bootstrap, semantic=not args.no_quality, seed=args.seed)
+                        n_bootstrap=args.bootstrap, semantic=not args.no_quality, seed=args.seed, device=args.device)
     print(f"fairpath text debias: {len(study.runs)} training runs ({', '.join(study.settings()['runs'])}) "
           f"on {args.model}, attribute {study.spec.attribute}", file=sys.stderr)
     result = study.run()

@@ -219,6 +219,10 @@ def audit(
     cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
     steps.update()
     steps.close()
+    if not decomposition.estimable:
+        notes.append(f"NOT ESTIMABLE: {decomposition.overlap_['share_outside']:.0%} of rows have a propensity outside "
+                     f"[{eps}, {1 - eps}]; the groups barely overlap, so the effects are not estimable from these data "
+                     "and the Cookbook certifies nothing")
     if decomposition.n_trimmed_:
         notes.append(f"{decomposition.n_trimmed_} rows trimmed from the decomposition (propensity outside [{eps}, {1 - eps}]); "
                      "predictive parity uses all rows")

@@ -39,7 +39,29 @@ def _tested_quantity(pathway: str, predictor: str, outcome: str, in_bn: bool) ->
     return f"{measure}({predictor}) − {measure}({outcome})" if in_bn else f"{measure}({predictor})"
 
 
-def _claim(row: dict, alpha: float, margin: float | None) -> str:
+def verdict_p(row) -> tuple[str, float]:
+    """The p-value of the claim a verdict makes, with its name: the equivalence test's Holm p for
+    "certified", the difference (or zero) test's Holm p for "violation" and "no evidence"."""
+    if row["verdict"] == CERTIFIED:
+        return "TOST Holm p", float(row["tost_p_holm"])
+    return "Holm p", float(row["p_holm"])
+
+
+def verdict_line(row) -> str:
+    """``verdict (name p = value)``: the verdict with the p-value of the claim it makes."""
+    name, p = verdict_p(row)
+    return f"{row['verdict']} ({name} = {p:.3g})"
+
+
+def _claim(row: dict, alpha: float, margin: float | None, estimable: bool = True) -> str:
+    claim = _pathway_claim(row, alpha, margin)
+    if not estimable:
+        claim += (" The decomposition is flagged not estimable (most rows lack overlap between the groups), "
+                  "so no pathway can be certified from these data.")
+    return claim
+
+
+def _pathway_claim(row: dict, alpha: float, margin: float | None) -> str:
     pathway, tested = row["pathway"], row["tested"]
     where = f"the {PATHWAY_NAMES[pathway]} pathway ({row['doctrine']})"
     if row["verdict"] == VIOLATION:
@@ -83,8 +105,9 @@ class CookbookResult(ResultMixin):
     overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL", "claim": ..., "reasons": [...]}.
     """
 
-    def __init__(self, bn, alpha, margin, outcome, tests_, overall_, outcome_effects_):
+    def __init__(self, bn, alpha, margin, outcome, tests_, overall_, outcome_effects_, estimable=True):
         self.bn = bn
+        self.estimable = estimable
         self.alpha = alpha
         self.margin = margin
         self.outcome = outcome
@@ -105,6 +128,7 @@ class CookbookResult(ResultMixin):
             "alpha": self.alpha,
             "margin": self.margin,
             "multiplicity": "Holm over the three pathway tests of each predictor",
+            "estimable": self.estimable,
             "outcome": self.outcome,
             "outcome_effects": self.outcome_effects_,
             "tests": self.tests_.to_dict(orient="records"),
@@ -114,12 +138,14 @@ class CookbookResult(ResultMixin):
     def __repr__(self) -> str:
         bn = "{" + ", ".join(self.bn) + "}" if self.bn else "∅"
         lines = [f"Business Necessity Cookbook, BN = {bn}, alpha = {self.alpha} (Holm over 3 pathways)"]
+        if not self.estimable:
+            lines.append("  NOT ESTIMABLE: most rows lack overlap between the groups; nothing is certified")
         for predictor, overall in self.overall_.items():
             lines.append(f"  {predictor}: {overall['status']} ({overall['claim']})")
             for _, row in self.tests_[self.tests_["predictor"] == predictor].iterrows():
                 lines.append(
                     f"    {row['pathway']} [{'in BN' if row['in_bn'] else 'not in BN'}] {row['tested']} = "
-                    f"{row['estimate']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}], Holm p = {row['p_holm']:.3g}: {row['verdict']}"
+                    f"{row['estimate']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}]: {verdict_line(row)}"
                 )
         return "\n".join(lines)
 
@@ -186,18 +212,21 @@ def _test_pathway(decomposition, predictor: str, outcome: str, pathway: str, in_
     }
 
 
-def _judge(rows: list[dict], alpha: float, margin) -> None:
-    """Holm-adjust a predictor's three tests and give each its verdict and claim (in place)."""
+def _judge(rows: list[dict], alpha: float, margin, estimable: bool = True) -> None:
+    """Holm-adjust a predictor's three tests and give each its verdict and claim (in place).
+
+    A decomposition flagged not estimable (no overlap) certifies nothing."""
     p_holm = holm([r["p_value"] for r in rows])
     tost_holm = holm([r["tost_p"] for r in rows]) if margin is not None else [np.nan] * len(rows)
     for row, p, p_tost in zip(rows, p_holm, tost_holm):
         row["p_holm"], row["tost_p_holm"] = float(p), float(p_tost)
         row["rejected"] = bool(p < alpha)
-        row["equivalent"] = bool(margin is not None and p_tost < alpha)
+        row["equivalent"] = bool(margin is not None and p_tost < alpha and estimable)
         # With a margin, the user declared differences below δ acceptable: equivalence outranks a tiny
         # but significant difference.
         row["verdict"] = CERTIFIED if row["equivalent"] else VIOLATION if row["rejected"] else NO_EVIDENCE
-        row["claim"] = _claim(row, alpha, margin)
+        row["verdict_p_name"], row["verdict_p"] = verdict_p(row)
+        row["claim"] = _claim(row, alpha, margin, estimable)
 
 
 def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha: float = 0.05, margin: float | None = None) -> CookbookResult:
@@ -230,10 +259,11 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
     if not predictors:
         raise FairpathInputError("no predictor to judge: pass predictors to decompose(..., predictors=[...])")
     outcome_effects = {p: decomposition.estimate(MEASURE_OF_PATHWAY[p], outcome=outcome).to_dict() for p in PATHWAYS}
+    estimable = bool(getattr(decomposition, "estimable", True))
     all_rows, overall = [], {}
     for predictor in predictors:
         rows = [_test_pathway(decomposition, predictor, outcome, pathway, pathway in bn, margin) for pathway in PATHWAYS]
-        _judge(rows, alpha, margin)
+        _judge(rows, alpha, margin, estimable)
         overall[predictor] = _overall(rows, margin)
         all_rows.extend(rows)
-    return CookbookResult(bn, alpha, margin, outcome, pd.DataFrame(all_rows), overall, outcome_effects)
+    return CookbookResult(bn, alpha, margin, outcome, pd.DataFrame(all_rows), overall, outcome_effects, estimable)

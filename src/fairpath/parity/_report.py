@@ -19,6 +19,7 @@ from fairpath.parity._cookbook import (  # noqa: E402
     PATHWAYS,
     VERDICT_COLOURS,
     VIOLATION,
+    verdict_line,
 )
 from fairpath.report import Section, write_report  # noqa: E402
 
@@ -165,7 +166,7 @@ def _cookbook_table(cookbook) -> pd.DataFrame:
             "estimate": tests["estimate"],
             "CI": [f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(tests["ci_low"], tests["ci_high"])],
             "p (Holm)": [f"{p:.3g}" for p in tests["p_holm"]],
-            "verdict": tests["verdict"],
+            "verdict": [verdict_line(row) for _, row in tests.iterrows()],
             "claim": tests["claim"],
         }
     )

@@ -6,7 +6,9 @@ thresholded at a quantile of the scores, 0.68 as in the paper's code), iPPM and 
 scores). The unconstrained learner (all of X, Z, W) and the constrained-learning predictors of each
 BN set are extra points. Every finished (point, seed) row is saved to ``runs.csv`` in the
 output folder (the whole file rewritten atomically), so an interrupted run resumes where it stopped;
-a resume keeps only complete, valid rows of the file and computes the others again.
+a resume keeps only complete, valid rows of the file and computes the others again. The runs are
+independent tasks (``n_jobs`` threads, or a Dask ``scheduler`` / local ``workers``; see
+fairpath._parallel): each takes its randomness from its seed, so where it runs changes no number.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_write_text, read_text, write_csv
+from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
     check_columns_present, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
@@ -90,6 +93,16 @@ def _constrained_oof(data: pd.DataFrame, sfm, bn, targets: dict, n_folds: int, s
     return scores
 
 
+def _repeats_note(repeats: int) -> str:
+    return f"sd over n = {repeats} repeats" if repeats >= 2 else "n = 1 repeat: no spread"
+
+
+def _mean_spread(row, key: str) -> str:
+    """``mean ± sd`` with at least 2 repeats; the mean alone otherwise (a spread of one run is undefined)."""
+    mean, sd = getattr(row, f"{key}_mean"), getattr(row, f"{key}_std")
+    return f"{mean:.3f} ± {sd:.3f}" if row.repeats >= 2 else f"{mean:.3f}"
+
+
 class FrontierResult(ResultMixin):
     """Per-run metrics (``runs``) and their mean ± sd per point (``to_frame()``); ``plot()`` draws Figure 6."""
 
@@ -110,10 +123,8 @@ class FrontierResult(ResultMixin):
     def __repr__(self) -> str:
         lines = [f"FrontierResult ({self.settings.get('repeats')} seeds, SPM at the {self.settings.get('quantile')} quantile)"]
         for row in self.to_frame().itertuples():
-            lines.append(
-                f"  {row.point:<16} SPM {row.spm_mean:.3f} ± {np.nan_to_num(row.spm_std):.3f}   iPPM {row.ippm_mean:.3f} ± "
-                f"{np.nan_to_num(row.ippm_std):.3f}   AUC {row.auc_mean:.3f} ± {np.nan_to_num(row.auc_std):.3f}"
-            )
+            cells = "   ".join(f"{label} {_mean_spread(row, key)}" for label, key in (("SPM", "spm"), ("iPPM", "ippm"), ("AUC", "auc")))
+            lines.append(f"  {row.point:<16} {cells}   ({_repeats_note(row.repeats)})")
         return "\n".join(lines)
 
     def plot(self):
@@ -124,9 +135,13 @@ class FrontierResult(ResultMixin):
         markers = {"adaptation": "o", "unconstrained": "s", "constrained": "^"}
         colours = plt.get_cmap("tab10")
         for i, row in enumerate(summary.itertuples()):
-            style = dict(fmt=markers[row.kind], color=colours(i % 10), capsize=3, label=row.point)
-            top.errorbar(row.spm_mean, row.ippm_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.ippm_std), **style)
-            bottom.errorbar(row.spm_mean, row.auc_mean, xerr=np.nan_to_num(row.spm_std), yerr=np.nan_to_num(row.auc_std), **style)
+            # Error bars only where a spread exists (≥ 2 repeats); the legend says over how many.
+            spread = row.repeats >= 2
+            style = dict(fmt=markers[row.kind], color=colours(i % 10), capsize=3, label=f"{row.point} ({_repeats_note(row.repeats)})")
+            top.errorbar(row.spm_mean, row.ippm_mean, xerr=row.spm_std if spread else None,
+                         yerr=row.ippm_std if spread else None, **style)
+            bottom.errorbar(row.spm_mean, row.auc_mean, xerr=row.spm_std if spread else None,
+                            yerr=row.auc_std if spread else None, **style)
         top.set_ylabel("Integrated PPM (iPPM)")
         bottom.set_ylabel("Area under ROC")
         bottom.set_xlabel("Statistical parity measure (SPM)")
@@ -207,8 +222,13 @@ def _save_runs(runs: pd.DataFrame, path: Path) -> None:
 
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
              reference: str = "x1", learner=None, engine="forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
-             n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True) -> FrontierResult:
-    """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable."""
+             n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True,
+             n_jobs: int = 1, scheduler=None, workers: int | None = None) -> FrontierResult:
+    """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable.
+
+    ``n_jobs`` threads, or a Dask ``scheduler`` (address or ``distributed.Client``) or a local cluster of
+    ``workers`` processes, run the (point, seed) tasks; the numbers are those of a one-thread run.
+    """
     bn_sets = parse_bn_sets(bn_sets)
     _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed)
     settings = {"bn_sets": bn_sets, "repeats": repeats, "quantile": quantile, "reference": reference, "engine": str(engine),
@@ -224,16 +244,19 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     done = set(zip(runs["point"], runs["seed"]))
 
     pending = [t for t in tasks if (t[0], t[3]) not in done]
-    targets_by_seed: dict[int, dict] = {}
-    bar = progress_bar(pending, desc="frontier", unit="run", enabled=progress)
-    for point, kind, bn_set, run_seed in bar:
-        bar.set_postfix_str(f"{point}, seed {run_seed}")
-        scores = _scores(data, sfm, kind, bn_set, run_seed, reference, learner, engine, n_folds, targets_by_seed)
-        row = {"point": point, "kind": kind, "bn_set": bn_set, "seed": run_seed,
-               **score_metrics(data, sfm, scores, quantile, n_bins, n_boot, run_seed)}
-        runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
-        if runs_file is not None:
-            _save_runs(runs, runs_file)
+    where = {"n_jobs": n_jobs, "scheduler": scheduler, "workers": workers}
+    # The constrained points need the decomposition of their seed: computed once per seed, first.
+    seeds = sorted({t[3] for t in pending if t[1] == "constrained"})
+    targets = {seeds[i]: r for i, r in run_tasks(_targets, seeds, shared={"data": data, "sfm": sfm}, **where)}
+    shared = {"data": data, "sfm": sfm, "reference": reference, "learner": learner, "engine": engine, "n_folds": n_folds,
+              "quantile": quantile, "n_bins": n_bins, "n_boot": n_boot, "targets": targets}
+    with progress_bar(total=len(pending), desc="frontier", unit="run", enabled=progress) as bar:
+        for _, row in run_tasks(_run, pending, shared=shared, **where):
+            bar.set_postfix_str(f"{row['point']}, seed {row['seed']}")
+            bar.update()
+            runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
+            if runs_file is not None:
+                _save_runs(runs, runs_file)
     order = {t[0]: i for i, t in enumerate(tasks)}
     runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
     return FrontierResult(runs.reset_index(drop=True), settings)
@@ -256,7 +279,21 @@ def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed
     check_fold_sizes(data, sfm, n_folds)
 
 
-def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets_by_seed) -> np.ndarray:
+def _targets(seed: int, data, sfm) -> dict:
+    """The constrained learner's targets: the seed's DE, IE and SE estimates."""
+    result = decompose(data, sfm, seed=seed)
+    return {p: result.estimate(m).estimate for p, m in MEASURE_OF_PATHWAY.items()}
+
+
+def _run(task, data, sfm, reference, learner, engine, n_folds, quantile, n_bins, n_boot, targets) -> dict:
+    """One (point, seed) row of runs.csv."""
+    point, kind, bn_set, seed = task
+    scores = _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets)
+    return {"point": point, "kind": kind, "bn_set": bn_set, "seed": seed,
+            **score_metrics(data, sfm, scores, quantile, n_bins, n_boot, seed)}
+
+
+def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets) -> np.ndarray:
     if kind == "adaptation":
         bn = BN_OF_RESOLVING[bn_set]
         predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, seed=seed)
@@ -265,7 +302,4 @@ def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, 
         columns = [sfm.x, *sfm.z, *sfm.w]
         model = learner if learner is not None else default_forest(True, seed)
         return out_of_fold_scores(model, encode_features(data, columns), data[sfm.y].to_numpy(), True, n_folds, seed)
-    if seed not in targets_by_seed:
-        result = decompose(data, sfm, seed=seed)
-        targets_by_seed[seed] = {p: result.estimate(m).estimate for p, m in MEASURE_OF_PATHWAY.items()}
-    return _constrained_oof(data, sfm, BN_OF_RESOLVING[bn_set], targets_by_seed[seed], n_folds, seed)
+    return _constrained_oof(data, sfm, BN_OF_RESOLVING[bn_set], targets[seed], n_folds, seed)

@@ -4,20 +4,21 @@ The pieces work separately or together:
 
 - :class:`FairnessSpec` (attribute, values, subgroups, templates; built-in ``country``,
   ``occupation``, ``name``; YAML; :func:`combine_specs`);
-- generation backends (:class:`HFGenerator` for local causal LMs, :class:`PoolGenerator` with a
-  known bias) and :class:`SampleStore` / :func:`generate_samples` (resumable Parquet storage);
+- generation backends (:class:`HFGenerator` for local causal LMs, :class:`OpenAICompatibleBackend`
+  for served models, :class:`PoolGenerator` with a known bias) and :class:`SampleStore` / :func:`generate_samples` (resumable Parquet storage);
 - sentiment scorers in [0, 1] (:func:`get_scorer`: ``vader``, ``textblob``, ``opinion``,
   ``minilm`` or a Hugging Face classifier folder);
 - metrics (:func:`wasserstein1`, :func:`individual_fairness`, :func:`group_fairness`,
   :func:`counterfactual_fairness` with permutation tests and noise floors, :func:`compare_models`
   for two models on the same prompts);
 - quality (:func:`semantic_similarity`, :func:`perplexity`);
-- :func:`audit_text`, returning a :class:`TextAuditResult` with a report.
+- :func:`audit_text`, returning a :class:`TextAuditResult` with a report; :func:`audit_samples` (with
+  :func:`read_generations`) for continuations generated elsewhere.
 """
 
 from importlib import import_module
 
-from fairpath.text._audit import DEFAULT_SCORERS, TextAuditResult, audit_text, score_samples
+from fairpath.text._audit import DEFAULT_SCORERS, TextAuditResult, audit_samples, audit_text, score_samples
 from fairpath.text._metrics import (
     FairnessResult,
     ModelComparison,
@@ -40,6 +41,7 @@ from fairpath.text._scorers import (
     get_scorer,
 )
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
+from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 
 # Names whose modules import torch load on first access, so that specifications, scorers and
 # metrics work without it (``import fairpath.text`` does not import torch).
@@ -51,6 +53,7 @@ _LAZY = {
     "SampleRequest": "_generation",
     "load_causal_lm": "_models",
     "model_id": "_models",
+    "OpenAICompatibleBackend": "_openai_backend",
     "PerplexityResult": "_quality",
     "perplexity": "_quality",
     "prompt_similarities": "_quality",
@@ -75,6 +78,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "DEFAULT_SCORERS",
     "EmbeddingAnchorScorer",
+    "GENERATION_COLUMNS",
     "FairnessResult",
     "FairnessSpec",
     "GenerationBackend",
@@ -82,6 +86,7 @@ __all__ = [
     "HFClassifierScorer",
     "HFGenerator",
     "ModelComparison",
+    "OpenAICompatibleBackend",
     "OpinionWordScorer",
     "PermutationTest",
     "PerplexityResult",
@@ -93,6 +98,7 @@ __all__ = [
     "TextAuditResult",
     "TextBlobScorer",
     "VaderScorer",
+    "audit_samples",
     "audit_text",
     "available_scorers",
     "combine_specs",
@@ -108,6 +114,7 @@ __all__ = [
     "pairwise_wasserstein1",
     "perplexity",
     "prompt_similarities",
+    "read_generations",
     "score_samples",
     "semantic_similarity",
     "wasserstein1",

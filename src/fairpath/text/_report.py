@@ -80,11 +80,15 @@ def _quality_section(result) -> Section:
     quality = result.quality
     section = Section("Quality of the continuations")
     rows = []
-    if "ssc" in quality:
-        rows.append({"measure": "S.S.c: share of continuations with MiniLM cosine >= 0.4 to the template prompt", "value": quality["ssc"]})
+    if "ss_templates" in quality:
+        rows.append({"measure": "S.S. on the template prompts: share of continuations with MiniLM cosine >= 0.4 to their prompt",
+                     "value": quality["ss_templates"]})
         rows.append({"measure": "mean cosine similarity to the prompt", "value": quality["mean_prompt_similarity"]})
     if "ss" in quality:
         rows.append({"measure": "S.S.: share of continuations of corpus prefixes with cosine >= 0.4", "value": quality["ss"]})
+    if "ssc" in quality:
+        rows.append({"measure": "S.S.c: share of continuations of corpus prefixes that mention a value with MiniLM cosine >= 0.4",
+                     "value": quality["ssc"]})
     if "perplexity" in quality:
         ppl = quality["perplexity"]
         rows.append({"measure": f"perplexity on the corpus ({ppl['n_texts']} texts, {ppl['n_tokens']} tokens)", "value": ppl["perplexity"]})

@@ -234,13 +234,14 @@ class FairnessSpec:
     def ambiguities(self, text: str, source: str, target: str) -> list[str]:
         """Sensitive words in ``text`` whose replacement from ``source`` to ``target`` is not unique."""
         _, ambiguous = self._replacements(self.value(source), self.value(target))
-        return [word for word in ambiguous if _word_pattern([word, _capitalize(word)]).search(text)]
+        return [word for word in ambiguous if _word_pattern(_forms(word)).search(text)]
 
     def counterfactual(self, text: str, source: str, target: str) -> str:
         """Replace every sensitive word of ``source`` in ``text`` by the matching word of ``target``.
 
         Articles change with their word ("a baker" -> "an accountant"); pronouns follow the
-        subgroup. Raises :class:`FairpathInputError` when a word present in the text has more
+        subgroup. A word is found in the forms :meth:`contains_sensitive_token` finds (as written,
+        capitalised, upper case) and replaced by the same form of its target. Raises :class:`FairpathInputError` when a word present in the text has more
         than one possible replacement (female "her" -> "his" or "him").
         """
         source_value, target_value = self.value(source), self.value(target)
@@ -253,17 +254,30 @@ class FairnessSpec:
             )
         if not mapping:
             return text
-        keyed = {**mapping, **{_capitalize(k): _capitalize(v) for k, v in mapping.items()}}
+        keyed = {form: _same_form(form, word, target) for word, target in mapping.items() for form in _forms(word)}
         return _word_pattern(keyed).sub(lambda match: keyed[match.group(0)], text)
 
     def contains_sensitive_token(self, text: str) -> bool:
-        """Whether ``text`` mentions any value of the attribute (whole words, any case)."""
+        """Whether ``text`` mentions any value of the attribute (whole words, see :meth:`value_mentions`)."""
         return bool(self._value_pattern.search(text))
+
+    def value_mentions(self, text: str) -> list[str]:
+        """The values ``text`` mentions, in order of first appearance.
+
+        A value is found as written in the specification, capitalised (sentence start) or in upper
+        case, never in other cases: "raven" and "diamond" are not the names Raven and Diamond. These
+        are exactly the forms :meth:`counterfactual` replaces, so whatever is found can be swapped.
+        """
+        first = {}
+        for value in self.values:
+            match = _word_pattern(f for p in self.placeholders for f in _forms(value.slots[p])).search(text)
+            if match:
+                first[value.name] = match.start()
+        return sorted(first, key=first.get)
 
     @cached_property
     def _value_pattern(self) -> re.Pattern:
-        words = {v.slots[p] for v in self.values for p in self.placeholders}
-        return re.compile(_word_pattern(words).pattern, re.IGNORECASE)
+        return _word_pattern(f for v in self.values for p in self.placeholders for f in _forms(v.slots[p]))
 
     def validate(self) -> pd.DataFrame:
         """Problems that would make counterfactuals unreliable, one row each (empty when none).
@@ -361,6 +375,18 @@ def _value_entries(raw, where: str) -> list[tuple[str, str, dict[str, str]]]:
 
 def _capitalize(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _forms(word: str) -> tuple[str, ...]:
+    """The written forms of a sensitive word that are found and replaced: as given, capitalised, upper case."""
+    return tuple(dict.fromkeys((word, _capitalize(word), word.upper())))
+
+
+def _same_form(form: str, word: str, target: str) -> str:
+    """``target`` written the way ``form`` writes ``word``."""
+    if form == word:
+        return target
+    return _capitalize(target) if form == _capitalize(word) else target.upper()
 
 
 def _word_pattern(words: Iterable[str]) -> re.Pattern:

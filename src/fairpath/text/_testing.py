@@ -14,12 +14,26 @@ Public contract
     ``AutoModelForSequenceClassification`` / ``AutoTokenizer``. ``labels`` names the classes
     (default ``negative, positive`` for 2 labels, ``negative, neutral, positive`` for 3, else
     ``LABEL_i``).
+``sampling_generation_config(path)``
+    Makes the model folder's generation config sample (``do_sample=True``, as chat models ship), which
+    servers such as ``transformers serve`` read: without it they decode greedily.
+``TransformersServer(model_folder, log_path, threads=1)``
+    ``transformers serve`` (the ``serve`` extra) of a model folder on 127.0.0.1 at a free port, started
+    on creation and ready to answer; ``base_url`` (``http://127.0.0.1:PORT/v1``), ``model`` (the name
+    to request) and ``stop()``. Also a context manager. Used by the endpoint tests and benchmarks.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
+from typing import Self
 
 import torch
 
@@ -151,3 +165,61 @@ def make_tiny_sequence_classifier(
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def sampling_generation_config(path: str | os.PathLike) -> Path:
+    """Set ``do_sample=True`` in the folder's generation config; return the folder."""
+    path = Path(path)
+    config_file = path / "generation_config.json"
+    config = json.loads(config_file.read_text()) if config_file.exists() else {}
+    config_file.write_text(json.dumps({**config, "do_sample": True}))
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class TransformersServer:
+    """``transformers serve MODEL`` on 127.0.0.1 at a free port, for tests and benchmarks."""
+
+    def __init__(self, model: str | os.PathLike, log: str | os.PathLike, threads: int = 1):
+        self.model, self.port, self.log = str(model), _free_port(), Path(log)
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        command = [str(Path(sys.executable).with_name("transformers")), "serve", self.model,
+                   "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu"]
+        # Few torch threads: on a loaded machine more threads per decode step are much slower, not faster.
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+        self._log_file = open(self.log, "w")  # noqa: SIM115 - open as long as the server runs; closed by stop()
+        self.process = subprocess.Popen(command, stdout=self._log_file, stderr=subprocess.STDOUT, env=env)
+        self._wait_until_ready()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _wait_until_ready(self) -> None:
+        while True:
+            if self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"transformers serve exited with {self.process.returncode}:\n{self.log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:  # not listening yet
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log_file.close()

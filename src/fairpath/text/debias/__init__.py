@@ -10,7 +10,7 @@ from fairpath.text.debias._corpus import (
     training_prompts,
     values_in,
 )
-from fairpath.text.debias._representations import pool_hidden_states, sentence_representations
+from fairpath.text.debias._representations import Representation, pool_hidden_states, sentence_representations
 from fairpath.text.debias._sentiment_head import SentimentHead, SentimentProjection, fit_sentiment_projection
 from fairpath.text.debias._study import DebiasStudy, DebiasStudyResult
 from fairpath.text.debias._training import DebiasConfig, DebiasTrainer
@@ -22,6 +22,7 @@ __all__ = [
     "DebiasStudy",
     "DebiasStudyResult",
     "DebiasTrainer",
+    "Representation",
     "SentimentHead",
     "SentimentProjection",
     "build_corpus",

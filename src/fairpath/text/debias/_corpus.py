@@ -10,7 +10,6 @@ evaluation templates of the audit, so the model is never trained on what it is e
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -79,14 +78,12 @@ GENERIC_PROMPTS = (
 
 
 def values_in(spec: FairnessSpec, text: str) -> list[str]:
-    """The values of ``spec`` that ``text`` mentions (whole words, any case), in order of appearance."""
-    found = []
-    for value in spec.values:
-        words = sorted({value.slots[p] for p in spec.placeholders}, key=len, reverse=True)
-        match = re.search(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)", text, re.IGNORECASE)
-        if match:
-            found.append((match.start(), value.name))
-    return [name for _, name in sorted(found)]
+    """The values of ``spec`` that ``text`` mentions, in order of appearance.
+
+    Values are found in the forms that :meth:`FairnessSpec.counterfactual` replaces (as written,
+    capitalised, upper case), so every value found can be swapped.
+    """
+    return spec.value_mentions(text)
 
 
 def value_token_counts(spec: FairnessSpec, tokenizer) -> dict[str, int]:
@@ -152,8 +149,13 @@ class DebiasCorpus:
 
 
 def _choose_target(rng, spec: FairnessSpec, text: str, source: str, present: list[str], token_counts) -> str | None:
-    """A random other value absent from the text whose swap is unambiguous (and, if asked, as long)."""
-    candidates = [v for v in spec.value_names if v not in present]
+    """A random value of another subgroup, absent from the text, whose swap is unambiguous (and, if asked, as long).
+
+    As in Huang et al. (2020) the counterfactual crosses subgroups: a female name becomes a male one
+    (each country and occupation is its own subgroup, so there any other value qualifies).
+    """
+    subgroup = spec.value(source).subgroup
+    candidates = [v.name for v in spec.values if v.subgroup != subgroup and v.name not in present]
     if token_counts is not None:
         candidates = [v for v in candidates if token_counts[v] == token_counts[source]]
     candidates = [v for v in candidates if not spec.ambiguities(text, source, v)]
@@ -192,8 +194,10 @@ def make_pairs(texts: Sequence[str], spec: FairnessSpec, seed: int = 0,
     """Counterfactual pairs for the texts that mention a value; returns (pairs, texts left unused).
 
     The first value mentioned is swapped (with its article and, across subgroups, its pronouns) for
-    a random value not in the text. With a ``tokenizer`` (position-wise comparison), values are
-    swapped only for values with the same token count, and every pair is checked for equal length.
+    a random value of another subgroup not in the text. With a ``tokenizer`` (position-wise
+    comparison), values are swapped only for values with the same token count, and every pair is
+    checked for equal length. A text whose counterfactual would equal it, or would still mention the
+    original value, is counted as unused (never kept as a pair).
     """
     rng = np.random.default_rng(seed)
     token_counts = check_alignable(spec, tokenizer) if tokenizer is not None else None
@@ -201,10 +205,12 @@ def make_pairs(texts: Sequence[str], spec: FairnessSpec, seed: int = 0,
     for text in texts:
         present = values_in(spec, text)
         target = _choose_target(rng, spec, text, present[0], present, token_counts) if present else None
-        if target is None:  # no value, or every other value is present or ambiguous
+        counterfactual = spec.counterfactual(text, present[0], target) if target is not None else text
+        # None: no value, or every other value is present or ambiguous
+        if counterfactual == text or present[0] in values_in(spec, counterfactual):
             n_unused += 1
             continue
-        pairs.append(CounterfactualPair(text, spec.counterfactual(text, present[0], target), present[0], target))
+        pairs.append(CounterfactualPair(text, counterfactual, present[0], target))
     if tokenizer is not None:
         check_pair_lengths(pairs, tokenizer)
     return pairs, n_unused

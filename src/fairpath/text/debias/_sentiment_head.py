@@ -8,23 +8,30 @@ vectors between a sentence and its counterfactual, so the head stays frozen duri
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from pathlib import Path
+from typing import Sequence
+
 import numpy as np
 import torch
 from torch import nn
 
-from pathlib import Path
-from typing import Sequence
-
 from fairpath._exceptions import FairpathInputError
+from fairpath.text.debias._representations import Representation
 
 _MIN_PER_CLASS = 4
 
 
 class SentimentHead(nn.Module):
-    """f_sh: standardise h̄, then Linear-ReLU-Linear-ReLU-Linear to two logits, returned as probabilities."""
+    """f_sh: standardise h̄, then Linear-ReLU-Linear-ReLU-Linear to two logits, returned as probabilities.
 
-    def __init__(self, input_size: int, hidden_size: int = 128):
+    ``representation`` records how the h̄ it was fitted on were computed (mean-pooled sentence
+    vectors), so that training can refuse to feed it anything else.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int = 128, representation: Representation | None = None):
         super().__init__()
+        self.representation = representation
         self.register_buffer("center", torch.zeros(input_size))
         self.register_buffer("scale", torch.ones(input_size))
         self.layers = nn.Sequential(
@@ -147,7 +154,9 @@ class SentimentProjection:
         """Write the fitted head and its summary (one torch file)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        representation = self.head_.representation
         torch.save({"params": self.get_params(), "summary": self.summary(), "input_size": self.head_.center.numel(),
+                    "representation": asdict(representation) if representation is not None else None,
                     "state": self.head_.state_dict()}, path)
         return path
 
@@ -158,7 +167,9 @@ class SentimentProjection:
         except Exception as error:  # torch raises several types for damaged files
             raise FairpathInputError(f"sentiment head file {str(path)!r} cannot be read ({error}); delete it to refit") from error
         projection = cls(**saved["params"])
-        head = SentimentHead(saved["input_size"], projection.hidden_size)
+        representation = saved.get("representation")
+        head = SentimentHead(saved["input_size"], projection.hidden_size,
+                             Representation(**representation) if representation is not None else None)
         head.load_state_dict(saved["state"])
         head.eval()
         head.requires_grad_(False)
@@ -180,11 +191,19 @@ class SentimentProjection:
                 f"trained on {self.n_train_}; {self.n_discarded_} sentences with |score| <= {self.threshold} discarded)")
 
 
-def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer="vader", **params) -> SentimentProjection:
-    """Score ``texts`` with a fairpath scorer (mapped back to [-1, 1]) and fit f_sh on the model's h̄."""
+def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer="vader",
+                             representation: Representation | None = None, **params) -> SentimentProjection:
+    """Score ``texts`` with a fairpath scorer (mapped back to [-1, 1]) and fit f_sh on the model's h̄.
+
+    The head records ``representation`` (the default :class:`Representation` when None), the h̄ it
+    reads; :class:`DebiasTrainer` refuses a head fitted on another one.
+    """
     from fairpath.text._scorers import get_scorer
     from fairpath.text.debias._representations import sentence_representations
 
+    representation = representation or Representation()
     scores = 2 * get_scorer(scorer).score(list(texts)) - 1
-    representations = sentence_representations(model, tokenizer, list(texts))
-    return SentimentProjection(**params).fit(representations.numpy(), scores)
+    representations = sentence_representations(model, tokenizer, list(texts), representation=representation)
+    projection = SentimentProjection(**params).fit(representations.numpy(), scores)
+    projection.head_.representation = representation
+    return projection

@@ -1,9 +1,9 @@
 """The debiasing study: train one model per regularizer and λ, audit each against the base model.
 
 For the base model and every debiased one the study reports, from the text audit, individual and
-group fairness per scorer (permutation p-values, noise floor), S.S.c and perplexity on the held-out
-text and on its sensitive subset, plus S.S. (semantic similarity of continuations of ordinary text
-prefixes, taken from the held-out text). Every stage writes its result to the output folder, so a
+group fairness per scorer (permutation p-values, noise floor), perplexity on the held-out text and on
+its sensitive subset, and S.S. and S.S.c on prefixes of the held-out text (defined once, in
+``fairpath.text._quality``). Every stage writes its result to the output folder, so a
 rerun skips what is done and resumes an interrupted training from its checkpoint.
 
 Layout of ``out_dir``: ``corpus.json``, ``sentiment_head.pt``, ``models/<name>/`` (Hugging Face
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -28,7 +29,16 @@ from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
 BASE = "base"
-SS_PREFIX_WORDS = 8
+SCORES_NAME = "scores.parquet"
+
+
+def write_parquet_atomic(frame: pd.DataFrame, path: Path) -> Path:
+    """Write a table through a temporary file, so a kill never leaves half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    frame.to_parquet(partial, index=False)
+    os.replace(partial, path)
+    return path
 
 
 def model_name(regularizer: str, lam: float) -> str:
@@ -182,8 +192,12 @@ class DebiasStudy:
     corpus_samples_per_prompt, corpus_max_new_tokens : size of the sampled default corpus.
     audit_samples, audit_max_new_tokens, scorers, n_bootstrap : the audit of each model.
     semantic : measure S.S. and S.S.c with MiniLM.
-    ss_samples : continuations per held-out prefix for S.S.
     seed : seeds the corpus, training, sampling and the bootstrap.
+    device : "auto" (CUDA when available, else the CPU), "cpu" or "cuda"; every model is trained,
+        sampled and scored for perplexity there.
+
+    Each audit also writes ``audits/<name>/scores.parquet`` (one row per scored continuation), from
+    which models are compared with paired tests.
     """
 
     def __init__(self, out_dir: str | Path, attribute="occupation", model="default",
@@ -191,9 +205,11 @@ class DebiasStudy:
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
                  scorers: Sequence[str] = ("vader",), n_bootstrap: int = 200, semantic: bool = True,
-                 ss_samples: int = 2, generation_batch_size: int = 64, seed: int = 0, progress: bool = True):
+                 generation_batch_size: int = 64, seed: int = 0, progress: bool = True, device: str = "auto"):
+        from fairpath.text._models import resolve_device
         from fairpath.text._spec import FairnessSpec
 
+        self.device = resolve_device(device)
         self.out_dir = Path(out_dir)
         self.spec = FairnessSpec.load(attribute)
         self.model = str(model)
@@ -210,7 +226,6 @@ class DebiasStudy:
         self.scorers = tuple(scorers)
         self.n_bootstrap = n_bootstrap
         self.semantic = semantic
-        self.ss_samples = ss_samples
         self.generation_batch_size = generation_batch_size
         self.seed = seed
         self.progress = progress
@@ -226,7 +241,7 @@ class DebiasStudy:
     def _load_base(self):
         from fairpath.text._models import load_causal_lm
 
-        return load_causal_lm(self.model)
+        return load_causal_lm(self.model, device=self.device)
 
     def prepare_corpus(self) -> DebiasCorpus:
         path = self.out_dir / "corpus.json"
@@ -264,7 +279,8 @@ class DebiasStudy:
         started = time.perf_counter()
         model, tokenizer = self._load_base()
         texts = list(dict.fromkeys(corpus.train_texts))
-        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader", random_state=self.seed)
+        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader",
+                                              representation=self.training.representation, random_state=self.seed)
         projection.save(path)
         self._timed("sentiment_head", started)
         return projection
@@ -294,16 +310,17 @@ class DebiasStudy:
         if cached.exists():
             return json.loads(cached.read_text())
         started = time.perf_counter()
-        backend = HFGenerator(model_path)
+        backend = HFGenerator(model_path, device=self.device)
         settings = self.audit_settings()
         result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
                             n_permutations=self.n_bootstrap, seed=self.seed, quality=self.semantic,
                             corpus=corpus.heldout_texts, progress=self.progress)
         result.to_json(folder / "audit.json")
-        ss = self.semantic_similarity(backend, corpus) if self.semantic else float("nan")
+        write_parquet_atomic(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
-        record = {"model": name, "path": str(model_path), "model_id": backend.model_id, "ss": ss,
-                  "ssc": result.quality.get("ssc", float("nan")), "perplexity": ppl["perplexity"],
+        record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
+                  "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
+                  "perplexity": ppl["perplexity"],
                   "perplexity_sensitive": ppl["perplexity_sensitive"], "timings_s": result.timings,
                   "fairness": {scorer: _fairness_numbers(f) for scorer, f in result.fairness.items()}}
         write_json(record, cached)
@@ -315,16 +332,6 @@ class DebiasStudy:
 
         return GenerationSettings(max_new_tokens=self.audit_max_new_tokens, n_samples=self.audit_samples,
                                   batch_size=self.generation_batch_size, seed=self.seed)
-
-    def semantic_similarity(self, backend, corpus: DebiasCorpus) -> float:
-        """S.S.: share of continuations of held-out text prefixes with MiniLM cosine >= 0.4 to the prefix."""
-        from fairpath.text._quality import semantic_similarity
-
-        prefixes = list(dict.fromkeys(" ".join(t.split()[:SS_PREFIX_WORDS]) for t in corpus.heldout_texts))
-        settings = replace(self.audit_settings(), n_samples=self.ss_samples)
-        continuations = backend.generate(prefixes, settings=settings)
-        prompts = [p for p, texts in zip(prefixes, continuations) for _ in texts]
-        return semantic_similarity(prompts, [t for texts in continuations for t in texts])
 
     # -- the whole study ----------------------------------------------------------------------
     def run(self) -> DebiasStudyResult:
@@ -360,7 +367,7 @@ class DebiasStudy:
                 "runs": [model_name(c.regularizer, c.lam) for c in self.runs],
                 "audit_samples": self.audit_samples, "audit_max_new_tokens": self.audit_max_new_tokens,
                 "scorers": list(self.scorers), "n_bootstrap": self.n_bootstrap, "semantic": self.semantic,
-                "ss_samples": self.ss_samples, "seed": self.seed}
+                "seed": self.seed, "device": self.device}
 
     def timings(self) -> dict:
         """Seconds spent per stage, over every session that worked on this folder."""

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from fairpath._exceptions import FairpathInputError
 from fairpath._progress import progress as progress_bar
 from fairpath.text.debias._corpus import CounterfactualPair
-from fairpath.text.debias._representations import forward_with_representation
+from fairpath.text.debias._representations import Representation, forward_with_representation
 
 REGULARIZERS = ("embedding", "sentiment")
 METHODS = ("lora", "full")
@@ -47,10 +47,14 @@ class DebiasConfig:
     lora_alpha: int = 16
     lora_target_modules: str | list[str] = "all-linear"
     pooling: str = "mean"
+    layers: tuple[int, ...] = (-2, -1)
+    normalisation: str = "final_norm"
+    skip_first_token: bool = True
     checkpoint_every: int = 20
     seed: int = 0
 
     def __post_init__(self):
+        self.layers = self.representation.layers  # validated, and a tuple also when loaded from JSON
         if not isinstance(self.lam, (int, float)) or not math.isfinite(self.lam) or self.lam < 0:
             raise FairpathInputError(f"lambda must be a finite number >= 0 (it weighs the fairness loss), got {self.lam!r}")
         if self.regularizer not in REGULARIZERS:
@@ -59,11 +63,21 @@ class DebiasConfig:
             raise FairpathInputError(f"method {self.method!r} is unknown; use 'lora' (parameter-efficient) or 'full'")
         if self.pooling not in POOLINGS:
             raise FairpathInputError(f"pooling {self.pooling!r} is unknown; use 'mean' or 'position'")
+        if self.regularizer == "sentiment" and self.pooling == "position":
+            raise FairpathInputError(
+                "regularizer 'sentiment' compares f_sh(h̄) of whole sentences: the sentiment head is fitted on "
+                "mean-pooled h̄ and must read the same; pooling='position' applies to the embedding regularizer only"
+            )
         for name in ("steps", "batch_size", "max_length", "checkpoint_every", "lora_rank"):
             if int(getattr(self, name)) < 1:
                 raise FairpathInputError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         if not self.learning_rate > 0:
             raise FairpathInputError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+
+    @property
+    def representation(self) -> Representation:
+        """How h̄ is computed (see :class:`Representation`)."""
+        return Representation(tuple(self.layers), self.normalisation, self.skip_first_token)
 
 
 def cosine_distance(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -89,6 +103,10 @@ def _prepare_model(model, config: DebiasConfig):
         return get_peft_model(model, lora)
 
 
+def _lm_labels(encoded) -> torch.Tensor:
+    return encoded["input_ids"].masked_fill(encoded["attention_mask"] == 0, -100)
+
+
 class DebiasTrainer:
     """Fine-tune a causal LM with the fairness regularizer on counterfactual pairs.
 
@@ -109,6 +127,12 @@ class DebiasTrainer:
             raise FairpathInputError("no counterfactual pairs to train on; the corpus has no sentences with sensitive tokens")
         if config.regularizer == "sentiment" and sentiment_head is None:
             raise FairpathInputError("regularizer 'sentiment' needs a fitted sentiment head (SentimentProjection().fit(...).head_)")
+        fitted_on = getattr(sentiment_head, "representation", None)
+        if config.regularizer == "sentiment" and fitted_on is not None and fitted_on != config.representation:
+            raise FairpathInputError(
+                f"the sentiment head was fitted on h̄ computed as {fitted_on} but training computes {config.representation}; "
+                "refit the head with the training's representation (fit_sentiment_projection(..., representation=...))"
+            )
         self.config = config
         self.pairs = list(pairs)
         self.tokenizer = tokenizer
@@ -144,28 +168,45 @@ class DebiasTrainer:
 
     # -- losses -------------------------------------------------------------------------------
     def _fairness_loss(self, pooled_x, pooled_cf, mask) -> torch.Tensor:
-        if self.config.regularizer == "sentiment":
+        if self.config.regularizer == "sentiment":  # sentence vectors: what the head was fitted on
             pooled_x, pooled_cf = self.sentiment_head(pooled_x), self.sentiment_head(pooled_cf)
-        return cosine_distance(pooled_x, pooled_cf, mask if self.config.pooling == "position" else None)
+        position_mask = self.config.representation.token_mask(mask) if self.config.pooling == "position" else None
+        return cosine_distance(pooled_x, pooled_cf, position_mask)
 
     def losses(self, pairs: Sequence[CounterfactualPair]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(total, L_LM, L_fair) for a batch; with λ = 0 the counterfactual pass carries no gradient."""
+        """(total, L_LM, L_fair) for a batch.
+
+        The sentences and their counterfactuals run in one forward pass (one batch of 2n rows, the LM
+        loss on the first n only): twice the rows per matrix product, half the passes. With λ = 0 the
+        counterfactuals carry no gradient, so they run apart, without building a graph.
+        """
         pooling = "none" if self.config.pooling == "position" else "mean"
-        x = self._encode([p.text for p in pairs])
-        labels = x["input_ids"].masked_fill(x["attention_mask"] == 0, -100)
-        outputs, pooled_x = forward_with_representation(self.model_, x["input_ids"], x["attention_mask"], labels, pooling)
-        cf = self._encode([p.counterfactual for p in pairs])
-        if self.config.pooling == "position" and cf["input_ids"].shape != x["input_ids"].shape:
-            raise FairpathInputError("position-wise pooling needs counterfactuals with as many tokens as their originals; use pooling='mean'")
+        representation = self.config.representation
+        n = len(pairs)
         if self.config.lam == 0:
             # Plain LM fine-tuning: the fairness loss is only logged, and nothing else touches the graph.
+            x = self._encode([p.text for p in pairs])
+            outputs, pooled_x = forward_with_representation(self.model_, x["input_ids"], x["attention_mask"],
+                                                            _lm_labels(x), pooling, representation)
             with torch.no_grad():
-                _, pooled_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None, pooling)
+                cf = self._encode([p.counterfactual for p in pairs])
+                self._check_aligned(x["attention_mask"], cf["attention_mask"])
+                _, pooled_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None,
+                                                           pooling, representation)
                 fair = self._fairness_loss(pooled_x.detach(), pooled_cf, x["attention_mask"])
             return outputs.loss, outputs.loss, fair
-        _, pooled_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None, pooling)
-        fair = self._fairness_loss(pooled_x, pooled_cf, x["attention_mask"])
+        both = self._encode([p.text for p in pairs] + [p.counterfactual for p in pairs])
+        mask = both["attention_mask"]
+        self._check_aligned(mask[:n], mask[n:])
+        labels = _lm_labels(both)
+        labels[n:] = -100  # the language-model loss is on x only
+        outputs, pooled = forward_with_representation(self.model_, both["input_ids"], mask, labels, pooling, representation)
+        fair = self._fairness_loss(pooled[:n], pooled[n:], mask[:n])
         return outputs.loss + self.config.lam * fair, outputs.loss, fair
+
+    def _check_aligned(self, mask_x, mask_cf) -> None:
+        if self.config.pooling == "position" and not torch.equal(mask_x.sum(dim=1), mask_cf.sum(dim=1)):
+            raise FairpathInputError("position-wise pooling needs counterfactuals with as many tokens as their originals; use pooling='mean'")
 
     def evaluate(self, pairs: Sequence[CounterfactualPair] | None = None) -> dict:
         """Mean L_LM and L_fair over ``pairs`` (all training pairs by default), without gradients."""

@@ -1,0 +1,91 @@
+"""Repetitions as independent tasks: in this process, on threads, or on a Dask cluster.
+
+Public contract
+---------------
+``run_tasks(function, tasks, *, shared=None, n_jobs=1, scheduler=None, workers=None, processes=True)``
+    A generator of ``(position, function(task, **shared))`` for every task, in the order the tasks
+    finish. ``n_jobs=1`` (the default) runs them one after another here; ``n_jobs > 1`` on that many
+    threads (``-1``: one per core). ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a
+    ``distributed.Client``) or ``workers`` (a ``LocalCluster`` of that many single-threaded workers,
+    processes unless ``processes=False``) runs them as Dask tasks with ``client.map``; ``shared``
+    data (values with a ``shape``) are scattered to the workers once instead of travelling with
+    every task.
+    Each task must take its randomness from its own arguments (a seed), so that where it runs
+    changes no number. Needs ``distributed`` only for a scheduler or workers (``pip install
+    'fairpath[dask]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+from fairpath._exceptions import FairpathInputError
+
+
+def run_tasks(function: Callable, tasks: Sequence, *, shared: dict | None = None, n_jobs: int = 1, scheduler=None,
+              workers: int | None = None, processes: bool = True) -> Iterator[tuple[int, Any]]:
+    """Yield ``(position, function(task, **shared))`` for each task as it finishes."""
+    shared = dict(shared or {})
+    _check_options(n_jobs, scheduler, workers)
+    tasks = list(tasks)
+    if not tasks:
+        return iter(())
+    if scheduler is not None or workers is not None:
+        return _on_dask(function, tasks, shared, scheduler, workers, processes)
+    n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+    if n_jobs == 1:
+        return ((position, function(task, **shared)) for position, task in enumerate(tasks))
+    return _on_threads(function, tasks, shared, n_jobs)
+
+
+def _check_options(n_jobs, scheduler, workers) -> None:
+    if not (n_jobs == -1 or (isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs >= 1)):
+        raise FairpathInputError(f"n_jobs must be a positive integer or -1 (one thread per core), got {n_jobs!r}")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise FairpathInputError(f"workers must be a positive integer, got {workers!r}")
+    if scheduler is not None and workers is not None:
+        raise FairpathInputError("give either a Dask scheduler address or a number of local workers, not both")
+
+
+def _on_threads(function, tasks, shared, n_jobs) -> Iterator[tuple[int, Any]]:
+    with ThreadPoolExecutor(n_jobs) as pool:
+        futures = {pool.submit(function, task, **shared): position for position, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+def _on_dask(function, tasks, shared, scheduler, workers, processes) -> Iterator[tuple[int, Any]]:
+    try:
+        import distributed
+    except ImportError as error:
+        raise FairpathInputError("running on Dask needs the 'distributed' package: pip install 'fairpath[dask]'") from error
+    with contextlib.ExitStack() as stack:
+        client = _client(distributed, scheduler, workers, processes, stack)
+        # Data (anything with a shape) goes to the workers once; small settings travel with the function.
+        # hash=False: a fresh key, never one that an earlier run_tasks call is releasing.
+        scattered = {name: client.scatter(value, broadcast=True, hash=False) for name, value in shared.items() if hasattr(value, "shape")}
+        bound = functools.partial(function, **{name: value for name, value in shared.items() if name not in scattered})
+        # pure=False: two equal tasks are still two runs (dask would otherwise merge them by hash).
+        futures = client.map(bound, tasks, pure=False, **scattered)
+        positions = {future.key: position for position, future in enumerate(futures)}
+        for future in distributed.as_completed(futures):
+            yield positions[future.key], future.result()
+
+
+def _client(distributed, scheduler, workers, processes, stack: contextlib.ExitStack):
+    if isinstance(scheduler, distributed.Client):
+        return scheduler
+    if scheduler is not None:
+        try:
+            return stack.enter_context(distributed.Client(scheduler, timeout="30s"))
+        except (OSError, TimeoutError) as error:
+            raise FairpathInputError(f"cannot connect to the Dask scheduler at {scheduler!r} ({error}); "
+                                     "start one with `dask scheduler` or use --workers N for a local cluster") from error
+    cluster = stack.enter_context(distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                                           dashboard_address=None))
+    return stack.enter_context(distributed.Client(cluster))

@@ -1,0 +1,45 @@
+"""Nuisance learners: presets, any scikit-learn regressor or classifier."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.linear_model import LogisticRegression
+
+from fairpath.causal import MEASURES, decompose
+from fairpath.causal._learners import fit_predict
+from fairpath.datasets import make_binary_sfm
+
+
+def test_a_classifier_fits_soft_labels_to_their_conditional_mean():
+    # Targets in [0, 1] (the nested means of a 0/1 outcome) go to a classifier as weighted 0/1 rows,
+    # whose log-loss is minimised by P(1 | X) = E[y | X]: a logistic model recovers the mean exactly.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 1))
+    mean = expit(0.3 + 1.2 * X[:, 0])
+    (predicted,) = fit_predict(LogisticRegression(C=1e6), False, 0, X, mean, [X])
+    assert np.abs(predicted - mean).max() < 1e-3
+
+
+def test_a_classifier_as_learner_estimates_every_measure():
+    sample = make_binary_sfm(3000, seed=4)
+    result = decompose(sample.data, sample.sfm, learner=LogisticRegression(), seed=1, n_folds=3)
+    for measure in MEASURES:
+        e = result.estimate(measure)
+        assert abs(e.estimate - sample.truth[measure]) < 3 * e.se, measure
+
+
+def test_stack_preset_weighs_a_quadratic_glm_against_the_gbm():
+    from fairpath.causal import StackedLearner, make_learner
+    from fairpath.causal._learners import EarlyStoppingGBM
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 3))
+    y = 1 + X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 0] ** 2 + rng.normal(scale=0.5, size=3000)
+    stacked = make_learner("stack", False, 0).fit(X, y)
+    assert isinstance(stacked, StackedLearner) and stacked.weight_ < 0.5  # the quadratic truth favours the GLM
+    truth = 1 + X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 0] ** 2
+    gbm = EarlyStoppingGBM().fit(X, y)
+    assert np.mean((stacked.predict(X) - truth) ** 2) < 0.5 * np.mean((gbm.predict(X) - truth) ** 2)
+    assert isinstance(make_learner("stack", True, 0), StackedLearner)

@@ -1,0 +1,75 @@
+import pandas as pd
+import pytest
+from toy_spec import SPEC  # tests/text is on the import path (no __init__.py)
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.text import (
+    GenerationSettings,
+    PoolGenerator,
+    SampleStore,
+    audit_samples,
+    generate_samples,
+    read_generations,
+)
+
+
+def _complete() -> pd.DataFrame:
+    prompts = SPEC.prompts()
+    return pd.DataFrame({"template": prompts["template"], "value": prompts["value"], "prompt": prompts["prompt"],
+                         "continuation": "It was fine."})
+
+
+def _audit(frame, source="'g.csv'"):
+    return audit_samples(frame, SPEC, scorers=["vader"], n_permutations=19, quality=False, source=source)
+
+
+def test_missing_cells_are_named_with_the_file():
+    frame = _complete()
+    frame = frame[~((frame["template"] == "{country} is") & frame["value"].isin(["B", "D"]))]
+    with pytest.raises(FairpathInputError, match=r"generations 'g.csv' lack 2 of 20 template x value cells: "
+                                                 r"template t02 \('\{country\} is'\) x value 'B', "
+                                                 r"template t02 \('\{country\} is'\) x value 'D'; every template needs"):
+        _audit(frame)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda f: f.drop(columns=["continuation"]), r"lack the columns \['continuation'\]"),
+    (lambda f: f.assign(value=f["value"].replace("A", "Z")), r"values that the specification does not define: \['Z'\]"),
+    (lambda f: f.assign(template=f["template"].replace("{country} is", "{country} was")),
+     r"templates that the specification does not define: \['\{country\} was'\]"),
+    (lambda f: f.assign(continuation=[None] + ["x"] * (len(f) - 1)), r"1 rows without a text continuation \(rows \[0\]\)"),
+    (lambda f: f.assign(prompt=["I am from Z."] + list(f["prompt"][1:])),
+     r"1 prompts that are not their template filled with their value \(rows \[0\]; row 0 has 'I am from Z.', "
+     r"the specification gives 'I am from A.'\)"),
+    (lambda f: pd.concat([f, f], ignore_index=True).assign(sample_index=0), r"repeat a sample_index within a template x value cell"),
+    (lambda f: f.assign(sample_index=-1), r"sample_index values that are not non-negative integers \(rows \[0, 1,"),
+])
+def test_bad_generations(change, message):
+    with pytest.raises(FairpathInputError, match=message):
+        _audit(change(_complete()))
+
+
+def test_unreadable_and_missing_files(tmp_path):
+    with pytest.raises(FairpathInputError, match="does not exist"):
+        read_generations(tmp_path / "absent.csv")
+    (tmp_path / "g.txt").write_text("x")
+    with pytest.raises(FairpathInputError, match=r"is not .csv, .jsonl or .parquet"):
+        read_generations(tmp_path / "g.txt")
+    (tmp_path / "g.jsonl").write_text("{not json\n")
+    with pytest.raises(FairpathInputError, match=r"could not read generations file .*g.jsonl"):
+        read_generations(tmp_path / "g.jsonl")
+    with pytest.raises(FairpathInputError, match="has no 'model' column to choose model 'm' from"):
+        _complete().to_csv(tmp_path / "g.csv", index=False) or read_generations(tmp_path / "g.csv", model="m")
+
+
+def test_a_store_with_several_runs_needs_a_choice(tmp_path):
+    store = SampleStore(tmp_path / "samples")
+    prompts = SPEC.prompts()[["prompt", "template_id", "attribute", "value"]]
+    for seed in (0, 1):
+        generate_samples(PoolGenerator(SPEC), prompts, GenerationSettings(n_samples=2, seed=seed), store, progress=False)
+    with pytest.raises(FairpathInputError, match=r"holds 2 runs \(model .* settings .*\); choose one with --model and --settings-hash"):
+        read_generations(store.path)
+    chosen = read_generations(store.path, settings_hash=GenerationSettings(n_samples=2, seed=1).settings_hash)
+    assert len(chosen) == 40 and {"template", "continuation"} <= set(chosen.columns)
+    with pytest.raises(FairpathInputError, match="holds no samples of model 'other'"):
+        read_generations(store.path, model="other")
