@@ -1,24 +1,203 @@
-"""Reading tables from files, with errors that name the file (shared by the CLI and the text corpora)."""
+"""Reading tables and text files with clear errors, and writing result files atomically.
+
+Reading: missing values are recognised in every column of a CSV file (an empty cell, ``NA``,
+``N/A``, ``null``, ``nan`` and pandas' other default markers), so a numeric column with a blank
+cell stays numeric and the blank is reported as a missing value where the column is used. Where the
+empty string is a real category (the census' ``industry``), name the column in ``empty_category``.
+Duplicated headers and files that are not UTF-8 are errors naming the file.
+
+Writing: every result file is written to a temporary file in its own folder and moved into place
+with ``os.replace``, so a reader (or a resumed run) sees the old file or the new one, never half.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import io
+import os
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 
+# pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``), spelled out so that
+# one column can leave the empty string out.
+MISSING_MARKERS = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
+    "NULL", "NaN", "None", "n/a", "nan", "null",
+})
+_PARQUET = {".parquet", ".pq"}
+# Tried in order on bytes that are not UTF-8; latin-1 decodes anything, so it is the last resort.
+_LIKELY_ENCODINGS = ("utf-16", "cp1252", "latin-1")
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV or Parquet file, with an error that names the file when it cannot be used."""
+
+def _guess_encoding(raw: bytes) -> str:
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    for encoding in _LIKELY_ENCODINGS[1:]:
+        try:
+            raw.decode(encoding)
+            return encoding
+        except UnicodeDecodeError:
+            continue
+    return "latin-1"  # pragma: no cover - latin-1 decodes every byte
+
+
+def not_utf8_error(path: str | Path, what: str, error: UnicodeDecodeError | None = None) -> FairpathInputError:
+    """The error for a file that is not UTF-8: names the file, the first bad byte and the likely encoding."""
     path = Path(path)
-    if not path.exists():
-        raise FairpathInputError(f"data file {str(path)!r} does not exist; check the path")
+    with open(path, "rb") as handle:
+        raw = handle.read(1 << 20)
+    where = ""
+    if error is not None and isinstance(error.object, (bytes, bytearray)) and error.start < len(error.object):
+        where = f" (byte 0x{error.object[error.start]:02x} at position {error.start})"
+    encoding = _guess_encoding(raw)
+    return FairpathInputError(
+        f"{what} {str(path)!r} is not UTF-8{where}; it looks like {encoding}. Save it as UTF-8, "
+        f"e.g. iconv -f {encoding} -t utf-8 {path.name} > {path.stem}-utf8{path.suffix}"
+    )
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """The text of a UTF-8 file; a missing or non-UTF-8 file is a :class:`FairpathInputError` naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
     try:
-        if path.suffix.lower() in {".parquet", ".pq"}:
-            return pd.read_parquet(path)
-        return pd.read_csv(path, keep_default_na=False, na_values=["NA", "NaN", "nan", "null"])
-    except Exception as error:  # pandas raises many parser-specific types
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise not_utf8_error(path, what, error) from None
+
+
+def _csv_header(path: Path, what: str) -> list[str]:
+    with open(path, "rb") as handle:
+        first = handle.readline()
+    try:
+        line = first.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise not_utf8_error(path, what, error) from None
+    return next(csv.reader(io.StringIO(line)), [])
+
+
+def _check_header(columns: list[str], path: Path, what: str) -> None:
+    seen, duplicated = set(), []
+    for column in columns:
+        if column in seen and column not in duplicated:
+            duplicated.append(column)
+        seen.add(column)
+    if duplicated:
         raise FairpathInputError(
-            f"could not parse data file {str(path)!r} as {'Parquet' if path.suffix.lower() in {'.parquet', '.pq'} else 'CSV'}: {error}"
-        ) from error
+            f"{what} {str(path)!r} has duplicated column name(s) {duplicated}; rename them so that each column is unique"
+        )
+
+
+def _check_empty_category(columns, empty_category: list[str], path: Path) -> None:
+    unknown = [c for c in empty_category if c not in columns]
+    if unknown:
+        raise FairpathInputError(f"empty-category column(s) {unknown} are not columns of {str(path)!r}; columns: {list(columns)}")
+
+
+def read_table(path: str | Path, empty_category=(), what: str = "data file") -> pd.DataFrame:
+    """Read a CSV or Parquet file.
+
+    Missing values are recognised in every column (see :data:`MISSING_MARKERS`); in the columns
+    named in ``empty_category`` the empty string is kept as a category (other markers stay missing).
+    Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not UTF-8, duplicated
+    column names.
+    """
+    path = Path(path)
+    empty_category = [empty_category] if isinstance(empty_category, str) else list(empty_category)
+    if not path.is_file():
+        raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
+    parquet = path.suffix.lower() in _PARQUET
+    try:
+        if parquet:
+            data = pd.read_parquet(path)
+            _check_empty_category(data.columns, empty_category, path)
+            return _parquet_empty_strings(data, empty_category)
+        header = _csv_header(path, what)
+        _check_header(header, path, what)
+        _check_empty_category(header, empty_category, path)
+        markers = {c: sorted(MISSING_MARKERS - {""}) if c in empty_category else sorted(MISSING_MARKERS) for c in header}
+        return pd.read_csv(path, keep_default_na=False, na_values=markers, encoding="utf-8-sig")
+    except FairpathInputError:
+        raise
+    except UnicodeDecodeError as error:
+        raise not_utf8_error(path, what, error) from None
+    except Exception as error:  # pandas and pyarrow raise many parser-specific types
+        raise FairpathInputError(f"could not parse {what} {str(path)!r} as {'Parquet' if parquet else 'CSV'}: {error}") from error
+
+
+def _parquet_empty_strings(data: pd.DataFrame, empty_category: list[str]) -> pd.DataFrame:
+    """Parquet keeps missing values apart from strings; an empty string is missing too, as in CSV, unless a category."""
+    text = [c for c in data.columns if c not in empty_category and (data[c].dtype == object or pd.api.types.is_string_dtype(data[c]))]
+    empty = [c for c in text if (data[c] == "").any()]
+    if empty:
+        data = data.copy()
+        for column in empty:
+            data[column] = data[column].mask(data[column] == "")
+    return data
+
+
+# -- atomic writes --------------------------------------------------------------------------------
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path next to ``path`` (hidden, ending in ``.tmp``, so that nothing takes it for a result);
+    on success it replaces ``path`` atomically, on error it is removed and ``path`` is left as it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:  # name the file the user asked for, not the temporary one
+        raise OSError(error.errno, error.strerror, str(path)) from error
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        yield temporary
+        os.chmod(temporary, _FILE_MODE)
+        with open(temporary, "rb+") as written:
+            os.fsync(written.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def atomic_write_bytes(data: bytes, path: str | Path) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file in the same folder + ``os.replace``)."""
+    with atomic_path(path) as temporary:
+        temporary.write_bytes(data)
+    return Path(path)
+
+
+def atomic_write_text(text: str, path: str | Path) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    return atomic_write_bytes(text.encode("utf-8"), path)
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path, **options) -> Path:
+    """``frame.to_csv(path, index=False)``, atomically."""
+    with atomic_path(path) as temporary:
+        frame.to_csv(temporary, index=False, **options)
+    return Path(path)
+
+
+def save_figure(fig, path: str | Path, **options) -> Path:
+    """``fig.savefig(path)``, atomically (the format follows ``path``'s suffix, as savefig's would)."""
+    options.setdefault("format", Path(path).suffix.lstrip(".") or None)
+    with atomic_path(path) as temporary:
+        fig.savefig(temporary, **options)
+    return Path(path)

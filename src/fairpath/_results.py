@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairpath._io import atomic_write_text
+
 
 def _jsonable(value):
     if isinstance(value, dict):
@@ -36,16 +38,9 @@ def to_json_text(payload: dict) -> str:
     return json.dumps(_jsonable(payload), indent=2)
 
 
-def _write_text(text: str, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
 def write_json(payload: dict, path: str | Path) -> Path:
-    """Write a dict as pretty JSON (see :func:`to_json_text`), creating the folder."""
-    return _write_text(to_json_text(payload), path)
+    """Write a dict as pretty JSON (see :func:`to_json_text`) atomically, creating the folder."""
+    return atomic_write_text(to_json_text(payload), path)
 
 
 class ResultMixin:
@@ -74,7 +69,7 @@ class ResultMixin:
         """Return the result as a JSON string; also write it to ``path`` when given."""
         text = to_json_text(self.to_dict())
         if path is not None:
-            _write_text(text, path)
+            atomic_write_text(text, path)
         return text
 
     def _repr_html_(self) -> str:

@@ -47,7 +47,7 @@ def test_graph_omitting_the_outcome():
 def test_missing_values_are_counted_per_column():
     data = frame()
     data.loc[:4, "w"] = np.nan
-    with pytest.raises(FairpathInputError, match=r"missing values in \{'w': 5\}"):
+    with pytest.raises(FairpathInputError, match=r"missing values \(NaN\) in used columns \('w': 5\)"):
         FairAdapt(GRAPH, "x", 0, "y").fit(data)
 
 
@@ -85,3 +85,38 @@ def test_new_rows_with_an_unseen_group_or_missing_column():
 def test_transform_before_fit():
     with pytest.raises(FairpathInputError, match="not fitted yet"):
         FairAdapt(GRAPH, "x", 0, "y").transform(frame())
+
+
+# -- issue 11: degenerate input ---------------------------------------------------------------------
+
+def test_graph_none():
+    with pytest.raises(FairpathInputError, match=r"graph must be a CausalGraph, got NoneType; build one with graph_from_sfm\(sfm\)"):
+        FairAdapt(None, "x", 0, "y").fit(frame())
+
+
+def test_numpy_training_data():
+    with pytest.raises(FairpathInputError, match="training data must be a pandas DataFrame, got ndarray"):
+        FairAdapt(GRAPH, "x", 0, "y").fit(frame().to_numpy())
+
+
+def test_infinite_values_are_counted():
+    data = frame()
+    data.loc[:2, "w"] = np.inf
+    with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('w': 3\)"):
+        FairAdapt(GRAPH, "x", 0, "y").fit(data)
+
+
+def test_constant_outcome_and_one_row_group():
+    with pytest.raises(FairpathInputError, match=r"outcome column 'y' is constant \(1\); there is nothing to explain"):
+        FairAdapt(GRAPH, "x", 0, "y").fit(frame().assign(y=1))
+    data = frame()
+    data = pd.concat([data[data.x == 0], data[data.x == 1].head(1)])
+    with pytest.raises(FairpathInputError, match="group x=1 has 1 rows; at least 2 are needed"):
+        FairAdapt(GRAPH, "x", 0, "y").fit(data)
+
+
+def test_seed_and_levels_arguments():
+    with pytest.raises(FairpathInputError, match="seed must be a non-negative integer, got None"):
+        FairAdapt(GRAPH, "x", 0, "y", seed=None).fit(frame())
+    with pytest.raises(FairpathInputError, match=r"discrete_max_levels must be an integer, got 10\.0 \(float\)"):
+        FairAdapt(GRAPH, "x", 0, "y", discrete_max_levels=10.0).fit(frame())

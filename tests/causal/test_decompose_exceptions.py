@@ -162,3 +162,62 @@ def test_string_covariates_are_encoded():
     result = decompose(data, sfm, n_folds=3)
     assert result.encoded_["z"] == ["z1", "z2=low"]
     assert isinstance(pd.Series(result.estimate("tv").estimate).iloc[0], float)
+
+
+# -- issue 11: API input that used to end in a traceback or a silent change ---------------------------
+
+def test_sfm_given_as_a_dict(sample):
+    with pytest.raises(FairpathInputError, match=r"sfm must be a fairpath\.causal\.SFM, got dict; build one with SFM\(\*\*sfm\)"):
+        decompose(sample.data, sample.sfm.to_dict())
+
+
+def test_learner_class_instead_of_an_instance(sample):
+    from sklearn.linear_model import LinearRegression
+
+    with pytest.raises(FairpathInputError, match=r"learner LinearRegression is a class; pass an instance such as LinearRegression\(\)"):
+        decompose(sample.data, sample.sfm, learner=LinearRegression)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_folds": 2.0}, r"n_folds must be an integer, got 2\.0 \(float\); pass 2"),
+    ({"seed": None}, "seed must be a non-negative integer, got None"),
+    ({"seed": -1}, "seed must be an integer ≥ 0, got -1"),
+    ({"n_boot": True}, r"n_boot must be an integer, got True \(bool\)"),
+    ({"trim": "false"}, r"trim must be true or false, got 'false' \(str\)"),
+    ({"level": 95}, r"level must lie in \(0, 1\), got 95\.0"),
+])
+def test_argument_types(sample, options, message):
+    with pytest.raises(FairpathInputError, match=message):
+        decompose(sample.data, sample.sfm, **options)
+
+
+def test_integer_column_names():
+    with pytest.raises(FairpathInputError, match=r"X column name must be a string, got 0 \(int\); give the DataFrame named columns"):
+        SFM(x=0, x0=0, x1=1, z=[1], w=[2], y=3)
+
+
+def test_numpy_input(sample):
+    with pytest.raises(FairpathInputError, match=r"data must be a pandas DataFrame, got ndarray; wrap it as pandas\.DataFrame"):
+        decompose(sample.data.to_numpy(), sample.sfm)
+
+
+def test_a_predictor_named_by_one_string_is_one_column(sample):
+    data = sample.data.assign(northpointe=sample.data["y"].to_numpy()[::-1])
+    result = decompose(data, sample.sfm, "northpointe", learner="linear", n_folds=2)
+    assert result.outcomes == ["y", "northpointe"]
+    with pytest.raises(FairpathInputError, match=r"predictors must hold column names \(strings\), got 1 \(int\)"):
+        decompose(data, sample.sfm, [1], learner="linear", n_folds=2)
+
+
+def test_infinite_values_are_counted_per_column(sample):
+    data = sample.data.copy()
+    data.loc[:1, "w1"] = np.inf
+    data.loc[:2, "z1"] = -np.inf
+    with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('z1': 3, 'w1': 2\)"):
+        decompose(data, sample.sfm, learner="linear")
+
+
+def test_duplicated_column_names(sample):
+    data = pd.concat([sample.data, sample.data[["w1"]]], axis=1)
+    with pytest.raises(FairpathInputError, match=r"data has duplicated column name\(s\) \['w1'\]"):
+        decompose(data, sample.sfm)

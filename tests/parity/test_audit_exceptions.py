@@ -49,3 +49,29 @@ def test_empty_bin(sample):
     data.loc[top, "x"] = 1
     with pytest.raises(FairpathInputError, match=r"bin .* of predictor 'score' has no rows with x = [01] .*use fewer bins"):
         audit(data, sample.sfm, ["score"], "SE", progress=False)
+
+
+# -- issue 11 -------------------------------------------------------------------------------------
+
+def test_sfm_as_a_dict_and_numpy_data(sample):
+    with pytest.raises(FairpathInputError, match=r"sfm must be a fairpath\.causal\.SFM, got dict; build one with SFM\(\*\*sfm\)"):
+        audit(sample.data, sample.sfm.to_dict(), ["score"], "SE", progress=False)
+    with pytest.raises(FairpathInputError, match="data must be a pandas DataFrame, got ndarray"):
+        audit(sample.data.to_numpy(), sample.sfm, ["score"], "SE", progress=False)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"seed": None}, "seed must be a non-negative integer, got None"),
+    ({"n_bins": 2.5}, r"n_bins must be an integer, got 2\.5 \(float\)"),
+    ({"n_boot": 1}, "n_boot must be an integer ≥ 2, got 1"),
+])
+def test_argument_types(sample, options, message):
+    with pytest.raises(FairpathInputError, match=message):
+        audit(sample.data, sample.sfm, "score", "SE", progress=False, **options)
+
+
+def test_infinite_predictor_values(sample):
+    data = sample.data.copy()
+    data.loc[:4, "score"] = np.inf
+    with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('score': 5\)"):
+        audit(data, sample.sfm, "score", "SE", progress=False)

@@ -52,3 +52,40 @@ def test_bad_bn_and_list_values():
 def test_unknown_level():
     with pytest.raises(FairpathInputError, match=r"level 'Other' does not occur in column 'race'"):
         resolve_level(pd.Series(["Majority", "Minority"], name="race"), "Other")
+
+
+# -- issue 11: typed settings -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, message", [
+    ('trim = "false"', r"setting 'trim' in config file .*audit\.toml' must be true or false, got 'false' \(str\) \(a string: write it without quotes\)"),
+    ('n_folds = "five"', r"setting 'n_folds' in config file .* must be an integer, got 'five' \(str\)"),
+    ("seed = 1.5", r"setting 'seed' in config file .* must be an integer, got 1\.5 \(float\)"),
+    ("seed = -3", r"setting 'seed' in config file .* must be an integer ≥ 0, got -3"),
+    ("n_folds = 5.0", r"setting 'n_folds' .* must be an integer, got 5\.0 \(float\); pass 5"),
+    ("level = 1.5", r"setting 'level' .* must lie in \(0, 1\), got 1\.5"),
+    ("alpha = true", r"setting 'alpha' .* must be a number, got True \(bool\)"),
+    ('learner = "magic"', r"unknown setting 'learner' in config file .*; use one of stack, gbm, rf, linear"),
+    ('method = "fast"', r"unknown setting 'method' .*; use one of debiasing, medDML"),
+    ("x = 3", r"setting 'x' .* must be a non-empty text \(a name or a path\), got 3 \(int\)"),
+    ("x0 = [1, 2]", r"setting 'x0' .* must be one level of the protected attribute"),
+    ("predictors = [1, 2]", r"setting 'predictors' .* must list column names \(texts\), got 1 \(int\)"),
+])
+def test_typed_settings(tmp_path, line, message):
+    path = tmp_path / "audit.toml"
+    path.write_text(line + "\n")
+    with pytest.raises(FairpathInputError, match=message):
+        load_config(path)
+
+
+def test_booleans_stay_booleans(tmp_path):
+    path = tmp_path / "audit.yaml"
+    path.write_text("trim: false\nn_folds: 3\nseed: 7\nempty_category: industry\n")
+    config = load_config(path)
+    assert config.trim is False and config.n_folds == 3 and config.seed == 7 and config.empty_category == ["industry"]
+
+
+def test_config_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "audit.yaml"
+    path.write_bytes("x: raza\ny: año\n".encode("latin-1"))
+    with pytest.raises(FairpathInputError, match=r"config file .*audit\.yaml' is not UTF-8 \(byte 0xf1 at position \d+\); it looks like cp1252"):
+        load_config(path)

@@ -11,7 +11,7 @@ TARGETS = {"DE": 0.0, "IE": 0.0, "SE": 0.0}
 
 def test_missing_sfm_column_and_extra_group():
     synthetic = make_binary_sfm(300, seed=0)
-    with pytest.raises(FairpathInputError, match="column 'w2' of the SFM is not in the data"):
+    with pytest.raises(FairpathInputError, match=r"column\(s\) \['w2'\] not found in the data"):
         ConstrainedLearner(synthetic.sfm, targets=TARGETS).fit(synthetic.data.drop(columns="w2"))
     data = synthetic.data.copy()
     data.loc[0, "x"] = 3
@@ -40,3 +40,33 @@ def test_design_keeps_its_columns_on_a_subset_and_refuses_new_categories():
     assert (subset == full[[1, 2]]).all()
     with pytest.raises(FairpathInputError, match=r"column 'charge' has categories \['X'\]"):
         design.covariate_matrix(pd.DataFrame({"charge": ["X"], "age": [1.0]}))
+
+
+# -- issue 11: degenerate input ---------------------------------------------------------------------
+
+def test_constant_outcome_infinite_values_and_tiny_groups():
+    import numpy as np
+    import pandas as pd
+
+    synthetic = make_binary_sfm(300, seed=0)
+    data, sfm = synthetic.data, synthetic.sfm
+    with pytest.raises(FairpathInputError, match=r"outcome column 'y' is constant \(0\.0\)"):
+        ConstrainedLearner(sfm, targets=TARGETS).fit(data.assign(y=0.0))
+    bad = data.copy()
+    bad.loc[:1, "z2"] = np.inf
+    with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('z2': 2\)"):
+        ConstrainedLearner(sfm, targets=TARGETS).fit(bad)
+    one = pd.concat([data[data.x == 0], data[data.x == 1].head(1)])
+    with pytest.raises(FairpathInputError, match="group x=1 has 1 rows; at least 2 are needed"):
+        ConstrainedLearner(sfm, targets=TARGETS).fit(one)
+    three = pd.concat([data[data.x == 0], data[data.x == 1].head(3)])
+    with pytest.raises(FairpathInputError, match=r"part of the λ choice \(holdout=0\.3\)"):
+        ConstrainedLearner(sfm, targets=TARGETS, seed=1).fit(three)
+
+
+def test_seed_and_sfm_arguments():
+    synthetic = make_binary_sfm(300, seed=0)
+    with pytest.raises(FairpathInputError, match="seed must be an integer ≥ 0, got -1"):
+        ConstrainedLearner(synthetic.sfm, targets=TARGETS, seed=-1).fit(synthetic.data)
+    with pytest.raises(FairpathInputError, match="sfm must be a fairpath.causal.SFM, got dict"):
+        ConstrainedLearner(synthetic.sfm.to_dict(), targets=TARGETS).fit(synthetic.data)

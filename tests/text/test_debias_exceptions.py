@@ -153,3 +153,10 @@ def test_checkpoint_from_other_settings_or_damaged(tiny_lm_path, tmp_path):
 def test_empty_pairs():
     with pytest.raises(FairpathInputError, match="no counterfactual pairs to train on"):
         DebiasTrainer(None, None, [], DebiasConfig())
+
+
+def test_corpus_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes("Le médecin arrive.\n".encode("cp1252"))
+    with pytest.raises(FairpathInputError, match=r"corpus file .*corpus\.txt' is not UTF-8 \(byte 0xe9 at position 4\); it looks like cp1252"):
+        read_corpus_file(path)

@@ -51,3 +51,27 @@ def test_unknown_value_and_bad_combination():
         spec.fill(spec.templates[0], "Atlantis")
     with pytest.raises(FairpathInputError, match="must use every placeholder"):
         combine_specs([spec, FairnessSpec.builtin("occupation")], ["{country} is"])
+
+
+# -- issue 11: malformed YAML layouts and encodings ------------------------------------------------------
+
+def test_list_valued_subgroups():
+    with pytest.raises(FairpathInputError, match=r"'subgroups' \(subgroup -> \{slot: word\}\) must be a mapping .*got a list"):
+        FairnessSpec.from_dict({"attribute": "name", "values": {"f": ["Ana"], "m": ["Bo"]}, "subgroups": ["f", "m"],
+                                "templates": ["{name} is"]})
+    with pytest.raises(FairpathInputError, match=r"subgroup 'f' \(slot -> word\) must be a mapping .*got a list"):
+        FairnessSpec.from_dict({"attribute": "name", "values": {"f": ["Ana"], "m": ["Bo"]}, "subgroups": {"f": ["she"]},
+                                "templates": ["{name} is"]})
+
+
+def test_list_valued_slots():
+    with pytest.raises(FairpathInputError, match=r"'slots' of value 'Ana' \(slot -> word\) must be a mapping .*got a list"):
+        FairnessSpec.from_dict({"attribute": "name", "values": [{"value": "Ana", "slots": ["she"]}, {"value": "Bo"}],
+                                "templates": ["{name} is"]})
+
+
+def test_specification_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_bytes("attribute: país\nvalues: [Perú, Chile]\ntemplates: ['{país} es']\n".encode("cp1252"))
+    with pytest.raises(FairpathInputError, match=r"specification file .*spec\.yaml' is not UTF-8 .*it looks like cp1252"):
+        FairnessSpec.load(path)

@@ -35,6 +35,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._vocabulary import Engine
+
+from fairpath._progress import progress as progress_bar
+from fairpath._validation import MIN_GROUP_ROWS, check_finite, check_frame, check_group_sizes, check_int, check_outcome_varies, check_seed
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine
 
@@ -117,6 +120,14 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     # -- checks --------------------------------------------------------------------------------
     def _check_setup(self, data: pd.DataFrame) -> None:
         graph = self.graph
+        if not isinstance(graph, CausalGraph):
+            raise FairpathInputError(
+                f"graph must be a CausalGraph, got {type(graph).__name__}; build one with graph_from_sfm(sfm), "
+                "CausalGraph(nodes, edges, bidirected) or CausalGraph.from_edge_table(table, columns)"
+            )
+        check_frame(data, "training data")
+        check_seed(self.random_state if self.seed is None else self.seed)
+        check_int("discrete_max_levels", self.discrete_max_levels, minimum=2)
         for role, column in (("protected attribute", self.x), ("outcome", self.y)):
             if column not in graph.nodes:
                 raise FairpathInputError(f"the causal graph omits the {role} {column!r}; add it to the graph")
@@ -133,17 +144,16 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         unknown = [c for c in self.resolving if c not in graph.nodes]
         if unknown:
             raise FairpathInputError(f"resolving variables {unknown} are not nodes of the causal graph")
-        used = data[graph.nodes]
-        nan_counts = used.isna().sum()
-        if nan_counts.any():
-            raise FairpathInputError(f"missing values in {nan_counts[nan_counts > 0].to_dict()}; impute or drop them first")
+        check_finite(data[graph.nodes])
         if not pd.api.types.is_numeric_dtype(data[self.y]):
             raise FairpathInputError(f"the outcome {self.y!r} must be numeric (binary 0/1 or continuous)")
+        check_outcome_varies(data[self.y], self.y)
         levels = list(pd.unique(data[self.x]))
         if self.baseline not in levels:
             raise FairpathInputError(f"baseline level {self.baseline!r} does not occur in {self.x!r} (levels {levels})")
         if len(levels) != 2:
             raise FairpathInputError(f"{self.x!r} must have exactly two levels, found {levels}; keep only the two groups compared")
+        check_group_sizes(data[self.x].value_counts().to_dict(), self.x, MIN_GROUP_ROWS)
 
     def _group(self, data: pd.DataFrame) -> np.ndarray:
         values = data[self.x]
@@ -184,7 +194,8 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         self.resolving_ = list(self.resolving)
         self.models_: dict[str, _VariableModel] = {}
         affected = {self.x}
-        for step, column in enumerate(columns):
+        # On a terminal only, and off with --quiet: quantile forests on large data take minutes.
+        for step, column in enumerate(progress_bar(columns, desc="adaptation", unit="variable", leave=False)):
             spurious = self.x in self.graph.spouses(column)
             changed_parents = [p for p in self.graph.parents(column) if p in affected]
             if not spurious and not changed_parents:
@@ -253,13 +264,12 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     def transform(self, data: pd.DataFrame) -> pd.DataFrame:
         """Fair twins of new rows: every adapted covariate is transported; the outcome, if present, is left as is."""
         self._check_fitted()
+        check_frame(data, "data to transform")
         covariates = [c for c in self.graph.nodes if c != self.y]
         missing = [c for c in covariates if c not in data.columns]
         if missing:
             raise FairpathInputError(f"data to transform lacks the column(s) {missing} of the causal graph")
-        nan_counts = data[covariates].isna().sum()
-        if nan_counts.any():
-            raise FairpathInputError(f"missing values in {nan_counts[nan_counts > 0].to_dict()}; impute or drop them first")
+        check_finite(data[covariates])
         group = self._group(data)
         columns = [c for c in self.graph.order_ if c not in (self.x, self.y)]
         original = {c: self.encodings_[c].encode(data[c], c) for c in columns}

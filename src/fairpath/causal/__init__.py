@@ -6,10 +6,10 @@ from fairpath.causal._decompose import METHODS, MIN_GROUP_ROWS_PER_FOLD, NON_EST
 from fairpath.causal._learners import PRESETS, EarlyStoppingGBM, StackedLearner, fit_predict, make_learner
 from fairpath.causal._measures import DESCRIPTIONS, MEASURE_TERMS, MEASURES, PATHWAYS, combine_terms
 from fairpath.causal._result import CausalDecomposition
-from fairpath.causal._sfm import SFM
+from fairpath.causal._sfm import SFM, check_sfm
 
 __all__ = [
     "SFM", "decompose", "CausalDecomposition", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
     "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM",
-    "StackedLearner", "make_learner", "fit_predict", "resolve_level", "combine_terms",
+    "StackedLearner", "make_learner", "fit_predict", "resolve_level", "combine_terms", "check_sfm",
 ]

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.causal._sfm import SFM
+from fairpath._validation import MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
+from fairpath.causal._sfm import SFM, check_sfm
 
 # Categorical covariates with at most this many levels are one-hot encoded; more become integer codes
 # (tree learners split on codes well, and one-hot of hundreds of levels costs too much memory).
@@ -39,14 +40,8 @@ class PreparedData:
 
 
 def _check_columns(data: pd.DataFrame, sfm: SFM, outcomes: list[str]) -> None:
-    if not isinstance(data, pd.DataFrame):
-        raise FairpathInputError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    needed = [sfm.x, *sfm.z, *sfm.w, *outcomes]
-    missing = [c for c in needed if c not in data.columns]
-    if missing:
-        raise FairpathInputError(
-            f"column(s) {missing} not found in the data; available columns: {list(data.columns)}"
-        )
+    check_frame(data)
+    check_columns_present(data, [sfm.x, *sfm.z, *sfm.w, *outcomes])
     roles = sfm.roles()
     for column in outcomes[1:]:
         if column in roles and column != sfm.y:
@@ -56,16 +51,6 @@ def _check_columns(data: pd.DataFrame, sfm: SFM, outcomes: list[str]) -> None:
     duplicated = sorted({c for c in outcomes if outcomes.count(c) > 1})
     if duplicated:
         raise FairpathInputError(f"outcome column(s) {duplicated} listed twice")
-
-
-def _check_missing(frame: pd.DataFrame) -> None:
-    counts = frame.isna().sum()
-    counts = counts[counts > 0]
-    if len(counts):
-        detail = ", ".join(f"{col!r}: {int(k)}" for col, k in counts.items())
-        raise FairpathInputError(
-            f"missing values (NaN) in used columns ({detail}); impute or drop these rows before the analysis"
-        )
 
 
 def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int]:
@@ -134,27 +119,23 @@ def _outcome_values(frame: pd.DataFrame, column: str, is_y: bool) -> np.ndarray:
     return values.to_numpy(dtype=float)
 
 
-def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None, min_rows: int = 2) -> PreparedData:
+def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None, min_rows: int = MIN_GROUP_ROWS) -> PreparedData:
     """Validate ``data`` against ``sfm`` and return numeric arrays.
 
     ``outcomes`` lists the outcome columns (Y first, then predictors). Raises
     :class:`FairpathInputError` for anything the estimators cannot use, naming the column.
     """
+    check_sfm(sfm)
     outcomes = list(outcomes or [sfm.y])
     _check_columns(data, sfm, outcomes)
     used = list(dict.fromkeys([sfm.x, *sfm.z, *sfm.w, *outcomes]))
-    _check_missing(data[used])
+    check_finite(data[used])
     kept, x, n_excluded = _select_groups(data[used], sfm)
-    for level, count in ((sfm.x0, int((x == 0).sum())), (sfm.x1, int((x == 1).sum()))):
-        if count < min_rows:
-            raise FairpathInputError(
-                f"group {sfm.x}={level!r} has {count} rows; at least {min_rows} are needed"
-            )
+    check_group_sizes({sfm.x0: int((x == 0).sum()), sfm.x1: int((x == 1).sum())}, sfm.x, min_rows)
     _check_constant(kept[list(sfm.z)], "confounder (Z)")
     _check_constant(kept[list(sfm.w)], "mediator (W)")
     values = {c: _outcome_values(kept, c, c == sfm.y) for c in outcomes}
-    if np.ptp(values[sfm.y]) == 0:
-        raise FairpathInputError(f"outcome column {sfm.y!r} is constant ({values[sfm.y][0]}); there is nothing to explain")
+    check_outcome_varies(pd.Series(values[sfm.y]), sfm.y)
     z, z_names = encode_covariates(kept[list(sfm.z)])
     w, w_names = encode_covariates(kept[list(sfm.w)])
     return PreparedData(x=x, z=z, w=w, outcomes=values, index=kept.index, z_names=z_names, w_names=w_names, n_excluded=n_excluded)

@@ -8,16 +8,19 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._progress import progress as progress_bar
+from fairpath._validation import (
+    check_bool, check_choice, check_columns_arg, check_float, check_int, check_probability, check_seed,
+)
 from fairpath.causal._data import PreparedData, prepare_data
-from fairpath.causal._learners import check_learner_for
+from fairpath.causal._learners import check_learner, check_learner_for
 from fairpath.causal._measures import MEASURE_TERMS, MEASURES, measures_need_nested
 from fairpath.causal._nuisance import OutcomeNuisances, cross_fit
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
-from fairpath.causal._sfm import SFM
+from fairpath.causal._sfm import SFM, check_sfm
 
 METHODS = ("debiasing", "medDML")
 _DEFAULT_LEARNER = {"debiasing": "stack", "medDML": "rf"}
@@ -67,21 +70,21 @@ def _subset(data: PreparedData, rows: np.ndarray) -> PreparedData:
     )
 
 
-def _validate(method, n_folds, level, eps, n_boot, nboot1, nboot2, measures):
+def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures):
+    check_sfm(sfm)
     unknown = [m for m in measures if m not in MEASURES]
     if unknown or not measures:
         raise FairpathInputError(f"unknown measure(s) {unknown or list(measures)}; use any of {MEASURES}")
-    if method not in METHODS:
-        raise FairpathInputError(f"unknown method {method!r}; use one of {METHODS}")
-    if int(n_folds) != n_folds or n_folds < 2:
-        raise FairpathInputError(f"n_folds must be an integer ≥ 2, got {n_folds!r}")
-    if not 0 < level < 1:
-        raise FairpathInputError(f"level must lie in (0, 1), got {level!r}")
-    if not 0 < eps < 0.5:
-        raise FairpathInputError(f"eps (positivity bound) must lie in (0, 0.5), got {eps!r}")
+    check_choice("method", method, METHODS)
+    check_learner(learner)
+    check_int("n_folds", n_folds, minimum=2)
+    check_seed(seed)
+    check_probability("level", level)
+    check_float("eps (positivity bound)", eps, 0.0, 0.5, open_low=True, open_high=True)
+    if trim is not None:  # None: the method's default
+        check_bool("trim", trim)
     for name, value, low in (("n_boot", n_boot, 0), ("nboot1", nboot1, 1), ("nboot2", nboot2, 1)):
-        if int(value) != value or value < low:
-            raise FairpathInputError(f"{name} must be an integer ≥ {low}, got {value!r}")
+        check_int(name, value, minimum=low)
 
 
 def check_group_sizes(x: np.ndarray, n_folds: int, levels=("x0", "x1")) -> None:
@@ -119,10 +122,10 @@ class _Fitter:
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
         self.eps, self.trim, self.scheme, self.n_jobs, self.nested = eps, trim, scheme, n_jobs, nested
 
-    def __call__(self, data: PreparedData, seed: int):
+    def __call__(self, data: PreparedData, seed: int, progress: bool = False):
         if data.z.shape[1] or data.w.shape[1]:
             check_group_sizes(data.x, self.n_folds)  # again on a medDML resample
-        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs, self.nested)
+        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs, self.nested, progress)
         overlap = overlap_diagnostic(data.x, nuisances.px_z, nuisances.px_zw, self.eps)
         extreme = overlap.pop("outside")
         keep = ~extreme if self.trim else np.ones(data.n, dtype=bool)
@@ -220,14 +223,14 @@ def decompose(
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
         resamples of the pseudo-outcomes per refit; estimate and SE are the mean and SD of all draws.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
-    progress : show a progress bar over medDML refits.
+    progress : show progress bars (cross-fitting, medDML refits) on stderr when it is a terminal.
     """
     measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)
-    _validate(method, n_folds, level, eps, n_boot, nboot1, nboot2, measures)
+    _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures)
     measures = tuple(m for m in MEASURES if m in measures)
     trim = method == "medDML" if trim is None else bool(trim)
     started = time.perf_counter()
-    outcomes = [sfm.y, *predictors]
+    outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
     prepared = prepare_data(data, sfm, outcomes)
     if prepared.z.shape[1] or prepared.w.shape[1]:
         check_group_sizes(prepared.x, n_folds, (f"{sfm.x}={sfm.x0!r}", f"{sfm.x}={sfm.x1!r}"))
@@ -237,7 +240,7 @@ def decompose(
     nested = measures_need_nested(measures, group_means=method == "medDML", has_z=prepared.z.shape[1] > 0)
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, method, n_jobs, nested)
     rng = np.random.default_rng(seed)
-    pseudo, overlap, n_trimmed, kept_index = fitter(prepared, seed)
+    pseudo, overlap, n_trimmed, kept_index = fitter(prepared, seed, progress)
     _warn_overlap(overlap, prepared.n, trim)
     frames = {name: _measure_frame(pseudo[name], measures) for name in outcomes}
     draws = None
@@ -265,7 +268,7 @@ def _meddml_draws(prepared, fitter, first_frames, nboot1, nboot2, seed, rng, pro
     """faircause's two-level bootstrap: refit on ``nboot1`` row resamples (the first is the data
     as given), and take ``nboot2`` resampled means of each refit's pseudo-outcomes."""
     draws = {name: [] for name in first_frames}
-    for rep in tqdm(range(nboot1), desc="medDML refits", disable=not progress or nboot1 == 1):
+    for rep in progress_bar(range(nboot1), desc="medDML refits", enabled=progress and nboot1 > 1):
         if rep == 0:
             frames = first_frames
         else:

@@ -130,6 +130,20 @@ def _random_forest(objective: str, seed: int) -> BaseEstimator:
     )
 
 
+def check_learner(spec) -> None:
+    """``spec`` is None, a preset name or a scikit-learn estimator *instance* (not its class)."""
+    if spec is None:
+        return
+    if isinstance(spec, str):
+        if spec not in PRESETS:
+            raise FairpathInputError(f"unknown learner {spec!r}; use one of {PRESETS} or a scikit-learn estimator")
+        return
+    if isinstance(spec, type):
+        raise FairpathInputError(f"learner {spec.__name__} is a class; pass an instance such as {spec.__name__}()")
+    if not hasattr(spec, "fit"):
+        raise FairpathInputError(f"learner {spec!r} is neither a preset name {PRESETS} nor a scikit-learn estimator")
+
+
 def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
     """A fresh learner for a 0/1 target (``binary``: its prediction is a probability) or a real one.
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 
+from fairpath._progress import progress as progress_bar
+
 from fairpath.causal._data import PreparedData
 from fairpath.causal._learners import fit_predict
 
@@ -154,7 +156,7 @@ def _fold_rows(n: int, n_folds: int, scheme: str, rng: np.random.Generator) -> l
 
 
 def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int,
-              scheme: str = "debiasing", n_jobs: int = 1, nested: bool = True) -> Nuisances:
+              scheme: str = "debiasing", n_jobs: int = 1, nested: bool = True, progress: bool = False) -> Nuisances:
     """K-fold cross-fitting of all nuisances.
 
     ``scheme="debiasing"``: the propensities and pooled outcome regressions are fitted on all of a
@@ -164,19 +166,26 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     and the nested means on the other. Folds run in ``n_jobs`` threads (the learners release the
     GIL); every fold has its own seed, so results do not depend on ``n_jobs``. ``nested=False``
     skips the nested means (and their inner split); the other fits keep their seeds and values.
+    ``progress`` shows a bar that advances per fold and per outcome column.
     """
     n = data.n
     layout = _fold_rows(n, n_folds, scheme, np.random.default_rng(seed))
+    bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="fit", enabled=progress, leave=False)
 
     def run(k: int):
         fold = _Fold(data, learner, seed + 1000 * k, layout[k], per_group=scheme == "medDML", nested=nested)
-        parts = [fold.outcome(data.outcomes[name], data.binary(name)) for name in outcomes]
-        return fold.propensities(), parts
+        parts = []
+        for name in outcomes:
+            parts.append(fold.outcome(data.outcomes[name], data.binary(name)))
+            bar.update()
+        propensities = fold.propensities()
+        bar.update()
+        return propensities, parts
 
     # Learners' UserWarnings (e.g. feature names) are silenced here, in the calling thread: the
     # warning filters are process-wide, and catch_warnings inside the worker threads would
     # restore them out of order (leaving them changed after decompose returns).
-    with warnings.catch_warnings():
+    with bar, warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         results = Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(k) for k in range(n_folds))
     px_z, px_zw = np.empty(n), np.empty(n)

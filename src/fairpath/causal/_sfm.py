@@ -7,12 +7,22 @@ from dataclasses import dataclass, field, replace
 from fairpath._exceptions import FairpathInputError
 
 
-def _as_tuple(columns) -> tuple[str, ...]:
+def _as_tuple(columns, role: str) -> tuple[str, ...]:
     if columns is None:
         return ()
     if isinstance(columns, str):
         return (columns,) if columns else ()
+    if isinstance(columns, (dict, set, frozenset)) or not hasattr(columns, "__iter__"):
+        raise FairpathInputError(f"{role} must be a column name or a list of column names, got {columns!r} ({type(columns).__name__})")
     return tuple(columns)
+
+
+def _check_name(column, role: str) -> None:
+    if not isinstance(column, str):
+        raise FairpathInputError(
+            f"{role} column name must be a string, got {column!r} ({type(column).__name__}); give the DataFrame named "
+            "columns (e.g. data.columns = data.columns.astype(str), or pandas.DataFrame(array, columns=[...]))"
+        )
 
 
 @dataclass(frozen=True)
@@ -33,8 +43,11 @@ class SFM:
     w: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
-        object.__setattr__(self, "z", _as_tuple(self.z))
-        object.__setattr__(self, "w", _as_tuple(self.w))
+        object.__setattr__(self, "z", _as_tuple(self.z, "z (confounders)"))
+        object.__setattr__(self, "w", _as_tuple(self.w, "w (mediators)"))
+        for role, columns in (("X", (self.x,)), ("Z", self.z), ("W", self.w), ("Y", (self.y,))):
+            for column in columns:
+                _check_name(column, role)
         if self.x0 == self.x1:
             raise FairpathInputError(f"x0 and x1 must be two different levels of {self.x!r}, both are {self.x0!r}")
         seen: dict[str, str] = {}
@@ -69,3 +82,11 @@ class SFM:
         z = ", ".join(self.z) or "∅"
         w = ", ".join(self.w) or "∅"
         return f"SFM(X={self.x} [{self.x0!r} → {self.x1!r}], Z={{{z}}}, W={{{w}}}, Y={self.y})"
+
+
+def check_sfm(sfm) -> SFM:
+    """``sfm`` itself if it is an :class:`SFM`; anything else (a dict, a tuple) is an error saying how to build one."""
+    if not isinstance(sfm, SFM):
+        hint = "SFM(**sfm)" if isinstance(sfm, dict) else "SFM(x=..., x0=..., x1=..., z=[...], w=[...], y=...)"
+        raise FairpathInputError(f"sfm must be a fairpath.causal.SFM, got {type(sfm).__name__}; build one with {hint}")
+    return sfm

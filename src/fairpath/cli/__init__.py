@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._version import __version__
@@ -37,11 +38,26 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
-    """The parser class of the command and of every subcommand (add_subparsers reuses it)."""
+    """The parser class of the command and of every subcommand (add_subparsers reuses it): fairpath's help
+    formatter, and fairpath's error line ``fairpath: error: …`` with exit status 2."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"fairpath: error: {message} (see '{self.prog} --help')\n")
+
+
+def _leaf_parsers(parser: argparse.ArgumentParser):
+    """The parsers that run a command (those without subcommands of their own)."""
+    children = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    if not children:
+        yield parser
+    for action in children:
+        for child in dict.fromkeys(action.choices.values()):
+            yield from _leaf_parsers(child)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module, function in _SUBCOMMANDS:
         getattr(importlib.import_module(module), function)(subparsers)
+    for command in _leaf_parsers(parser):
+        if command is not parser and "--quiet" not in command._option_string_actions:
+            command.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
+
+
+def _bug(error: BaseException) -> int:
+    traceback.print_exception(error, file=sys.stderr)
+    print(f"fairpath: internal error: {type(error).__name__}: {error}\n"
+          f"This is a bug in fairpath {__version__}, not a problem with your input: please report it on "
+          "fairpath's issue tracker with the command you ran and the traceback above.", file=sys.stderr)
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,11 +94,28 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from fairpath import _progress
+
+    _progress.set_quiet(bool(getattr(args, "quiet", False)))
     try:
         return int(args.func(args) or 0)
     except FairpathInputError as error:
         print(f"fairpath: error: {error}", file=sys.stderr)
         return 2
+    except UnicodeDecodeError as error:  # a reader that does not name its file yet: still the user's input
+        print(f"fairpath: error: a file is not UTF-8 ({error}); save it as UTF-8", file=sys.stderr)
+        return 2
+    except OSError as error:  # an output path that cannot be written, a full disk, a file that vanished
+        where = f": {error.filename!r}" if error.filename else ""
+        print(f"fairpath: error: {error.strerror or error}{where}; check the path and its permissions", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fairpath: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # noqa: BLE001 - the boundary: anything else is a bug
+        return _bug(error)
+    finally:
+        _progress.set_quiet(False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from fairpath._vocabulary import BN_HELP
-from fairpath.cli._common import add_alias_argument, add_predictor_argument, comma_list, predictor_columns
+from fairpath.cli._common import add_alias_argument, add_predictor_argument, comma_list, int_at_least, predictor_columns, seed_type
 
 COMPAS_PREDICTORS = {
     "northpointe": "Northpointe's COMPAS decision: decile score > 4 (high risk)",
@@ -55,22 +54,25 @@ def register(subparsers) -> None:
     add_predictor_argument(parser)
     parser.add_argument("--bn", help=f"business-necessity set: {BN_HELP}")
     parser.add_argument("--out", help="output folder")
+    parser.add_argument("--empty-category", type=comma_list, metavar="COLUMN[,COLUMN]",
+                        help="columns where an empty cell is a real category, not a missing value")
     parser.add_argument("--method", choices=METHODS, help=f"estimator {default('method')}")
     parser.add_argument("--learner", choices=PRESETS, help="nuisance learner (default: stack for debiasing, rf for medDML)")
-    add_alias_argument(parser, "--folds", "--n-folds", type=int, deprecated=False, help=f"cross-fitting folds {default('n_folds')}")
-    parser.add_argument("--seed", type=int, help=f"seed of every random step {default('seed')}")
+    add_alias_argument(parser, "--folds", "--n-folds", type=int_at_least(2, "--folds"), deprecated=False,
+                       help=f"cross-fitting folds {default('n_folds')}")
+    parser.add_argument("--seed", type=seed_type, help=f"seed of every random step {default('seed')}")
     parser.add_argument("--level", type=float, help=f"confidence level {default('level')}")
     parser.add_argument("--alpha", type=float, help=f"family-wise error level of the Cookbook tests {default('alpha')}")
     parser.add_argument("--margin", type=float,
                         help="equivalence margin δ: certify |effect difference| < δ (default: none, no equivalence test; "
                         "config key margin)")
-    parser.add_argument("--bins", type=int, help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
-    add_alias_argument(parser, "--bootstrap", "--boot", type=int,
+    parser.add_argument("--bins", type=int_at_least(2, "--bins"), help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
+    add_alias_argument(parser, "--bootstrap", "--boot", type=int_at_least(2, "--bootstrap"),
                        help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
     parser.add_argument("--eps", type=float, help=f"positivity threshold for propensities {default('eps')}")
     parser.add_argument("--trim", action="store_const", const=True,
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
-    parser.add_argument("--nboot1", type=int, help=f"medDML refits on resampled rows {default('nboot1')}")
+    parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), help=f"medDML refits on resampled rows {default('nboot1')}")
     parser.set_defaults(func=_run_audit)
 
 
@@ -83,7 +85,7 @@ def register_demo(subparsers) -> None:
         "under OUT. COMPAS is skipped with a note when its data file is absent.",
     )
     demo.add_argument("--out", default="fairpath-demo", help="output folder")
-    demo.add_argument("--seed", type=int, default=0, help="seed of every random step")
+    demo.add_argument("--seed", type=seed_type, default=0, help="seed of every random step")
     demo.set_defaults(func=_run_demo)
 
 
@@ -93,7 +95,7 @@ def _config_from_args(args: argparse.Namespace):
     config = load_config(args.config) if args.config else AuditConfig()
     flags = {}
     for name, value in vars(args).items():
-        if name in {"config", "func", "command"}:
+        if name in {"config", "func", "command", "quiet"}:
             continue
         if name == "predictor":
             value = predictor_columns(value) or None
@@ -110,12 +112,14 @@ def _print_verdicts(result, paths: dict) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.causal import SFM, resolve_level
     from fairpath.cli._common import read_table
     from fairpath.parity import audit
 
     config = _config_from_args(args)
-    data = read_table(config.data)
+    check_output_dir(config.out, "output folder (--out)")
+    data = read_table(config.data, config.empty_category)
     if config.x not in data.columns:
         from fairpath._exceptions import FairpathInputError
 
@@ -125,19 +129,20 @@ def _run_audit(args: argparse.Namespace) -> int:
     from fairpath.report import provenance
 
     result = audit(data, sfm, config.predictors, config.bn, provenance=provenance(inputs=[config.data], seed=config.seed),
-                   **config.audit_options())
+                   progress=not args.quiet, **config.audit_options())
     _print_verdicts(result, result.save(config.out))
     return 0
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from fairpath._exceptions import FairpathInputError
+    from fairpath._validation import check_output_dir
     from fairpath.datasets import load_compas, make_binary_sfm
     from fairpath.parity import ORACLE_SATISFIES, audit, baseline_predictors, oracle_predictors
     from fairpath.repair import FairPredictor
     from fairpath.report import provenance
 
-    out = Path(args.out)
+    out = check_output_dir(args.out, "--out folder")
     print("[1/3] synthetic SFM with known effects (binary Y, n = 3000, logistic learner); BN = {SE}, "
           "equivalence margin 0.05", file=sys.stderr)
     sample = make_binary_sfm(3000, seed=args.seed)

@@ -10,9 +10,11 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
+from fairpath._validation import check_columns_present
 
-__all__ = ["add_alias_argument", "add_predictor_argument", "add_sfm_arguments", "comma_list", "predictor_columns",
-           "read_table", "sfm_from_args", "signature_default"]
+__all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_sfm_arguments",
+           "comma_list", "int_at_least", "parallel_options", "predictor_columns", "read_table", "seed_type", "sfm_from_args",
+           "signature_default"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -52,6 +54,29 @@ def predictor_columns(values: list[str] | None) -> list[str]:
     """The columns of ``--predictor`` values, each of which may hold several comma-separated."""
     return [column for item in values or [] for column in comma_list(item)]
 
+def int_at_least(minimum: int, what: str = "a count"):
+    """An argparse ``type``: an integer ≥ ``minimum`` (``1.5``, ``-1`` or ``five`` get a clear error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+seed_type = int_at_least(0, "the seed")
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The data file and how to read it."""
+    parser.add_argument("data", help="CSV or Parquet file")
+    parser.add_argument("--empty-category", type=comma_list, default=[], metavar="COLUMN[,COLUMN]",
+                        help="columns where an empty cell is a real category (e.g. the census' industry), not a missing value")
 
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """The Standard Fairness Model flags shared by the tabular subcommands."""
@@ -70,8 +95,10 @@ def sfm_from_args(args, data: pd.DataFrame):
     if args.x not in data.columns:
         raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")
     column = data[args.x]
-    return SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
-               z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+    sfm = SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
+              z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+    check_columns_present(data, sfm.columns, f"data file {str(args.data)!r}")
+    return sfm
 
 
 def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:

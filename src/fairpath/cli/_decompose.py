@@ -6,10 +6,13 @@ from pathlib import Path
 
 from fairpath.cli._common import (
     add_alias_argument,
+    add_data_arguments,
     add_predictor_argument,
     add_sfm_arguments,
+    int_at_least,
     predictor_columns,
     read_table,
+    seed_type,
     sfm_from_args,
     signature_default,
 )
@@ -26,38 +29,44 @@ def register(subparsers) -> None:
         "decompose", help="decompose TV into counterfactual direct, indirect and spurious effects",
         description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors.",
     )
-    parser.add_argument("data", help="CSV or Parquet file")
+    add_data_arguments(parser)
     add_sfm_arguments(parser)
     add_predictor_argument(parser)
     parser.add_argument("--method", default=default("method"), choices=METHODS, help="estimator")
     parser.add_argument("--learner", default=None, choices=PRESETS,
                         help="nuisance learner (default: stack for debiasing, rf for medDML)")
-    add_alias_argument(parser, "--folds", "--n-folds", type=int, deprecated=False, default=default("n_folds"), help="cross-fitting folds")
-    parser.add_argument("--seed", type=int, default=default("seed"), help="seed of the folds and the learners")
+    add_alias_argument(parser, "--folds", "--n-folds", type=int_at_least(2, "--folds"), deprecated=False, default=default("n_folds"),
+                       help="cross-fitting folds")
+    parser.add_argument("--seed", type=seed_type, default=default("seed"), help="seed of the folds and the learners")
     parser.add_argument("--level", type=float, default=default("level"), help="confidence level")
     parser.add_argument("--eps", type=float, default=default("eps"),
                         help="positivity bound: propensities are clipped to [eps, 1-eps] and such rows counted")
     parser.add_argument("--trim", action="store_const", const=True, default=default("trim"),
                         help="leave rows with extreme propensities out (default: only with medDML, as faircause)")
-    parser.add_argument("--bootstrap", type=int, default=default("n_boot"),
+    parser.add_argument("--bootstrap", type=int_at_least(0, "--bootstrap"), default=default("n_boot"),
                         help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
-    parser.add_argument("--nboot1", type=int, default=default("nboot1"), help="medDML: refits on resampled rows")
-    parser.add_argument("--nboot2", type=int, default=default("nboot2"), help="medDML: resamples per refit")
+    parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=default("nboot1"), help="medDML: refits on resampled rows")
+    parser.add_argument("--nboot2", type=int_at_least(1, "--nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from fairpath._io import save_figure
+    from fairpath._validation import check_output_file
     from fairpath.causal import decompose
 
-    data = read_table(args.data)
+    for path, what in ((args.json, "--json file"), (args.plot, "--plot file")):
+        if path is not None:
+            check_output_file(path, what)
+    data = read_table(args.data, args.empty_category)
     sfm = sfm_from_args(args, data)
     predictors = predictor_columns(args.predictor)
     result = decompose(
         data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
         level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
-        nboot2=args.nboot2, progress=True,
+        nboot2=args.nboot2, progress=not args.quiet,
     )
     print(result.summary())
     print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -65,7 +74,6 @@ def run(args) -> int:
         result.to_json(args.json)
         print(f"results written to {args.json}")
     if args.plot:
-        args.plot.parent.mkdir(parents=True, exist_ok=True)
-        result.plot().savefig(args.plot, dpi=120, bbox_inches="tight")
+        save_figure(result.plot(), args.plot, dpi=120, bbox_inches="tight")
         print(f"figure written to {args.plot}")
     return 0

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from fairpath._vocabulary import BN_HELP, RESOLVING_ROLE
 from fairpath.cli._common import (
+    add_data_arguments,
     add_parallel_arguments,
     add_sfm_arguments,
     comma_list,
+    int_at_least,
     parallel_options,
     read_table,
+    seed_type,
     sfm_from_args,
     signature_default,
 )
@@ -21,13 +23,13 @@ def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
     from fairpath.adaptation import ENGINES
     from fairpath.repair import FairPredictor
 
-    parser.add_argument("data", help="CSV or Parquet file")
+    add_data_arguments(parser)
     add_sfm_arguments(parser)
     parser.add_argument("--engine", default=signature_default(FairPredictor, "engine"), choices=list(ENGINES),
                         help="conditional quantile engine")
     parser.add_argument("--reference", default=signature_default(FairPredictor, "reference"), choices=["x0", "x1"],
                         help="group whose mechanisms the fair twins follow (x1 matches the effects' conventions)")
-    parser.add_argument("--seed", type=int, default=signature_default(FairPredictor, "random_state"), help="seed of every random step")
+    parser.add_argument("--seed", type=seed_type, default=signature_default(FairPredictor, "random_state"), help="seed of every random step")
     parser.add_argument("--out", required=True, help="output folder")
 
 
@@ -59,61 +61,68 @@ def register(subparsers) -> None:
     front.add_argument("--bn-sets", default="none;SE;IE;IE,SE",
                        help=f"BN sets separated by ';', each a business-necessity set ({BN_HELP}); DE is refused, as "
                        "adaptation removes it; the frontier names its points by resolving variables (none, Z, W, ZW)")
-    front.add_argument("--repeats", type=int, default=signature_default(frontier, "repeats"), help="seeds per BN set")
+    front.add_argument("--repeats", type=int_at_least(1, "--repeats"), default=signature_default(frontier, "repeats"), help="seeds per BN set")
     front.add_argument("--quantile", type=float, default=signature_default(frontier, "quantile"),
                        help="decision threshold quantile for SPM")
     front.add_argument("--no-unconstrained", action="store_true", help="leave out the unconstrained learner")
     front.add_argument("--no-constrained", action="store_true", help="leave out the constrained-learning predictors")
-    front.add_argument("--quiet", action="store_true", help="no progress bar")
     add_parallel_arguments(front)
     front.set_defaults(func=_run_frontier)
 
 
 def _run_repair(args: argparse.Namespace) -> int:
-    from fairpath._results import write_json
+    from fairpath._io import atomic_write_text, save_figure, write_csv
+    from fairpath._results import to_json_text
+    from fairpath._validation import check_columns_present, check_output_dir
     from fairpath.repair import CausalGraph, ConstrainedLearner, FairPredictor, graph_from_sfm
     from fairpath.repair import write_repair_report
     from fairpath.report import provenance
 
-    data = read_table(args.data)
+    out = check_output_dir(args.out, "--out folder")
+    data = read_table(args.data, args.empty_category)
     sfm = sfm_from_args(args, data)
-    graph = CausalGraph.from_edge_table(read_table(args.graph), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
+    test = read_table(args.test, args.empty_category, what="--test file") if args.test else None
+    graph = CausalGraph.from_edge_table(read_table(args.graph, what="--graph file"), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
+    if test is not None:
+        check_columns_present(test, [c for c in graph.nodes if c != sfm.y], f"--test file {args.test!r}")
     resolving = comma_list(args.resolving) if args.resolving is not None else None
     predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, random_state=args.seed).fit(data[sfm.columns])
     adapter = predictor.adapter_
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    adapter.adapted_train_.to_csv(out / "adapted_train.csv", index=False)
-    adapter.fair_twins().to_csv(out / "fair_twins.csv", index=False)
+    # Everything is computed before anything is written: a failure (say, in --test) leaves no partial outputs.
+    tables = {"adapted_train.csv": adapter.adapted_train_, "fair_twins.csv": adapter.fair_twins()}
     scores = data[[sfm.x, sfm.y]].copy()
     scores["fair_score"] = predictor.oof_scores_
     summary = {
         "sfm": sfm.to_dict(), "graph": graph.to_dict(), "resolving": adapter.resolving_, "adapted": adapter.order_,
         "tv_outcome": _tv(data, sfm, sfm.y), "tv_adapted_outcome": _tv(adapter.adapted_train_, sfm, sfm.y),
     }
-    if args.test:
-        test = read_table(args.test)
-        adapter.transform(test).to_csv(out / "adapted_test.csv", index=False)
+    if test is not None:
+        tables["adapted_test.csv"] = adapter.transform(test)
         test_scores = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].copy()
         test_scores["fair_score"] = _scores(predictor, test)
-        test_scores.to_csv(out / "test_scores.csv", index=False)
+        tables["test_scores.csv"] = test_scores
+    figures = {}
     if args.constrained:
         learner = ConstrainedLearner(sfm, _constrained_bn(args), random_state=args.seed).fit(data[sfm.columns])
         path = learner.path_result()
-        path.to_frame().to_csv(out / "constrained_path.csv", index=False)
-        path.plot().savefig(out / "constrained_path.png", bbox_inches="tight")
+        tables["constrained_path.csv"] = path.to_frame()
+        figures["constrained_path.png"] = path.plot()
         scores["constrained_score"] = _scores(learner, data)
         summary["constrained"] = path.to_dict()
         print(path)
-    scores.to_csv(out / "scores.csv", index=False)
+    tables["scores.csv"] = scores
+    for name, frame in tables.items():
+        write_csv(frame, out / name)
+    for name, fig in figures.items():
+        save_figure(fig, out / name, bbox_inches="tight")
     record = provenance(inputs=[args.data, *[p for p in (args.graph, args.test) if p]], seed=args.seed)
     summary["provenance"] = record
-    write_json(summary, out / "repair.json")
+    atomic_write_text(to_json_text(summary), out / "repair.json")
     write_repair_report(out / "report.html", data=data, predictor=predictor, scores=scores, summary=summary, provenance=record,
                         constrained=path if args.constrained else None)
     print(f"adapted {adapter.order_} (resolving: {adapter.resolving_ or 'none'}); "
           f"TV of {sfm.y}: {summary['tv_outcome']:.4f} -> {summary['tv_adapted_outcome']:.4f} after adaptation")
-    print(f"wrote {out}/adapted_train.csv, fair_twins.csv, scores.csv, repair.json, report.html")
+    print(f"wrote {out}/{', '.join(tables)}, repair.json, report.html")
     return 0
 
 
@@ -137,24 +146,26 @@ def _tv(frame, sfm, column) -> float:
 
 
 def _run_frontier(args: argparse.Namespace) -> int:
+    from fairpath._io import save_figure, write_csv
     from fairpath._results import write_json
+    from fairpath._validation import check_output_dir
     from fairpath.repair import frontier
     from fairpath.repair import write_frontier_report
     from fairpath.report import provenance, styled
 
-    data = read_table(args.data)
+    out = check_output_dir(args.out, "--out folder")
+    data = read_table(args.data, args.empty_category)
     sfm = sfm_from_args(args, data)
     result = frontier(
         data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,
         unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,
         out_dir=args.out, progress=not args.quiet, **parallel_options(args),
     )
-    out = Path(args.out)
     record = provenance(inputs=[args.data], seed=args.seed)
-    result.to_frame().to_csv(out / "frontier.csv", index=False)
+    write_csv(result.to_frame(), out / "frontier.csv")
     write_json({**result.to_dict(), "provenance": record}, out / "frontier.json")
     with styled():
-        result.plot().savefig(out / "frontier.png", bbox_inches="tight")
+        save_figure(result.plot(), out / "frontier.png", bbox_inches="tight")
     write_frontier_report(result, out / "report.html", record)
     print(result)
     print(f"wrote {out}/frontier.csv, frontier.json, frontier.png, report.html (runs in {out}/runs.csv)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fairpath.cli._common import seed_type
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -22,7 +24,7 @@ def register(subparsers) -> None:
     theorem1.add_argument("--out", default="fairpath-theorem1", help="output folder (default: %(default)s)")
     theorem1.add_argument("--quick", action="store_true", help="reduced study for a smoke test (under a minute)")
     theorem1.add_argument("--jobs", type=int, default=2, help="parallel processes (default: %(default)s; -1 = all cores)")
-    theorem1.add_argument("--seed", type=int, default=0, help="seed of the whole study (default: %(default)s)")
+    theorem1.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     theorem1.set_defaults(func=_run_theorem1)
     _register_huang(studies)
     _register_paper_studies(studies)
@@ -66,7 +68,10 @@ def _run_paper_study(args: argparse.Namespace) -> int:
 
 
 def _run_theorem1(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.reproduce import reproduce_theorem1
+
+    check_output_dir(args.out, "--out folder")
 
     study = reproduce_theorem1(args.out, quick=args.quick, n_jobs=args.jobs, seed=args.seed)
     print(study)

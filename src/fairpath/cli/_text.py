@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from fairpath.cli._common import comma_list
+from fairpath.cli._common import comma_list, seed_type
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 
@@ -58,7 +58,7 @@ def _add_measure_arguments(parser) -> None:
                         help="permutations of the value labels within templates per test (default 999)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
-    parser.add_argument("--seed", type=int, default=0, help="seed of generation and permutations")
+    parser.add_argument("--seed", type=seed_type, default=0, help="seed of generation and permutations")
     parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
 
 
@@ -144,12 +144,16 @@ def _read_corpus(path: Path | None) -> list[str] | None:
         return None
     if not path.is_file():
         raise FairpathInputError(f"corpus file {str(path)!r} does not exist; give a text file with one passage per line")
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from fairpath._io import read_text
+
+    return [line for line in read_text(path, "corpus file").splitlines() if line.strip()]
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.text import FairnessSpec, GenerationSettings, audit_text, get_scorer
 
+    check_output_dir(args.out, "--out folder")
     spec = FairnessSpec.load(args.attribute)
     scorers = [get_scorer(name) for name in comma_list(args.scorers)]
     corpus = _read_corpus(args.corpus)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.cli._common import comma_list
+from fairpath.cli._common import comma_list, seed_type
 
 
 def _lambdas(text: str) -> list[float]:
@@ -66,13 +66,16 @@ def register(text_subparsers) -> None:
     parser.add_argument("--scorers", default="vader", help="audit scorers, comma-separated (default vader)")
     parser.add_argument("--bootstrap", type=int, default=200, help="audit bootstrap draws for the intervals")
     parser.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of corpus sampling, training and audits")
+    parser.add_argument("--seed", type=seed_type, default=0, help="seed of corpus sampling, training and audits")
     parser.add_argument("--out", type=Path, required=True, help="folder for models, checkpoints, audits and report.html")
     parser.set_defaults(func=run_debias)
 
 
 def run_debias(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.text.debias import DebiasConfig, DebiasStudy
+
+    check_output_dir(args.out, "--out folder")
 
     training = DebiasConfig(steps=args.steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
                             max_length=args.max_length, method=args.method, lora_rank=args.lora_rank,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import read_table
 from fairpath.causal import SFM
 
 COMPAS_URL = "https://raw.githubusercontent.com/propublica/compas-analysis/master/compas-scores-two-years.csv"
@@ -126,12 +127,6 @@ GOV_CENSUS_SFM = SFM(
 def load_gov_census(path: str | Path) -> TabularDataset:
     """Census 2018 of US government employees (faircause's ``gov_census``) from a CSV export;
     ``industry`` keeps the empty string as a category of its own."""
-    path = Path(path)
-    if not path.exists():
-        raise FairpathInputError(f"census file {str(path)!r} does not exist")
-    try:
-        data = pd.read_csv(path, keep_default_na=False, na_values=["NA"])
-    except Exception as error:
-        raise FairpathInputError(f"could not parse census file {str(path)!r}: {error}") from error
+    data = read_table(path, empty_category=("industry",), what="census file")
     return TabularDataset(data=data, sfm=GOV_CENSUS_SFM, predictors=[],
                           description="US Census 2018 (ACS PUMS), government employees", source=str(path))

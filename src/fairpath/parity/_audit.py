@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import html
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import write_csv
+from fairpath._progress import progress as progress_bar
 from fairpath._results import ResultMixin, write_json
+from fairpath._validation import check_columns_arg, check_frame, check_int, check_seed
 from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
@@ -117,7 +118,7 @@ class AuditResult(ResultMixin):
         }
         for name, frame in tables.items():
             paths[name] = out / f"{name}.csv"
-            frame.to_csv(paths[name], index=False)
+            write_csv(frame, paths[name])
         return paths
 
 
@@ -177,9 +178,14 @@ def audit(
     (see :func:`fairpath.report.provenance`) records the input; by default it records this call with
     the SHA-256 of the data's values.
     """
-    from fairpath.causal import decompose, prepare_data
+    from fairpath.causal import check_sfm, decompose, prepare_data
 
-    predictors = [predictors] if isinstance(predictors, str) else list(predictors)
+    check_sfm(sfm)
+    check_frame(data)
+    predictors = check_columns_arg("predictors", predictors)
+    check_seed(seed)
+    check_int("n_bins", n_bins, minimum=2)
+    check_int("n_boot", n_boot, minimum=2)
     if not predictors:
         raise FairpathInputError("no predictor column given; name at least one column holding the predictions")
     if sfm.y in predictors:
@@ -190,7 +196,7 @@ def audit(
     prepare_data(data, sfm, [sfm.y, *predictors])  # every column problem is reported before any fitting
     _note_identical(data, sfm, predictors, notes)
 
-    steps = tqdm(total=2 + len(predictors), desc="audit", disable=not progress, file=sys.stderr, leave=False)
+    steps = progress_bar(total=2 + len(predictors), desc="audit", enabled=progress, leave=False)
     parity = {}
     for predictor in predictors:  # first: cheap, and it reports an empty bin before any model is fitted
         steps.set_postfix_str(f"predictive parity of {predictor}")
@@ -198,7 +204,7 @@ def audit(
         steps.update()
     steps.set_postfix_str("decomposition")
     decomposition = decompose(data, sfm, predictors=predictors, method=method, learner=learner, n_folds=n_folds,
-                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1)
+                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, progress=progress)
     steps.update()
     steps.set_postfix_str("cookbook")
     cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)

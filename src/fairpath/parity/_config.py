@@ -9,9 +9,11 @@ from pathlib import Path
 import yaml
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import read_text
+from fairpath._validation import check_bool, check_choice, check_float, check_int, check_probability, check_seed
 from fairpath._vocabulary import parse_bn
 
-_LIST_KEYS = ("z", "w", "predictors")
+_LIST_KEYS = ("z", "w", "predictors", "empty_category")
 
 
 @dataclasses.dataclass
@@ -40,10 +42,11 @@ class AuditConfig:
     eps: float = 0.01
     trim: bool = False
     nboot1: int = 1
+    empty_category: list[str] = dataclasses.field(default_factory=list)  # columns where "" is a category
 
     def audit_options(self) -> dict:
         """Keyword arguments of :func:`fairpath.parity.audit`."""
-        skip = {"data", "x", "x0", "x1", "z", "w", "y", "predictors", "bn", "out"}
+        skip = {"data", "x", "x0", "x1", "z", "w", "y", "predictors", "bn", "out", "empty_category"}
         return {key: value for key, value in self.to_dict().items() if key not in skip}
 
     @classmethod
@@ -58,11 +61,11 @@ class AuditConfig:
             raise FairpathInputError(
                 f"unknown key {unknown[0]!r} in {source}; allowed keys: {', '.join(cls.keys())}"
             )
-        return cls().updated(values)
+        return cls().updated(values, source)
 
-    def updated(self, values: dict) -> "AuditConfig":
-        """A copy with the given (non-None) values replacing the current ones."""
-        changes = {key: _normalise(key, value) for key, value in values.items() if value is not None}
+    def updated(self, values: dict, source: str = "settings") -> "AuditConfig":
+        """A copy with the given (non-None) values replacing the current ones; each is type-checked."""
+        changes = {key: _normalise(key, value, source) for key, value in values.items() if value is not None}
         return dataclasses.replace(self, **changes)
 
     def require(self) -> "AuditConfig":
@@ -87,16 +90,52 @@ class AuditConfig:
         return dataclasses.asdict(self)
 
 
-def _normalise(key: str, value):
+def _text(name: str, value) -> str:
+    if not isinstance(value, str) or not value:
+        raise FairpathInputError(f"{name} must be a non-empty text (a name or a path), got {value!r} ({type(value).__name__})")
+    return value
+
+
+def _level(name: str, value):
+    if isinstance(value, (list, dict)):
+        raise FairpathInputError(f"{name} must be one level of the protected attribute (a text or a number), got {value!r}")
+    return value
+
+
+def _checks() -> dict:
+    """Per key, the check of its value: (display name, value) -> value."""
+    from fairpath.causal import METHODS, PRESETS
+
+    positive = lambda name, v: check_float(name, v, 0.0, None, open_low=True)  # noqa: E731
+    return {
+        "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level,
+        "method": lambda name, v: check_choice(name, v, METHODS),
+        "learner": lambda name, v: check_choice(name, v, PRESETS),
+        "n_folds": lambda name, v: check_int(name, v, minimum=2),
+        "seed": lambda name, v: check_seed(v, name),
+        "level": check_probability, "alpha": check_probability, "margin": positive,
+        "n_bins": lambda name, v: check_int(name, v, minimum=2),
+        "n_boot": lambda name, v: check_int(name, v, minimum=2),
+        "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
+        "trim": check_bool,
+        "nboot1": lambda name, v: check_int(name, v, minimum=1),
+    }
+
+
+def _normalise(key: str, value, source: str = "settings"):
+    name = f"setting {key!r}" + (f" in {source}" if source != "settings" else "")
     if key in _LIST_KEYS:
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
         if not isinstance(value, (list, tuple)):
             raise FairpathInputError(f"setting {key!r} must be a list of column names, got {value!r}")
-        return [str(item) for item in value]
+        bad = [item for item in value if not isinstance(item, str)]
+        if bad:
+            raise FairpathInputError(f"{name} must list column names (texts), got {bad[0]!r} ({type(bad[0]).__name__})")
+        return list(value)
     if key == "bn":
         return parse_bn(value)
-    return value
+    return _checks()[key](name, value)
 
 
 def load_config(path: str | Path) -> AuditConfig:
@@ -104,7 +143,7 @@ def load_config(path: str | Path) -> AuditConfig:
     path = Path(path)
     if not path.exists():
         raise FairpathInputError(f"config file {str(path)!r} does not exist; check the path")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "config file")
     try:
         if path.suffix.lower() == ".toml":
             values = tomllib.loads(text)

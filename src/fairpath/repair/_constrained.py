@@ -34,8 +34,12 @@ from sklearn.metrics import roc_auc_score
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin
+from fairpath._validation import (
+    MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies,
+    check_probability, check_seed,
+)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
-from fairpath.causal import decompose
+from fairpath.causal import check_sfm, decompose
 
 DEFAULT_LAMBDAS = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, np.inf)
 
@@ -188,16 +192,20 @@ class ConstrainedLearner(BaseEstimator):
     def fit(self, data: pd.DataFrame, y=None) -> "ConstrainedLearner":
         """Fit on ``data`` (every column of the SFM); ``y`` is ignored (the SFM names the outcome)."""
         self.random_state_ = resolve_random_state(self)
-        sfm = self.sfm
-        for column in sfm.columns:
-            if column not in data.columns:
-                raise FairpathInputError(f"column {column!r} of the SFM is not in the data")
+        sfm = check_sfm(self.sfm)
+        check_frame(data)
+        check_seed(self.random_state_)
+        check_probability("holdout", self.holdout)
+        check_columns_present(data, sfm.columns)
+        check_finite(data[sfm.columns])
         levels = set(pd.unique(data[sfm.x]))
         if levels != {sfm.x0, sfm.x1}:
             raise FairpathInputError(f"{sfm.x!r} must have exactly the levels {sfm.x0!r} and {sfm.x1!r}, found {sorted(map(str, levels))}")
         y = data[sfm.y]
         if not pd.api.types.is_numeric_dtype(y):
             raise FairpathInputError(f"the outcome {sfm.y!r} must be numeric")
+        check_outcome_varies(y, sfm.y)
+        check_group_sizes(data[sfm.x].value_counts().to_dict(), sfm.x, MIN_GROUP_ROWS)
         self.link_ = "logistic" if set(pd.unique(y)) <= {0, 1} else "linear"
         if self.link_ == "logistic":
             self.classes_ = np.array([0, 1])
@@ -211,6 +219,7 @@ class ConstrainedLearner(BaseEstimator):
 
         rng = np.random.default_rng(self.random_state_)
         held = rng.uniform(size=len(data)) < self.holdout
+        self._check_split(data, held)
         fit_part, held_part = self._problem(data, np.flatnonzero(~held)), self._problem(data, np.flatnonzero(held))
         rows, beta = [], None
         for lam in self.lambdas:
@@ -224,6 +233,18 @@ class ConstrainedLearner(BaseEstimator):
         self.coef_ = self._solve(full, self.lambda_, None)
         self.effects_ = dict(zip(PATHWAYS, full.effects(self.coef_)[0]))
         return self
+
+    def _check_split(self, data: pd.DataFrame, held: np.ndarray) -> None:
+        """Both parts of the λ-choosing split need every group (and, for a 0/1 outcome, both classes)."""
+        sfm = self.sfm
+        for part, rows in (("fitting", ~held), ("held-out", held)):
+            subset = data.loc[rows]
+            counts = {level: int((subset[sfm.x] == level).sum()) for level in (sfm.x0, sfm.x1)}
+            check_group_sizes(counts, sfm.x, MIN_GROUP_ROWS, purpose=f"in the {part} part of the λ choice (holdout={self.holdout})")
+            if self.link_ == "logistic" and subset[sfm.y].nunique() < 2:
+                raise FairpathInputError(
+                    f"the {part} part of the λ choice (holdout={self.holdout}) holds one class of {sfm.y!r}; use more data"
+                )
 
     def _solve(self, problem: _Problem, lam: float, start: np.ndarray | None) -> np.ndarray:
         target = np.array([self.targets_[p] for p in PATHWAYS])

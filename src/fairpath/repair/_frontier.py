@@ -4,32 +4,38 @@ For every BN set (named by its resolving variables: none, Z, W, ZW) and every se
 train the learner on the fair twins, take its out-of-fold scores, and measure SPM (the decision
 thresholded at a quantile of the scores, 0.68 as in the paper's code), iPPM and AUC (on the
 scores). The unconstrained learner (all of X, Z, W) and the constrained-learning predictors of each
-BN set are extra points. Every finished (point, seed) row is appended to ``runs.csv`` in the
-output folder, so an interrupted run resumes where it stopped. The runs are independent tasks
-(``n_jobs`` threads, or a Dask ``scheduler`` / local ``workers``; see fairpath._parallel): each takes
-its randomness from its seed, so where it runs changes no number.
+BN set are extra points. Every finished (point, seed) row is saved to ``runs.csv`` in the
+output folder (the whole file rewritten atomically), so an interrupted run resumes where it stopped;
+a resume keeps only complete, valid rows of the file and computes the others again. The runs are
+independent tasks (``n_jobs`` threads, or a Dask ``scheduler`` / local ``workers``; see
+fairpath._parallel): each takes its randomness from its seed, so where it runs changes no number.
 """
 
 from __future__ import annotations
 
+import csv
 import json
-import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
-from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import atomic_write_text, read_text, write_csv
 from fairpath._parallel import run_tasks
+from fairpath._progress import progress as progress_bar
+from fairpath._validation import (
+    check_columns_present, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
+)
 from fairpath._results import ResultMixin
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
-from fairpath.causal import decompose
+from fairpath.causal import check_sfm, decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
-from fairpath.repair._predictor import FairPredictor, default_forest, encode_features, out_of_fold_scores
+from fairpath.repair._predictor import FairPredictor, check_fold_sizes, default_forest, encode_features, out_of_fold_scores
 
 # Frontier BN sets are named by their resolving variables, as in the paper's figure.
 BN_OF_RESOLVING = {name: bn for bn, name in RESOLVING_NAMES.items()}
@@ -150,17 +156,69 @@ class FrontierResult(ResultMixin):
 def _runs_file(out_dir: Path | None, settings: dict) -> Path | None:
     if out_dir is None:
         return None
+    check_output_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     settings_file = out_dir / "frontier_settings.json"
     if settings_file.exists():
-        previous = json.loads(settings_file.read_text())
+        try:
+            previous = json.loads(read_text(settings_file, "frontier settings file"))
+        except json.JSONDecodeError:
+            previous = None
         if previous != settings:
             raise FairpathInputError(
                 f"{out_dir} holds a frontier run with other settings ({previous}); use another --out folder or delete it"
             )
     else:
-        settings_file.write_text(json.dumps(settings, indent=2))
+        atomic_write_text(json.dumps(settings, indent=2), settings_file)
     return out_dir / "runs.csv"
+
+
+def _parse_run(fields: list[str], known: set) -> dict | None:
+    """One row of runs.csv, or None when it is not a complete, finite row of a task of this run."""
+    if len(fields) != len(RUN_COLUMNS):
+        return None
+    row = dict(zip(RUN_COLUMNS, fields))
+    try:
+        row["seed"], row["ippm_bins"] = int(row["seed"]), int(row["ippm_bins"])
+        for name in ("spm", "ippm", "auc"):
+            row[name] = float(row[name])
+    except ValueError:
+        return None
+    if (row["point"], row["kind"], row["bn_set"], row["seed"]) not in known:
+        return None
+    if not all(np.isfinite(row[name]) for name in ("spm", "ippm", "auc")):
+        return None
+    return row
+
+
+def load_runs(path: Path, tasks: list[tuple]) -> pd.DataFrame:
+    """The finished runs in ``path`` that can be trusted: the header must be :data:`RUN_COLUMNS`; a row is
+    kept only if it is complete (a last line without its newline was torn by an interrupted write), names
+    a task of this run once, and holds finite metrics. The other rows are reported and computed again."""
+    text = read_text(path, "frontier runs file")
+    lines = text.split("\n")
+    torn = lines.pop() != ""  # a complete file ends with a newline, leaving an empty last piece
+    if not lines or next(csv.reader([lines[0]]), []) != RUN_COLUMNS:
+        raise FairpathInputError(
+            f"{path} is not a frontier runs file (its header is not {','.join(RUN_COLUMNS)}); delete it or use another --out folder"
+        )
+    known = set(tasks)
+    rows, seen, rejected = [], set(), int(torn)
+    for fields in csv.reader(lines[1:]):
+        row = _parse_run(fields, known)
+        if row is None or (row["point"], row["seed"]) in seen:
+            rejected += 1
+            continue
+        seen.add((row["point"], row["seed"]))
+        rows.append(row)
+    if rejected:
+        warnings.warn(f"{rejected} row(s) of {path} are incomplete, invalid or repeated; those runs are computed again", stacklevel=3)
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def _save_runs(runs: pd.DataFrame, path: Path) -> None:
+    # Written whole and atomically after every run: an interruption leaves the previous complete file.
+    write_csv(runs[RUN_COLUMNS], path, lineterminator="\n")
 
 
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
@@ -173,22 +231,19 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     ``workers`` processes, run the (point, seed) tasks; the numbers are those of a one-thread run.
     """
     bn_sets = parse_bn_sets(bn_sets)
-    if set(pd.unique(data[sfm.y])) - {0, 1}:
-        raise FairpathInputError(f"the frontier needs a binary 0/1 outcome (AUC, thresholded decisions); {sfm.y!r} is not")
-    if not 0 < quantile < 1:
-        raise FairpathInputError(f"quantile must lie in (0, 1), got {quantile!r}")
+    _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed)
     settings = {"bn_sets": bn_sets, "repeats": repeats, "quantile": quantile, "reference": reference, "engine": str(engine),
                 "learner": "forest" if learner is None else type(learner).__name__, "unconstrained": unconstrained,
                 "constrained": constrained, "n_folds": n_folds, "n_bins": n_bins, "n_boot": n_boot, "seed": seed, "n": len(data)}
-    runs_file = _runs_file(Path(out_dir) if out_dir is not None else None, settings)
-    runs = pd.read_csv(runs_file) if runs_file is not None and runs_file.exists() else pd.DataFrame(columns=RUN_COLUMNS)
-    done = set(zip(runs["point"], runs["seed"]))
-
     tasks = [(f"adapt {b}", "adaptation", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
     if unconstrained:
         tasks += [("unconstrained", "unconstrained", "-", s) for s in range(seed, seed + repeats)]
     if constrained:
         tasks += [(f"constrained {b}", "constrained", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
+    runs_file = _runs_file(Path(out_dir) if out_dir is not None else None, settings)
+    runs = load_runs(runs_file, tasks) if runs_file is not None and runs_file.exists() else pd.DataFrame(columns=RUN_COLUMNS)
+    done = set(zip(runs["point"], runs["seed"]))
+
     pending = [t for t in tasks if (t[0], t[3]) not in done]
     where = {"n_jobs": n_jobs, "scheduler": scheduler, "workers": workers}
     # The constrained points need the decomposition of their seed: computed once per seed, first.
@@ -196,17 +251,33 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     targets = {seeds[i]: r for i, r in run_tasks(_targets, seeds, shared={"data": data, "sfm": sfm}, **where)}
     shared = {"data": data, "sfm": sfm, "reference": reference, "learner": learner, "engine": engine, "n_folds": n_folds,
               "quantile": quantile, "n_bins": n_bins, "n_boot": n_boot, "targets": targets}
-    bar = tqdm(total=len(pending), desc="frontier", file=sys.stderr, disable=not progress)
-    for _, row in run_tasks(_run, pending, shared=shared, **where):
-        bar.set_postfix_str(f"{row['point']}, seed {row['seed']}")
-        bar.update()
-        runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
-        if runs_file is not None:
-            runs.to_csv(runs_file, index=False)
-    bar.close()
+    with progress_bar(total=len(pending), desc="frontier", unit="run", enabled=progress) as bar:
+        for _, row in run_tasks(_run, pending, shared=shared, **where):
+            bar.set_postfix_str(f"{row['point']}, seed {row['seed']}")
+            bar.update()
+            runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
+            if runs_file is not None:
+                _save_runs(runs, runs_file)
     order = {t[0]: i for i, t in enumerate(tasks)}
     runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
     return FrontierResult(runs.reset_index(drop=True), settings)
+
+
+def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed) -> None:
+    check_sfm(sfm)
+    check_frame(data)
+    check_columns_present(data, sfm.columns)
+    check_int("repeats", repeats, minimum=1)
+    check_probability("quantile", quantile)
+    check_int("n_folds", n_folds, minimum=2)
+    check_int("n_bins", n_bins, minimum=2)
+    check_int("n_boot", n_boot, minimum=2)
+    check_seed(seed)
+    check_finite(data[sfm.columns])
+    if set(pd.unique(data[sfm.y])) - {0, 1}:
+        raise FairpathInputError(f"the frontier needs a binary 0/1 outcome (AUC, thresholded decisions); {sfm.y!r} is not")
+    check_outcome_varies(data[sfm.y], sfm.y)
+    check_fold_sizes(data, sfm, n_folds)
 
 
 def _targets(seed: int, data, sfm) -> dict:

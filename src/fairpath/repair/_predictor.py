@@ -10,8 +10,10 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import check_columns_present, check_cross_fit_sizes, check_frame, check_int, check_seed
 from fairpath._vocabulary import Engine, Reference, parse_bn_set
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
+from fairpath.causal import check_sfm
 
 
 def default_forest(binary: bool, seed: int):
@@ -86,6 +88,14 @@ def out_of_fold_scores(learner, features: np.ndarray, target: np.ndarray, binary
     return scores[:, 1] if scores.ndim == 2 else scores
 
 
+def check_fold_sizes(data: pd.DataFrame, sfm, n_folds: int) -> None:
+    """Out-of-fold scores need ``n_folds`` rows in each group and, for a 0/1 outcome, in each class."""
+    sizes = data[sfm.x].value_counts()
+    if set(pd.unique(data[sfm.y])) <= {0, 1}:
+        sizes = pd.concat([sizes, data[sfm.y].value_counts()])
+    check_cross_fit_sizes(len(data), int(sizes.min()) if len(sizes) else 0, n_folds)
+
+
 class FairPredictor(BaseEstimator):
     """Adapt the data for a BN set, then train a learner on the fair twins.
 
@@ -128,7 +138,15 @@ class FairPredictor(BaseEstimator):
     def fit(self, train: pd.DataFrame, y=None) -> "FairPredictor":
         """Adapt ``train`` (every column of the SFM) and fit the learner; ``y`` is ignored (the SFM names it)."""
         seed = resolve_random_state(self)
-        sfm = self.sfm
+        sfm = check_sfm(self.sfm)
+        check_frame(train, "training data")
+        check_int("n_folds", self.n_folds, minimum=2)
+        check_seed(seed)
+        if isinstance(self.learner, type) or (self.learner is not None and not hasattr(self.learner, "fit")):
+            raise FairpathInputError(f"learner must be None or a scikit-learn estimator instance, got {self.learner!r}"
+                                     + (f"; pass {self.learner.__name__}()" if isinstance(self.learner, type) else ""))
+        check_columns_present(train, sfm.columns, "the training data")
+        check_fold_sizes(train, sfm, self.n_folds)
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
         resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else list(self.resolving)
         if self.reference not in ("x0", "x1"):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd  # noqa: E402
 from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
 
+from fairpath._io import atomic_write_text  # noqa: E402
 from fairpath._version import __version__  # noqa: E402
 from fairpath.report._style import DPI, styled  # noqa: E402
 
@@ -84,5 +85,5 @@ def render_report(title: str, sections: list[Section], summary: str = "", settin
 def write_report(path: str | Path, title: str, sections: list[Section], summary: str = "", settings: dict | None = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(title, sections, summary, settings), encoding="utf-8")
+    atomic_write_text(render_report(title, sections, summary, settings), path)
     return path

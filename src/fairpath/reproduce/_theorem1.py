@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import save_figure, write_csv
 from fairpath._results import ResultMixin, write_json
 from fairpath._vocabulary import LABELS
 from fairpath.parity import ppm_decomposition
@@ -139,11 +139,8 @@ def _task_path(folder: Path, n: int, rep: int) -> Path:
 
 
 def _save_task(folder: Path, result: dict) -> None:
-    # Write then rename, so an interrupted write never leaves a truncated file that would be skipped.
-    path = _task_path(folder, result["n"], result["rep"])
-    temporary = path.with_suffix(".tmp")
-    write_json(result, temporary)
-    os.replace(temporary, path)
+    # write_json is atomic: an interrupted write never leaves a truncated file that would be skipped.
+    write_json(result, _task_path(folder, result["n"], result["rep"]))
 
 
 def _run_and_save(n, rep, settings, folder) -> tuple[int, int]:
@@ -171,7 +168,8 @@ def _check_resumable(folder: Path, settings: Theorem1Settings) -> None:
 def run_tasks(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: bool = True) -> int:
     """Run the tasks that have no saved file yet, ``n_jobs`` at a time; returns how many ran."""
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
+
+    from fairpath._progress import progress as progress_bar
 
     folder = out / "tasks"
     folder.mkdir(parents=True, exist_ok=True)
@@ -185,8 +183,8 @@ def run_tasks(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: 
     jobs = (delayed(_run_and_save)(n, rep, settings, folder) for n, rep in pending)
     done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
     total = len(settings.tasks())
-    for _ in tqdm(done, total=len(pending), initial=0, disable=not progress,
-                  desc=f"theorem1 ({total - len(pending)} of {total} tasks saved before)", unit="task"):
+    for _ in progress_bar(done, total=len(pending), enabled=progress,
+                          desc=f"theorem1 ({total - len(pending)} of {total} tasks saved before)", unit="task"):
         pass
     return len(pending)
 
@@ -446,12 +444,12 @@ class Theorem1Study(ResultMixin):
         figures = {"figure7": self.plot_figure7, "figure8": self.plot_figure8, "linear": self.linear_.plot}
         for key, draw in figures.items():
             fig = draw()
-            fig.savefig(paths[key], dpi=130, bbox_inches="tight")
+            save_figure(fig, paths[key], dpi=130, bbox_inches="tight")
             plt.close(fig)
         paths["figure7_csv"] = out / "figure7.csv"
-        self.figure7_.to_csv(paths["figure7_csv"], index=False)
+        write_csv(self.figure7_, paths["figure7_csv"])
         paths["figure8_csv"] = out / "figure8.csv"
-        self.figure8_.to_csv(paths["figure8_csv"], index=False)
+        write_csv(self.figure8_, paths["figure8_csv"])
         paths["summary"] = out / "summary.json"
         self.to_json(paths["summary"])
         return paths

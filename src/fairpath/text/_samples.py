@@ -24,7 +24,6 @@ Public contract
 from __future__ import annotations
 
 import os
-import sys
 import time
 import uuid
 import warnings
@@ -163,13 +162,13 @@ def generate_samples(
     on_chunk: Callable[[int, pd.DataFrame], None] | None = None,
 ) -> pd.DataFrame:
     """Generate the samples ``store`` lacks, chunk by chunk, and return all samples of these prompts."""
-    from tqdm.auto import tqdm
+    from fairpath._progress import progress as progress_bar
 
     frame = _prompt_metadata(prompts_frame)
     # Metadata stored with a sample: that of the prompt's first row.
     first = frame.drop_duplicates("prompt").set_index("prompt")[_METADATA_COLUMNS]
     todo = store.missing(backend.model_id, frame["prompt"], settings)
-    with tqdm(total=len(todo), unit="sample", desc="generating", file=sys.stderr, disable=not progress or not todo) as bar:
+    with progress_bar(total=len(todo), unit="sample", desc="generating", enabled=progress and bool(todo)) as bar:
         for number, start in enumerate(range(0, len(todo), settings.batch_size)):
             chunk = todo[start : start + settings.batch_size]
             texts = backend.generate_requests(chunk, settings)

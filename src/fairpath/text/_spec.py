@@ -20,6 +20,7 @@ import pandas as pd
 import yaml
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import read_text
 
 BUILTIN_SPECS = ("country", "occupation", "name")
 _SLOT = re.compile(r"\{(\w+)\}")
@@ -112,7 +113,7 @@ class FairnessSpec:
         if not path.is_file():
             raise FairpathInputError(f"specification file {str(path)!r} does not exist; give a YAML file or one of {list(BUILTIN_SPECS)}")
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.safe_load(read_text(path, "specification file"))
         except yaml.YAMLError as error:
             raise FairpathInputError(f"specification file {str(path)!r} is not valid YAML: {error}") from error
         return cls.from_dict(data, source=str(path))
@@ -142,7 +143,9 @@ class FairnessSpec:
                 raise FairpathInputError(f"{where} lacks the key {key!r}")
         attribute = str(data["attribute"])
         placeholder = str(data.get("placeholder", attribute))
-        subgroup_slots = {str(k): {str(a): str(b) for a, b in (v or {}).items()} for k, v in (data.get("subgroups") or {}).items()}
+        subgroups = _mapping(data.get("subgroups"), "'subgroups' (subgroup -> {slot: word})", where)
+        subgroup_slots = {str(k): {str(a): str(b) for a, b in _mapping(v, f"subgroup {k!r} (slot -> word)", where).items()}
+                          for k, v in subgroups.items()}
         entries = _value_entries(data["values"], where)
         values = []
         for name, subgroup, own_slots in entries:
@@ -343,6 +346,15 @@ def combine_specs(specs: list[FairnessSpec], templates: list[str], attribute: st
     return FairnessSpec(name, placeholders, tuple(values), tuple(templates), source="combined")
 
 
+def _mapping(raw, what: str, where: str) -> Mapping:
+    """A YAML mapping (None is empty); a list or a word is an error naming the key."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise FairpathInputError(f"{where}: {what} must be a mapping (key: value lines), got a {type(raw).__name__}: {raw!r}")
+    return raw
+
+
 def _value_entries(raw, where: str) -> list[tuple[str, str, dict[str, str]]]:
     if isinstance(raw, Mapping):  # subgroup -> list of words
         return [(str(word), str(subgroup), {}) for subgroup, words in raw.items() for word in (words or [])]
@@ -354,7 +366,8 @@ def _value_entries(raw, where: str) -> list[tuple[str, str, dict[str, str]]]:
             if "value" not in item:
                 raise FairpathInputError(f"{where}: value entry {dict(item)} lacks the key 'value'")
             name = str(item["value"])
-            entries.append((name, str(item.get("subgroup", name)), {str(k): str(v) for k, v in (item.get("slots") or {}).items()}))
+            slots = _mapping(item.get("slots"), f"'slots' of value {name!r} (slot -> word)", where)
+            entries.append((name, str(item.get("subgroup", name)), {str(k): str(v) for k, v in slots.items()}))
         else:
             entries.append((str(item), str(item), {}))
     return entries

@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import read_table, read_text
 from fairpath.text._spec import FairnessSpec
 
 # Generic prompts per attribute kind; "{value}" is the attribute value and "{a}" its article.
@@ -258,13 +259,11 @@ def read_corpus_file(path: str | Path) -> list[str]:
     if not path.exists():
         raise FairpathInputError(f"corpus file {str(path)!r} does not exist; check the path")
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
-        from fairpath._io import read_table
-
-        table = read_table(path)
+        table = read_table(path, what="corpus table")
         if "text" not in table.columns:
             raise FairpathInputError(f"corpus table {str(path)!r} has no 'text' column (columns: {list(table.columns)})")
         return [str(t) for t in table["text"]]
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [line for line in read_text(path, "corpus file").splitlines() if line.strip()]
 
 
 def training_prompts(spec: FairnessSpec) -> list[str]:

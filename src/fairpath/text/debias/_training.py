@@ -19,9 +19,9 @@ from typing import Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._progress import progress as progress_bar
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import Representation, forward_with_representation
 
@@ -283,7 +283,7 @@ class DebiasTrainer:
         self._resume()
         last = self.config.steps if stop_after is None else min(self.config.steps, stop_after)
         label = f"{self.config.regularizer} λ={self.config.lam:g}"
-        with tqdm(total=self.config.steps, initial=self.step_, desc=label, disable=not self.progress, unit="step") as bar:
+        with progress_bar(total=self.config.steps, initial=self.step_, desc=label, enabled=self.progress, unit="step") as bar:
             while self.step_ < last:
                 record = self.train_step()
                 bar.update(1)

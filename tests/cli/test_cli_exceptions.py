@@ -1,0 +1,175 @@
+"""The command line's error boundary: bad input is one ``fairpath: error: …`` line with exit status 2 and
+no traceback, on every command; a bug prints its traceback and asks to be reported (exit status 1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from fairpath.cli import main
+from fairpath.datasets import make_binary_sfm
+
+SFM_ARGS = ["--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y"]
+
+
+def run(argv, capsys) -> tuple[int, str]:
+    """Exit status and stderr of ``fairpath ARGV`` (argparse's own errors exit through SystemExit)."""
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return code, err
+
+
+@pytest.fixture(scope="module")
+def data_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "data.csv"
+    make_binary_sfm(200, seed=0).data.to_csv(path, index=False)
+    return path
+
+
+def _commands(data, out):
+    data = str(data)
+    return {
+        "decompose": ["decompose", data, *SFM_ARGS],
+        "audit": ["audit", data, *SFM_ARGS, "--predictor", "y", "--bn", "SE", "--out", str(out)],
+        "demo": ["demo", "--out", str(out)],
+        "repair": ["repair", data, *SFM_ARGS, "--out", str(out)],
+        "frontier": ["frontier", data, *SFM_ARGS, "--out", str(out)],
+        "reproduce": ["reproduce", "theorem1", "--quick", "--out", str(out)],
+        "text audit": ["text", "audit", "--attribute", "country", "--out", str(out)],
+        "text debias": ["text", "debias", "--attribute", "country", "--out", str(out)],
+    }
+
+
+@pytest.mark.parametrize("command", ["decompose", "audit", "demo", "repair", "frontier", "reproduce", "text audit", "text debias"])
+@pytest.mark.parametrize("seed, message", [("-1", "the seed must be an integer ≥ 0, got -1"),
+                                           ("1.5", "the seed must be an integer ≥ 0, got '1.5'")])
+def test_negative_or_float_seed_on_every_command(command, seed, message, data_file, tmp_path, capsys):
+    code, err = run([*_commands(data_file, tmp_path / "out")[command], "--seed", seed], capsys)
+    assert code == 2
+    assert f"fairpath: error: argument --seed: {message}" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--folds", "1", "--folds must be an integer ≥ 2, got 1"),
+    ("--folds", "five", "--folds must be an integer ≥ 2, got 'five'"),
+    ("--bootstrap", "-3", "--bootstrap must be an integer ≥ 0, got -3"),
+])
+def test_counts_are_checked_by_the_parser(flag, value, message, data_file, capsys):
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, flag, value], capsys)
+    assert code == 2 and f"fairpath: error: argument {flag}: {message}" in err
+
+
+def test_repeats_zero(data_file, tmp_path, capsys):
+    code, err = run(["frontier", str(data_file), *SFM_ARGS, "--repeats", "0", "--out", str(tmp_path / "f")], capsys)
+    assert code == 2 and "argument --repeats: --repeats must be an integer ≥ 1, got 0" in err
+
+
+@pytest.mark.parametrize("flag", ["--json", "--plot"])
+def test_decompose_output_file_checked_before_the_computation(flag, data_file, tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, flag, str(blocker / "result.out")], capsys)
+    assert code == 2 and f"cannot create {flag} file" in err and "is a file, not a folder" in err
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, flag, str(tmp_path)], capsys)
+    assert code == 2 and f"{flag} file {str(tmp_path)!r} is an existing folder" in err
+
+
+@pytest.mark.parametrize("command", ["audit", "demo", "repair", "frontier", "reproduce", "text audit", "text debias"])
+def test_output_folder_that_is_a_file(command, data_file, tmp_path, capsys):
+    out = tmp_path / "taken"
+    out.write_text("not a folder")
+    code, err = run(_commands(data_file, out)[command], capsys)
+    assert code == 2 and "taken' is an existing file, not a folder; choose a folder path" in err
+    assert out.read_text() == "not a folder"
+
+
+def test_non_utf8_data_file(tmp_path, capsys):
+    path = tmp_path / "latin.csv"
+    path.write_bytes("x,z1,y\nSão Paulo,1,0\n".encode("cp1252"))
+    code, err = run(["decompose", str(path), "--x", "x", "--x0", "a", "--x1", "b", "--y", "y"], capsys)
+    assert code == 2 and "latin.csv' is not UTF-8" in err and "it looks like cp1252" in err
+
+
+def test_non_utf8_config_file(tmp_path, capsys):
+    path = tmp_path / "audit.toml"
+    path.write_bytes('x = "raza"\ny = "año"\n'.encode("latin-1"))
+    code, err = run(["audit", "--config", str(path)], capsys)
+    assert code == 2 and "config file" in err and "audit.toml' is not UTF-8" in err
+
+
+def test_non_utf8_spec_file(tmp_path, capsys):
+    path = tmp_path / "spec.yaml"
+    path.write_bytes("attribute: país\nvalues: [Perú, Chile]\ntemplates: ['{país} es']\n".encode("cp1252"))
+    code, err = run(["text", "audit", "--attribute", str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and "specification file" in err and "spec.yaml' is not UTF-8" in err
+
+
+def test_non_utf8_corpus_file(tmp_path, capsys):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes("Une phrase très courte.\n".encode("cp1252"))
+    code, err = run(["text", "audit", "--attribute", "country", "--scorers", "vader", "--corpus", str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and "corpus file" in err and "corpus.txt' is not UTF-8" in err
+
+
+def test_blank_numeric_cell_names_the_column_and_the_rows(tmp_path, capsys):
+    data = make_binary_sfm(200, seed=0).data
+    path = tmp_path / "blank.csv"
+    text = data.to_csv(index=False).splitlines()
+    for i in (5, 9, 11):  # blank the w1 cell of three rows
+        cells = text[i].split(",")
+        cells[3] = ""
+        text[i] = ",".join(cells)
+    path.write_text("\n".join(text) + "\n")
+    code, err = run(["decompose", str(path), *SFM_ARGS, "--learner", "linear", "--folds", "2"], capsys)
+    assert code == 2 and "fairpath: error: missing values (NaN) in used columns ('w1': 3)" in err
+
+
+def test_empty_string_category_needs_the_flag(tmp_path, capsys):
+    data = make_binary_sfm(200, seed=0).data
+    data["sector"] = ["", "public", "private", "public"] * 50
+    path = tmp_path / "sector.csv"
+    data.to_csv(path, index=False)
+    args = ["decompose", str(path), "--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,sector", "--w", "w1", "--y", "y",
+            "--learner", "linear", "--folds", "2"]
+    code, err = run(args, capsys)
+    assert code == 2 and "('sector': 50)" in err and "--empty-category COLUMN" in err
+    code, _ = run([*args, "--empty-category", "sector"], capsys)
+    assert code == 0
+
+
+def test_missing_column_in_the_model(data_file, capsys):
+    code, err = run(["decompose", str(data_file), *SFM_ARGS[:-2], "--y", "outcome"], capsys)
+    assert code == 2 and "column(s) ['outcome'] not found in data file" in err
+
+
+def test_a_bug_prints_the_traceback_and_asks_for_a_report(data_file, monkeypatch, capsys):
+    import fairpath.cli._decompose as command
+
+    def broken(args):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(command, "run", broken)
+    assert main(["decompose", str(data_file), *SFM_ARGS]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ZeroDivisionError" in err
+    assert "This is a bug in fairpath" in err and "please report it" in err
+
+
+def test_exit_status_in_a_real_process(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "fairpath.cli", "decompose", str(tmp_path / "none.csv"), "--x", "x", "--x0", "a",
+                             "--x1", "b", "--y", "y"], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("fairpath: error: data file") and "none.csv' does not exist" in result.stderr
+
+
+def test_an_output_file_that_cannot_be_written_is_an_input_error(data_file, tmp_path, capsys):
+    path = tmp_path / ("r" * 300 + ".json")  # longer than any file system allows a name to be
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, "--learner", "linear", "--folds", "2", "--json", str(path)], capsys)
+    assert code == 2 and "fairpath: error: File name too long: " in err and "rrrr.json'" in err

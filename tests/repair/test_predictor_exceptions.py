@@ -1,0 +1,56 @@
+"""Bad input to the fair predictor: the floors and messages of the decomposition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from fairpath import FairpathInputError
+from fairpath.datasets import make_binary_sfm
+from fairpath.repair import FairPredictor
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return make_binary_sfm(200, seed=0)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_folds": 2.0}, r"n_folds must be an integer, got 2\.0 \(float\); pass 2"),
+    ({"seed": None}, "seed must be a non-negative integer, got None"),
+    ({"learner": LogisticRegression}, r"learner must be None or a scikit-learn estimator instance.*; pass LogisticRegression\(\)"),
+])
+def test_arguments(sample, options, message):
+    with pytest.raises(FairpathInputError, match=message):
+        FairPredictor(sample.sfm, "SE", engine="linear", **options).fit(sample.data)
+
+
+def test_sfm_as_a_dict_and_numpy_data(sample):
+    with pytest.raises(FairpathInputError, match="sfm must be a fairpath.causal.SFM, got dict"):
+        FairPredictor(sample.sfm.to_dict()).fit(sample.data)
+    with pytest.raises(FairpathInputError, match="training data must be a pandas DataFrame, got ndarray"):
+        FairPredictor(sample.sfm).fit(sample.data.to_numpy())
+
+
+def test_missing_column(sample):
+    with pytest.raises(FairpathInputError, match=r"column\(s\) \['z2'\] not found in the training data"):
+        FairPredictor(sample.sfm).fit(sample.data.drop(columns="z2"))
+
+
+def test_small_groups_and_classes(sample):
+    data = sample.data
+    one = pd.concat([data[data.x == 0], data[data.x == 1].head(1)])
+    with pytest.raises(FairpathInputError, match=r"rows \(smallest group 1\) are too few for 5-fold cross-fitting"):
+        FairPredictor(sample.sfm, engine="linear").fit(one)
+    rare = pd.concat([data[data.y == 0], data[data.y == 1].head(3)])
+    with pytest.raises(FairpathInputError, match=r"rows \(smallest group 3\) are too few for 5-fold cross-fitting"):
+        FairPredictor(sample.sfm, engine="linear").fit(rare)
+
+
+def test_missing_and_infinite_values(sample):
+    data = sample.data.copy()
+    data.loc[:3, "z1"] = np.nan
+    with pytest.raises(FairpathInputError, match=r"missing values \(NaN\) in used columns \('z1': 4\)"):
+        FairPredictor(sample.sfm, engine="linear").fit(data)

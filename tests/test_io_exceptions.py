@@ -1,0 +1,109 @@
+"""Reading tables and text files: missing values, empty-string categories, bad headers and encodings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairpath import FairpathInputError
+from fairpath._io import read_table, read_text
+from fairpath.causal import SFM, decompose
+from fairpath.datasets import load_gov_census
+
+CSV = "x,z,y,priors\na,1.5,1,0\nb,2.5,0,{blank}\na,0.5,1,10\nb,1.0,0,2\n"
+
+
+@pytest.mark.parametrize("marker", ["", "NA", "N/A", "nan", "null", "NULL", "None"])
+def test_missing_markers_keep_a_numeric_column_numeric(tmp_path, marker):
+    path = tmp_path / "d.csv"
+    path.write_text(CSV.format(blank=marker))
+    data = read_table(path)
+    assert data["priors"].dtype == float
+    assert data["priors"].isna().sum() == 1
+    assert data["priors"].dropna().tolist() == [0.0, 10.0, 2.0]
+
+
+def test_blank_numeric_cell_is_an_error_naming_the_column_and_count(tmp_path):
+    rows = ["x,z,y,priors"] + [f"{'ab'[i % 2]},{i % 7},{i % 3 == 0:d},{'' if i in (3, 8) else i % 5}" for i in range(60)]
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(rows) + "\n")
+    sfm = SFM(x="x", x0="a", x1="b", z=["z"], w=["priors"], y="y")
+    with pytest.raises(FairpathInputError, match=r"missing values \(NaN\) in used columns \('priors': 2\); impute or drop"):
+        decompose(read_table(path), sfm, learner="linear", n_folds=2)
+
+
+def test_empty_string_in_a_text_column_is_missing_unless_named_a_category(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text('g,industry,y\na,"",1\nb,"6111",0\na,"928P",1\n')
+    assert read_table(path)["industry"].isna().sum() == 1
+    kept = read_table(path, empty_category=["industry"])
+    assert kept["industry"].tolist() == ["", "6111", "928P"]
+    # Only the empty string becomes a category; the other markers stay missing in that column.
+    path.write_text('g,industry,y\na,"",1\nb,NA,0\n')
+    assert read_table(path, empty_category="industry")["industry"].isna().tolist() == [False, True]
+
+
+def test_empty_category_must_name_a_column(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("g,y\na,1\n")
+    with pytest.raises(FairpathInputError, match=r"empty-category column\(s\) \['industry'\] are not columns of"):
+        read_table(path, empty_category=["industry"])
+
+
+def test_census_keeps_its_empty_industry_through_the_explicit_option(shared_dir, tmp_path):
+    source = shared_dir / "data" / "census_20k.csv"
+    lines = source.read_text().splitlines()
+    header = lines[0].split(",")
+    column = header.index('"industry"')
+    row = lines[1].split(",")
+    row[column] = '""'
+    path = tmp_path / "census.csv"
+    path.write_text("\n".join([lines[0], *lines[1:50], ",".join(row)]) + "\n")
+    census = load_gov_census(path)
+    assert (census.data["industry"] == "").sum() == 1 and census.data["industry"].notna().all()
+    assert read_table(path)["industry"].isna().sum() == 1  # without the option it is a missing value
+    full = load_gov_census(source)
+    assert full.data.shape == (20000, 17) and full.data.notna().all().all()
+
+
+def test_duplicated_header_is_an_error_naming_the_column(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("x,age,y,age\na,1,0,2\n")
+    with pytest.raises(FairpathInputError, match=r"d\.csv' has duplicated column name\(s\) \['age'\]; rename them"):
+        read_table(path)
+
+
+def test_table_that_is_not_utf8_names_the_file_and_the_likely_encoding(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes("x,city,y\na,Bogotá,1\nb,Zürich,0\n".encode("cp1252"))
+    with pytest.raises(FairpathInputError, match=r"latin\.csv' is not UTF-8 \(byte 0xe1 at position \d+\); it looks like cp1252"):
+        read_table(path)
+
+
+def test_header_that_is_not_utf8(tmp_path):
+    path = tmp_path / "header.csv"
+    path.write_bytes("año,y\n1,0\n".encode("latin-1"))
+    with pytest.raises(FairpathInputError, match=r"header\.csv' is not UTF-8.*iconv -f cp1252 -t utf-8"):
+        read_table(path)
+
+
+def test_utf16_text_file(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes("one passage\n".encode("utf-16"))
+    with pytest.raises(FairpathInputError, match=r"corpus file .*corpus\.txt' is not UTF-8.*it looks like utf-16"):
+        read_text(path, "corpus file")
+
+
+def test_missing_file_and_folder(tmp_path):
+    with pytest.raises(FairpathInputError, match=r"data file .*nope\.csv' does not exist"):
+        read_table(tmp_path / "nope.csv")
+    with pytest.raises(FairpathInputError, match="does not exist or is not a file"):
+        read_table(tmp_path)
+
+
+def test_parquet_empty_string_is_missing_unless_a_category(tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"g": ["a", "b"], "industry": ["", "6111"], "y": [1.0, np.inf]}).to_parquet(path)
+    assert read_table(path)["industry"].isna().tolist() == [True, False]
+    assert read_table(path, empty_category=["industry"])["industry"].tolist() == ["", "6111"]
