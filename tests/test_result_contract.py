@@ -20,6 +20,8 @@ from fairpath.repair import ConstrainedPath, FrontierResult
 
 PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
 PLOT_WITHOUT_AX = {
+    "CompasStudy": "a study draws several figures (Figures 5 and 6)",
+    "CensusStudy": "a study draws several figures (Figure 9 panels)",
     "PredictiveParity": "two panels: plot(axes=None)",
     "CookbookResult": "one panel per pathway",
     "AuditResult": "one panel per pathway",
