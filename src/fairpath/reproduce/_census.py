@@ -20,7 +20,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, write_json
-from fairpath.reproduce._paper import StepStore
+from fairpath.reproduce._paper import PaperSettings, StepStore
 
 MEDIAN_SALARY = 42_000  # the paper's threshold, which it calls the median salary
 OUTCOME = "high_salary"
@@ -34,7 +34,7 @@ SERIES_MEANING = {
 
 
 @dataclasses.dataclass(frozen=True)
-class CensusSettings:
+class CensusSettings(PaperSettings):
     """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
 
     rows: int | None = None  # a random subsample of this many rows (None: all 204,309)
@@ -57,13 +57,6 @@ class CensusSettings:
     def __post_init__(self):
         if self.rows is not None and self.rows < 1000:
             raise FairpathInputError(f"rows must be at least 1000 (or None for all rows), got {self.rows!r}")
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    def audit_options(self) -> dict:
-        return {"learner": self.learner, "n_folds": self.n_folds, "n_boot": self.n_boot, "level": self.level,
-                "seed": self.seed, "progress": False}
 
     def boost(self, features, target):
         from fairpath.reproduce._theorem1 import fit_boosted_predictor

@@ -19,7 +19,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, write_json
-from fairpath.reproduce._paper import PaperValue, StepStore, compare, estimate_lookup
+from fairpath.reproduce._paper import PaperSettings, PaperValue, StepStore, compare, estimate_lookup
 
 _PAIRED = ("The paper's code compares the two estimates as independent normals; fairpath's test is paired (the SE of "
            "the per-row difference of the pseudo-outcomes), so it is more powerful.")
@@ -50,7 +50,7 @@ SERIES_MEANING = {
 
 
 @dataclasses.dataclass(frozen=True)
-class CompasSettings:
+class CompasSettings(PaperSettings):
     """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
 
     rows: int | None = None  # a random subsample of this many rows (None: all 7,214)
@@ -75,13 +75,6 @@ class CompasSettings:
             raise FairpathInputError(f"rows must be at least 500 (or None for all rows), got {self.rows!r}")
         if self.repeats < 2:
             raise FairpathInputError(f"repeats must be at least 2 (Figure 6 shows a standard deviation), got {self.repeats!r}")
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    def audit_options(self) -> dict:
-        return {"learner": self.learner, "n_folds": self.n_folds, "n_boot": self.n_boot, "level": self.level,
-                "seed": self.seed, "progress": False}
 
     def forest(self, seed: int):
         """The fair predictors' learner: None (fairpath's default forest) at 300 trees, else a forest of ``trees``."""

@@ -8,6 +8,7 @@ sentence, whether the difference lies within the stated uncertainty.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -19,6 +20,17 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import to_json_text
+
+class PaperSettings:
+    """What the paper studies' settings dataclasses share: a dict for the step files and the audit's options."""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def audit_options(self) -> dict:
+        return {"learner": self.learner, "n_folds": self.n_folds, "n_boot": self.n_boot, "level": self.level,
+                "seed": self.seed, "progress": False}
+
 
 
 class StepStore:
