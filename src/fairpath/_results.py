@@ -139,7 +139,8 @@ class ResultMixin:
         fields = ", ".join(f"{k}={v!r}" for k, v in self._repr_fields().items())
         frame = self.to_frame()
         cells = "; ".join(_cell(row) for row in frame.head(_REPR_ROWS).itertuples(index=False))
-        more = f"; … {len(frame) - _REPR_ROWS} more rows" if len(frame) > _REPR_ROWS else ""
+        left = len(frame) - _REPR_ROWS
+        more = f"; … {left} more row{'s' if left > 1 else ''}" if left > 0 else ""
         body = f"{len(frame)} rows: {cells}{more}" if len(frame) else "no rows"
         return " ".join(f"{type(self).__name__}({fields}{'; ' if fields else ''}{body})".split())
 

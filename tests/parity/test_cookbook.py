@@ -105,6 +105,8 @@ def test_result_exports(fitted):
     assert len(result.plot().axes) == 3
     frame = result.to_frame()
     assert list(frame["subject"]) == ["oracle"] * 3 + ["noise"] * 3 and (frame["level"] == 0.95).all()
+    # in BN the tested quantity is the paired difference to the outcome's effect
+    assert list(frame["measure"][:3]) == ["ctfde", "ctfie_difference", "ctfse_difference"]
     pd.testing.assert_series_equal(frame["estimate"], result.tests_["estimate"])
     assert repr(result).startswith("CookbookResult(bn=['IE', 'SE'], alpha=0.05") and "\n" not in repr(result)
 

@@ -130,10 +130,12 @@ class CookbookResult(ResultMixin):
         return list(self.overall_)
 
     def to_frame(self) -> pd.DataFrame:
-        """``tests_`` with the core columns first: subject (the predictor), measure, and the estimate of the
-        tested quantity (column ``tested``: the paired difference to the outcome for a pathway in BN, the
-        effect itself outside), its se, CI and level; then pathway, hypotheses, p-values and verdicts."""
-        return result_frame(self.tests_.rename(columns={"predictor": "subject"}))
+        """``tests_`` with the core columns first: subject (the predictor), measure (the tested quantity, see
+        column ``tested``: ``<measure>_difference``, the paired difference to the outcome, for a pathway in BN;
+        the effect itself outside), its estimate, se, CI and level; then pathway, hypotheses, p-values, verdicts."""
+        tests = self.tests_.rename(columns={"predictor": "subject"})
+        tests["measure"] = [f"{m}_difference" if in_bn else m for m, in_bn in zip(tests["measure"], tests["in_bn"])]
+        return result_frame(tests)
 
     def to_dict(self) -> dict:
         return {
