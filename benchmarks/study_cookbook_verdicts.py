@@ -16,6 +16,9 @@ predictor is judged SUCCESS for its own BN set in at least 1 − alpha − 0.02 
 Each seed's result is saved under OUT/seeds/, so an interrupted run resumes. Usage:
 
     .venv/bin/python benchmarks/study_cookbook_verdicts.py --seeds 100 --n 5000 --jobs 1 [--learner linear]
+
+Seeds run as tasks (``fairpath._parallel.run_tasks``): ``--jobs`` threads, ``--workers N`` local Dask
+processes or ``--scheduler ADDRESS``; each seed's numbers do not depend on where it ran.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
+
+from fairpath._parallel import run_tasks
 
 BN_SETS = ((), ("SE",), ("IE", "SE"), ("DE", "IE", "SE"))
 
@@ -87,7 +91,9 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--learner", default=None, help="nuisance learner (default: decompose's default)")
     parser.add_argument("--alpha", type=float, nargs="+", default=[0.05, 0.01], help="family-wise levels to judge at")
-    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1, help="threads (default 1)")
+    parser.add_argument("--scheduler", default=None, help="run the seeds on this Dask scheduler")
+    parser.add_argument("--workers", type=int, default=None, help="run the seeds on a local Dask cluster of N processes")
     parser.add_argument("--out", default="benchmarks/results/cookbook_verdicts")
     args = parser.parse_args()
 
@@ -96,14 +102,13 @@ def main() -> int:
     todo = [s for s in range(args.seeds) if not (out / "seeds" / f"{s:04d}.json").exists()]
     start = time.perf_counter()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_seed, s, args.n, args.learner, args.alpha) for s in todo]
-        for future in tqdm(futures, desc="seeds", file=sys.stderr):
-            result = future.result()
-            result["loadavg"] = os.getloadavg()[0]
-            path = out / "seeds" / f"{result['seed']:04d}.json"
-            path.with_suffix(".tmp").write_text(json.dumps(result))
-            path.with_suffix(".tmp").replace(path)  # atomic: a killed run never leaves a truncated seed
+    seeds = run_tasks(run_seed, todo, shared={"n": args.n, "learner": args.learner, "alphas": args.alpha},
+                      n_jobs=args.jobs, scheduler=args.scheduler, workers=args.workers)
+    for _, result in tqdm(seeds, total=len(todo), desc="seeds", file=sys.stderr):
+        result["loadavg"] = os.getloadavg()[0]
+        path = out / "seeds" / f"{result['seed']:04d}.json"
+        path.with_suffix(".tmp").write_text(json.dumps(result))
+        path.with_suffix(".tmp").replace(path)  # atomic: a killed run never leaves a truncated seed
     rows = pd.DataFrame([r for s in range(args.seeds) for r in json.loads((out / "seeds" / f"{s:04d}.json").read_text())["rows"]])
     print(f"Cookbook verdicts on make_binary_sfm, n = {args.n}, {args.seeds} seeds, Holm over the 3 pathways, "
           f"learner = {args.learner or 'default'}; {time.perf_counter() - start:.0f} s for {len(todo)} new seeds")

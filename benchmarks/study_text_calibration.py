@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairpath._parallel import run_tasks
 from fairpath.text import FairnessSpec, GenerationSettings, PoolGenerator, SampleStore, VaderScorer, compare_models
 from fairpath.text import counterfactual_fairness
 
@@ -93,15 +94,13 @@ def _rejections(test) -> list[bool]:
             min(test.individual.p_holm, test.group.p_holm) < ALPHA]
 
 
-def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, permutations: int, done: dict | None,
-             save) -> dict:
-    """Rejection counts over ``replicates``, continuing from a partial cell ``done``; ``save`` every 50 replicates."""
-    started = time.perf_counter()
-    counts = np.array(done["counts"] if done else [0, 0, 0])
-    first = done["replicates"] if done else 0
-    seconds = done["seconds"] if done else 0.0
-    cell = {}
-    for r in range(first, replicates):
+BLOCK = 50  # replicates per task; a cell is saved whenever its finished blocks extend the prefix
+
+
+def run_block(block: tuple[int, int], *, pool, n_samples: int, kind: str, scenario: str, permutations: int) -> np.ndarray:
+    """Rejection counts of the replicates ``range(*block)``; each replicate's data and test have fixed seeds."""
+    counts = np.zeros(3, dtype=int)
+    for r in range(*block):
         seed = 1_000_003 * n_samples + 2 * r  # fixed per replicate, so a resumed cell draws the same data
         a = pool.frame(n_samples, seed, scenario == "power")
         if kind == "single":
@@ -109,15 +108,34 @@ def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, pe
         else:
             test = compare_models(a, pool.frame(n_samples, seed + 1, False), n_permutations=permutations, seed=r)
         counts += _rejections(test)
-        if (r + 1) % 50 == 0 or r + 1 == replicates:
-            rates = counts / (r + 1)
+    return counts
+
+
+def run_cell(pool, n_samples: int, kind: str, scenario: str, replicates: int, permutations: int, done: dict | None,
+             save, where: dict) -> dict:
+    """Rejection counts over ``replicates``, continuing from a partial cell ``done``; blocks of ``BLOCK``
+    replicates run as tasks (``where``: run_tasks options) and ``save`` records the finished prefix."""
+    started = time.perf_counter()
+    counts = np.array(done["counts"] if done else [0, 0, 0])
+    first = done["replicates"] if done else 0
+    seconds = done["seconds"] if done else 0.0
+    blocks = [(start, min(start + BLOCK, replicates)) for start in range(first, replicates, BLOCK)]
+    shared = {"pool": pool, "n_samples": n_samples, "kind": kind, "scenario": scenario, "permutations": permutations}
+    finished, saved, cell = {}, 0, {}
+    for position, block_counts in run_tasks(run_block, blocks, shared=shared, **where):
+        finished[position] = block_counts
+        while saved in finished:  # only a prefix of replicates is recorded, so a resume never skips one
+            counts += finished.pop(saved)
+            replicates_done = blocks[saved][1]
+            saved += 1
+            rates = counts / replicates_done
             cell = {"pool": pool.name, "samples_per_prompt": n_samples, "test": kind, "scenario": scenario,
-                    "replicates": r + 1, "permutations": permutations, "shift": pool.shift, "counts": counts.tolist(),
+                    "replicates": replicates_done, "permutations": permutations, "shift": pool.shift, "counts": counts.tolist(),
                     "rate_individual": rates[0], "rate_group": rates[1], "rate_either_holm": rates[2],
                     "seconds": round(seconds + time.perf_counter() - started, 1),
                     "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
             save(cell)
-            print(f"    {r + 1}/{replicates} replicates, {cell['seconds']:.0f} s", flush=True)
+            print(f"    {replicates_done}/{replicates} replicates, {cell['seconds']:.0f} s", flush=True)
     return cell
 
 
@@ -141,6 +159,9 @@ def main() -> None:
     parser.add_argument("--tests", default="single,compare")
     parser.add_argument("--pools", default="controlled,smollm2")
     parser.add_argument("--results", type=Path, default=RESULTS, help=f"results JSON (default {RESULTS})")
+    parser.add_argument("--jobs", type=int, default=1, help="threads for the blocks of replicates (default 1)")
+    parser.add_argument("--scheduler", default=None, help="run the blocks on this Dask scheduler")
+    parser.add_argument("--workers", type=int, default=None, help="run the blocks on a local Dask cluster of N processes")
     args = parser.parse_args()
     results = json.loads(args.results.read_text()) if args.results.exists() else {}
     pools = [ControlledPool(args.controlled_shift)] if "controlled" in args.pools else []
@@ -164,7 +185,8 @@ def main() -> None:
             results[key] = cell
             _save(results, args.results)
 
-        run_cell(pool, n_samples, kind, scenario, replicates, args.permutations, done, save)
+        run_cell(pool, n_samples, kind, scenario, replicates, args.permutations, done, save,
+                 {"n_jobs": args.jobs, "scheduler": args.scheduler, "workers": args.workers})
     rows = pd.DataFrame([v for k, v in results.items() if "/" in k])
     print(rows.drop(columns=["loadavg"]).to_string(index=False))
     size = rows[rows["scenario"] == "size"]

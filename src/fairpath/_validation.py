@@ -21,9 +21,12 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 
-# The floor on the rows of each compared group, shared by every estimator that fits per group
-# (the decomposition's ``prepare_data``, the adaptation, constrained learning).
+# The floor on the rows of each compared group for a group mean (``prepare_data``, predictive parity).
 MIN_GROUP_ROWS = 2
+# The floor for every estimator that fits models per group (decompose's cross-fitting, the adaptation,
+# fair, constrained and baseline predictors): fits on a handful of rows return effects far outside
+# [−1, 1] for a 0/1 outcome; 10 rows per fold and group keep each fit on a usable sample.
+MIN_GROUP_ROWS_PER_FOLD = 10
 
 
 def _describe(value) -> str:
@@ -189,6 +192,27 @@ def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = ""
             )
 
 
+def check_fit_group_sizes(counts: dict, column: str, n_folds: int = 1, purpose: str = "") -> None:
+    """Each level of ``column`` (``counts``: level -> rows) has ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold.
+
+    ``n_folds=1`` is a single fit on all rows. Every estimator that fits per group uses this one
+    floor and message, so ``decompose``, ``FairAdapt``, ``FairPredictor`` and ``ConstrainedLearner``
+    refuse the same data in the same words.
+    """
+    needed = MIN_GROUP_ROWS_PER_FOLD * n_folds
+    fitting = f"{n_folds}-fold cross-fitting" if n_folds > 1 else "fitting"
+    per = "per fold and group" if n_folds > 1 else "per group"
+    remedy = "use fewer folds or more data" if n_folds > 1 else "use more data or merge levels"
+    reason = f" {purpose}" if purpose else ""
+    for level, count in counts.items():
+        level = level.item() if isinstance(level, np.generic) else level
+        if count < needed:
+            raise FairpathInputError(
+                f"group {column}={level!r} has {count} rows; {fitting}{reason} needs at least {needed} "
+                f"({MIN_GROUP_ROWS_PER_FOLD} {per}): {remedy}"
+            )
+
+
 def check_outcome_varies(values: pd.Series, column: str) -> None:
     """The outcome takes at least two values (a constant outcome has no disparity to explain)."""
     if values.nunique(dropna=False) < 2:
@@ -197,9 +221,12 @@ def check_outcome_varies(values: pd.Series, column: str) -> None:
         raise FairpathInputError(f"outcome column {column!r} is constant ({value!r}); there is nothing to explain")
 
 
-def check_cross_fit_sizes(n: int, smallest: int, n_folds: int) -> None:
-    """K-fold cross-fitting needs at least K rows in the smallest group (or class)."""
-    if n < n_folds or smallest < n_folds:
-        raise FairpathInputError(
-            f"{n} rows (smallest group {smallest}) are too few for {n_folds}-fold cross-fitting; use fewer folds or more data"
-        )
+def check_class_sizes(counts: dict, column: str, n_folds: int) -> None:
+    """Stratified K-fold cross-fitting of a 0/1 outcome needs each class in every fold: K rows per class."""
+    for level, count in counts.items():
+        level = level.item() if isinstance(level, np.generic) else level
+        if count < n_folds:
+            raise FairpathInputError(
+                f"class {column}={level!r} has {count} rows; {n_folds}-fold cross-fitting needs at least {n_folds} "
+                "(one per fold): use fewer folds or more data"
+            )

@@ -218,12 +218,12 @@ def test_meddml_trims_at_eps_by_default():
 
 
 def test_bootstrap_streams_in_chunks_with_the_numbers_of_one_dense_draw(monkeypatch):
-    from fairpath.causal import _decompose
+    from fairpath.causal import _methods
 
     rng = np.random.default_rng(0)
     values = {"a": rng.normal(size=(50, 3)), "b": rng.normal(size=(50, 2))}
-    monkeypatch.setattr(_decompose, "_BOOTSTRAP_CHUNK_CELLS", 120)  # 2 draws per chunk
-    streamed = _decompose.bootstrap_means(values, 7, np.random.default_rng(9))
+    monkeypatch.setattr(_methods, "_BOOTSTRAP_CHUNK_CELLS", 120)  # 2 draws per chunk
+    streamed = _methods.bootstrap_means(values, 7, np.random.default_rng(9))
     dense_rng = np.random.default_rng(9)
     counts = np.vstack([dense_rng.multinomial(50, np.full(50, 1 / 50)) for _ in range(7)]).astype(float)
     for name, v in values.items():
@@ -231,6 +231,6 @@ def test_bootstrap_streams_in_chunks_with_the_numbers_of_one_dense_draw(monkeypa
     # In decompose: the same seed gives the same draws whatever the chunk size.
     sample = make_binary_sfm(600, seed=2)
     small = decompose(sample.data, sample.sfm, seed=3, n_folds=3, n_boot=25, measures=COUNTERFACTUAL)
-    monkeypatch.setattr(_decompose, "_BOOTSTRAP_CHUNK_CELLS", 1 << 22)
+    monkeypatch.setattr(_methods, "_BOOTSTRAP_CHUNK_CELLS", 1 << 22)
     large = decompose(sample.data, sample.sfm, seed=3, n_folds=3, n_boot=25, measures=COUNTERFACTUAL)
     np.testing.assert_allclose(small.fits_["y"].draws.to_numpy(), large.fits_["y"].draws.to_numpy(), rtol=0, atol=1e-13)

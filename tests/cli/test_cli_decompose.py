@@ -43,3 +43,15 @@ def test_numeric_levels_from_the_command_line(tmp_path):
     assert main(["decompose", str(path), "--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2",
                  "--y", "y", "--folds", "3", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["sfm"]["x1"] == 1
+
+
+def test_meddml_refits_on_a_dask_scheduler_give_the_local_numbers(csv_path, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    args = ["decompose", str(csv_path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2", "--y", "y",
+            "--method", "medDML", "--learner", "linear", "--nboot1", "3", "--nboot2", "20", "--seed", "2", "--quiet"]
+    assert main([*args, "--json", str(tmp_path / "local.json")]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster:
+        assert main([*args, "--scheduler", cluster.scheduler_address, "--json", str(tmp_path / "dask.json")]) == 0
+    local, dask = (json.loads((tmp_path / f"{name}.json").read_text())["estimates"] for name in ("local", "dask"))
+    assert dask == local and local["y"]["ctfde"]["se"] > 0

@@ -57,11 +57,11 @@ def test_constant_outcome_infinite_values_and_tiny_groups():
     with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('z2': 2\)"):
         ConstrainedLearner(sfm, targets=TARGETS).fit(bad)
     one = pd.concat([data[data.x == 0], data[data.x == 1].head(1)])
-    with pytest.raises(FairpathInputError, match="group x=1 has 1 rows; at least 2 are needed"):
+    with pytest.raises(FairpathInputError, match=r"group x=1 has 1 rows; fitting needs at least 10 \(10 per group\): use more data or merge levels"):
         ConstrainedLearner(sfm, targets=TARGETS).fit(one)
-    three = pd.concat([data[data.x == 0], data[data.x == 1].head(3)])
+    twelve = pd.concat([data[data.x == 0], data[data.x == 1].head(12)])  # enough in all, too few once split
     with pytest.raises(FairpathInputError, match=r"part of the λ choice \(holdout=0\.3\)"):
-        ConstrainedLearner(sfm, targets=TARGETS, seed=1).fit(three)
+        ConstrainedLearner(sfm, targets=TARGETS, seed=1).fit(twelve)
 
 
 def test_seed_and_sfm_arguments():

@@ -42,11 +42,11 @@ def test_missing_column(sample):
 def test_small_groups_and_classes(sample):
     data = sample.data
     one = pd.concat([data[data.x == 0], data[data.x == 1].head(1)])
-    with pytest.raises(FairpathInputError, match=r"rows \(smallest group 1\) are too few for 5-fold cross-fitting"):
+    with pytest.raises(FairpathInputError, match=r"group x=1 has 1 rows; 5-fold cross-fitting needs at least 50 \(10 per fold and group\)"):
         FairPredictor(sample.sfm, engine="linear").fit(one)
-    rare = pd.concat([data[data.y == 0], data[data.y == 1].head(3)])
-    with pytest.raises(FairpathInputError, match=r"rows \(smallest group 3\) are too few for 5-fold cross-fitting"):
-        FairPredictor(sample.sfm, engine="linear").fit(rare)
+    rare = pd.concat([data[data.y == 0], data[(data.y == 1) & (data.x == 0)].head(1)])  # groups large enough for 2 folds
+    with pytest.raises(FairpathInputError, match=r"class y=1 has 1 rows; 2-fold cross-fitting needs at least 2 \(one per fold\)"):
+        FairPredictor(sample.sfm, engine="linear", n_folds=2).fit(rare)
 
 
 def test_missing_and_infinite_values(sample):

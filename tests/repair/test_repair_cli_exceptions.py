@@ -52,14 +52,14 @@ def test_constant_outcome(command, message, data, tmp_path, capsys):
 def test_group_of_one_row(command, data, tmp_path, capsys):
     frame = pd.concat([data[data.x == 0].head(80), data[data.x == 1].head(1)])
     code, err = run([command, _write(frame, tmp_path), *SFM_ARGS, "--out", str(tmp_path / "out")], capsys)
-    assert code == 2 and "81 rows (smallest group 1) are too few for 5-fold cross-fitting; use fewer folds or more data" in err
+    assert code == 2 and "group x=1 has 1 rows; 5-fold cross-fitting needs at least 50 (10 per fold and group): use fewer folds or more data" in err
 
 
 @pytest.mark.parametrize("command", ["repair", "frontier"])
 def test_four_rows(command, data, tmp_path, capsys):
     frame = data.groupby(["x", "y"]).head(1)  # one row per group and class
     code, err = run([command, _write(frame, tmp_path), *SFM_ARGS, "--out", str(tmp_path / "out")], capsys)
-    assert code == 2 and "4 rows (smallest group 2) are too few for 5-fold cross-fitting" in err
+    assert code == 2 and "group x=0 has 2 rows; 5-fold cross-fitting needs at least 50 (10 per fold and group)" in err
 
 
 def test_inf_in_a_used_column(data, tmp_path, capsys):

@@ -1,3 +1,5 @@
+import json
+
 import pandas as pd
 import pytest
 from toy_spec import SPEC  # tests/text is on the import path (no __init__.py)
@@ -73,3 +75,18 @@ def test_a_store_with_several_runs_needs_a_choice(tmp_path):
     assert len(chosen) == 40 and {"template", "continuation"} <= set(chosen.columns)
     with pytest.raises(FairpathInputError, match="holds no samples of model 'other'"):
         read_generations(store.path, model="other")
+
+
+def test_text_score_refuses_an_output_path_that_is_a_file_before_scoring(tmp_path, capsys):
+    from fairpath.cli import main
+
+    source, out = tmp_path / "g.csv", tmp_path / "taken"
+    _complete().to_csv(source, index=False)
+    out.write_text("a user's file")
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(SPEC.to_dict()))
+    assert main(["text", "score", str(source), "--attribute", str(spec_file), "--scorers", "vader", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert f"fairpath: error: --out folder {str(out)!r} is an existing file, not a folder; choose a folder path" in captured.err
+    assert "Traceback" not in captured.err and "continuations from" not in captured.err  # refused before reading
+    assert out.read_text() == "a user's file"

@@ -37,7 +37,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._vocabulary import Engine
 
 from fairpath._progress import progress as progress_bar
-from fairpath._validation import MIN_GROUP_ROWS, check_finite, check_frame, check_group_sizes, check_int, check_outcome_varies, check_seed
+from fairpath._validation import check_finite, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine
 
@@ -153,7 +153,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
             raise FairpathInputError(f"baseline level {self.baseline!r} does not occur in {self.x!r} (levels {levels})")
         if len(levels) != 2:
             raise FairpathInputError(f"{self.x!r} must have exactly two levels, found {levels}; keep only the two groups compared")
-        check_group_sizes(data[self.x].value_counts().to_dict(), self.x, MIN_GROUP_ROWS)
+        check_fit_group_sizes(data[self.x].value_counts().to_dict(), self.x)
 
     def _group(self, data: pd.DataFrame) -> np.ndarray:
         values = data[self.x]

@@ -119,7 +119,7 @@ def _outcome_values(frame: pd.DataFrame, column: str, is_y: bool) -> np.ndarray:
     return values.to_numpy(dtype=float)
 
 
-def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None, min_rows: int = MIN_GROUP_ROWS) -> PreparedData:
+def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None) -> PreparedData:
     """Validate ``data`` against ``sfm`` and return numeric arrays.
 
     ``outcomes`` lists the outcome columns (Y first, then predictors). Raises
@@ -131,7 +131,7 @@ def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None
     used = list(dict.fromkeys([sfm.x, *sfm.z, *sfm.w, *outcomes]))
     check_finite(data[used])
     kept, x, n_excluded = _select_groups(data[used], sfm)
-    check_group_sizes({sfm.x0: int((x == 0).sum()), sfm.x1: int((x == 1).sum())}, sfm.x, min_rows)
+    check_group_sizes({sfm.x0: int((x == 0).sum()), sfm.x1: int((x == 1).sum())}, sfm.x, MIN_GROUP_ROWS)
     _check_constant(kept[list(sfm.z)], "confounder (Z)")
     _check_constant(kept[list(sfm.w)], "mediator (W)")
     values = {c: _outcome_values(kept, c, c == sfm.y) for c in outcomes}

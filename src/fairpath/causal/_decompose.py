@@ -10,66 +10,28 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    check_bool, check_choice, check_columns_arg, check_float, check_int, check_probability, check_seed,
+    check_bool, check_choice, check_columns_arg, check_fit_group_sizes, check_float, check_int,
+    check_probability, check_seed,
 )
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._learners import check_learner, check_learner_for
-from fairpath.causal._measures import MEASURE_TERMS, MEASURES, measures_need_nested
+from fairpath.causal._measures import MEASURES, measures_need_nested
+from fairpath.causal._methods import METHODS, DrawRequest, EstimationMethod, measure_frame, resolve_method
 from fairpath.causal._nuisance import OutcomeNuisances, cross_fit
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
 from fairpath.causal._sfm import SFM, check_sfm
 
-METHODS = ("debiasing", "medDML")
-_DEFAULT_LEARNER = {"debiasing": "stack", "medDML": "rf"}
-
-# Each group needs at least this many rows per cross-fitting fold when learners are fitted (Z or W
-# non-empty): a training part then holds ≥ 10·(K−1) rows of the group (≥ 5·(K−1) in the halves of
-# the nested and medDML fits) and every test fold ≈ 10 rows of it. Below that, fits on a handful of
-# rows return arbitrary numbers (Ctf-IE = −493 for a 0/1 outcome with 3 rows in a group), so
-# decompose refuses instead. Without Z and W every nuisance is a group mean: 2 rows per group do.
-MIN_GROUP_ROWS_PER_FOLD = 10
+# Each group needs MIN_GROUP_ROWS_PER_FOLD (fairpath._validation) rows per cross-fitting fold when
+# learners are fitted (Z or W non-empty): a training part then holds ≥ 10·(K−1) rows of the group
+# (≥ 5·(K−1) in the halves of the nested and medDML fits) and every test fold ≈ 10 rows of it. Below
+# that, fits on a handful of rows return arbitrary numbers (Ctf-IE = −493 for a 0/1 outcome with 3
+# rows in a group), so decompose refuses instead. Without Z and W every nuisance is a group mean:
+# 2 rows per group do.
 # When more than this share of rows has a propensity outside [eps, 1 − eps], the groups barely
 # overlap: the effects are then not estimable from these data and the result says so.
 NON_ESTIMABLE_SHARE = 0.5
-# Bootstrap resamples are drawn in chunks of about this many counts (8 bytes each), so memory does
-# not grow with the number of draws.
-_BOOTSTRAP_CHUNK_CELLS = 1 << 22
-
-
-def _measure_frame(pseudo: PseudoOutcomes, measures) -> pd.DataFrame:
-    return pd.DataFrame({name: sum(sign * pseudo(*key) for sign, key in MEASURE_TERMS[name]) for name in measures})
-
-
-def bootstrap_means(values: dict[str, np.ndarray], n_draws: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Means of ``n_draws`` row resamples of every (n, m) array in ``values`` (the same resamples
-    for all): {name: (n_draws, m)}.
-
-    The multinomial resampling counts are drawn a chunk of draws at a time, so peak memory is
-    about ``_BOOTSTRAP_CHUNK_CELLS`` counts whatever ``n_draws`` is; the random stream is consumed
-    as by one call for all draws, so the numbers do not depend on the chunk size.
-    """
-    n = len(next(iter(values.values())))
-    chunk = max(1, _BOOTSTRAP_CHUNK_CELLS // n)
-    p = np.full(n, 1.0 / n)
-    out = {name: np.empty((n_draws, v.shape[1])) for name, v in values.items()}
-    for start in range(0, n_draws, chunk):
-        stop = min(start + chunk, n_draws)
-        counts = rng.multinomial(n, p, size=stop - start).astype(float)
-        for name, v in values.items():
-            out[name][start:stop] = counts @ v / n
-    return out
-
-
-def _subset(data: PreparedData, rows: np.ndarray) -> PreparedData:
-    return PreparedData(
-        x=data.x[rows], z=data.z[rows], w=data.w[rows], outcomes={k: v[rows] for k, v in data.outcomes.items()},
-        index=data.index[rows], z_names=data.z_names, w_names=data.w_names, n_excluded=data.n_excluded,
-    )
-
-
 def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures):
     check_sfm(sfm)
     unknown = [m for m in measures if m not in MEASURES]
@@ -87,16 +49,11 @@ def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nbo
         check_int(name, value, minimum=low)
 
 
-def check_group_sizes(x: np.ndarray, n_folds: int, levels=("x0", "x1")) -> None:
-    """Refuse groups with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold, naming the group."""
-    needed = MIN_GROUP_ROWS_PER_FOLD * n_folds
-    for code, name in enumerate(levels):
-        count = int((x == code).sum())
-        if count < needed:
-            raise FairpathInputError(
-                f"group {name} has {count} rows; {n_folds}-fold cross-fitting needs at least {needed} "
-                f"({MIN_GROUP_ROWS_PER_FOLD} per fold and group): use fewer folds or more data"
-            )
+def check_group_sizes(x: np.ndarray, n_folds: int, groups: tuple) -> None:
+    """Refuse groups with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold; ``groups`` is
+    (column, (x0, x1)), for the message."""
+    column, levels = groups
+    check_fit_group_sizes({level: int((x == code).sum()) for code, level in enumerate(levels)}, column, n_folds)
 
 
 def overlap_diagnostic(x: np.ndarray, px_z: np.ndarray, px_zw: np.ndarray, eps: float) -> dict:
@@ -118,14 +75,15 @@ def overlap_diagnostic(x: np.ndarray, px_z: np.ndarray, px_zw: np.ndarray, eps: 
 class _Fitter:
     """One fit of all nuisances on a (possibly resampled) data set, turned into pseudo-outcomes."""
 
-    def __init__(self, outcomes, learner, n_folds, eps, trim, scheme, n_jobs, nested):
+    def __init__(self, outcomes, learner, n_folds, eps, trim, method: EstimationMethod, n_jobs, nested, groups):
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
-        self.eps, self.trim, self.scheme, self.n_jobs, self.nested = eps, trim, scheme, n_jobs, nested
+        self.eps, self.trim, self.method, self.n_jobs, self.nested = eps, trim, method, n_jobs, nested
+        self.groups = groups  # (X's column, (x0, x1)) for messages
 
     def __call__(self, data: PreparedData, seed: int, progress: bool = False):
         if data.z.shape[1] or data.w.shape[1]:
-            check_group_sizes(data.x, self.n_folds)  # again on a medDML resample
-        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.scheme, self.n_jobs, self.nested, progress)
+            check_group_sizes(data.x, self.n_folds, self.groups)  # again on a medDML resample
+        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.method, self.n_jobs, self.nested, progress)
         overlap = overlap_diagnostic(data.x, nuisances.px_z, nuisances.px_zw, self.eps)
         extreme = overlap.pop("outside")
         keep = ~extreme if self.trim else np.ones(data.n, dtype=bool)
@@ -143,7 +101,7 @@ class _Fitter:
             restricted = _restrict(nuisances.outcomes[name], keep)
             pseudo[name] = PseudoOutcomes(
                 data.x[keep], data.outcomes[name][keep], px_z, px_zw, restricted, has_w, has_z,
-                group_means=self.scheme == "medDML",
+                group_means=self.method.group_means,
             )
         return pseudo, overlap, int((~keep).sum()), data.index[keep]
 
@@ -191,6 +149,8 @@ def decompose(
     nboot1: int = 1,
     nboot2: int = 100,
     n_jobs: int | None = None,
+    scheduler=None,
+    workers: int | None = None,
     progress: bool = False,
 ) -> CausalDecomposition:
     """Estimate TV, Ctf-DE, Ctf-IE, Ctf-SE (and ETT, TE, NDE, NIE, Exp-SE) of X on Y and on each predictor.
@@ -201,7 +161,8 @@ def decompose(
     sfm : the Standard Fairness Model (:class:`SFM`).
     predictors : predictor columns Ŷ, decomposed alongside Y with the same propensity models.
     method : ``"debiasing"`` (one-step influence-function estimator with cross-fitting, the default)
-        or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap).
+        or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap); each
+        is an object in ``fairpath.causal._methods`` with the hooks decompose calls.
     learner : ``"stack"`` (default for debiasing: every nuisance by a holdout-weighted mix of
         LightGBM and a quadratic GLM; see :class:`StackedLearner`),
         ``"gbm"`` (LightGBM with early stopping), ``"rf"`` (random forest; default for medDML),
@@ -223,37 +184,38 @@ def decompose(
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
         resamples of the pseudo-outcomes per refit; estimate and SE are the mean and SD of all draws.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
+    scheduler, workers : run the medDML refits and the bootstrap blocks as Dask tasks, on the
+        scheduler at this address (or a ``distributed.Client``) or on a ``LocalCluster`` of this many
+        workers (see :func:`fairpath._parallel.run_tasks`; needs ``fairpath[dask]``). Each task has its
+        own seed, so the numbers equal those of a local run.
     progress : show progress bars (cross-fitting, medDML refits) on stderr when it is a terminal.
     """
     measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)
     _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures)
     measures = tuple(m for m in MEASURES if m in measures)
-    trim = method == "medDML" if trim is None else bool(trim)
+    estimator = resolve_method(method)
+    trim = estimator.trims_by_default if trim is None else bool(trim)
     started = time.perf_counter()
     outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
     prepared = prepare_data(data, sfm, outcomes)
+    groups = (sfm.x, (sfm.x0, sfm.x1))
     if prepared.z.shape[1] or prepared.w.shape[1]:
-        check_group_sizes(prepared.x, n_folds, (f"{sfm.x}={sfm.x0!r}", f"{sfm.x}={sfm.x1!r}"))
-    learner = learner if learner is not None else _DEFAULT_LEARNER[method]
+        check_group_sizes(prepared.x, n_folds, groups)
+    learner = learner if learner is not None else estimator.default_learner
     check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
-    nested = measures_need_nested(measures, group_means=method == "medDML", has_z=prepared.z.shape[1] > 0)
-    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, method, n_jobs, nested)
-    rng = np.random.default_rng(seed)
+    nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
+    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups)
     pseudo, overlap, n_trimmed, kept_index = fitter(prepared, seed, progress)
     _warn_overlap(overlap, prepared.n, trim)
-    frames = {name: _measure_frame(pseudo[name], measures) for name in outcomes}
-    draws = None
-    if method == "medDML":
-        draws = _meddml_draws(prepared, fitter, frames, nboot1, nboot2, seed, rng, progress, measures)
-    elif n_boot:
-        means = bootstrap_means({name: frame.to_numpy() for name, frame in frames.items()}, n_boot, rng)
-        draws = {name: pd.DataFrame(means[name], columns=frame.columns) for name, frame in frames.items()}
+    frames = {name: measure_frame(pseudo[name], measures) for name in outcomes}
+    request = DrawRequest(frames, prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress,
+                          where={"scheduler": scheduler, "workers": workers})
+    draws = estimator.draws(request)
     fits = {name: OutcomeFit(frames[name], pseudo[name], None if draws is None else draws[name]) for name in outcomes}
     settings = {
-        "method": method, "learner": learner if isinstance(learner, str) else repr(learner), "n_folds": n_folds,
-        "seed": seed, "level": level, "eps": eps, "trim": trim, "n_boot": n_boot,
-        "nboot1": nboot1 if method == "medDML" else None, "nboot2": nboot2 if method == "medDML" else None,
+        "method": estimator.name, "learner": learner if isinstance(learner, str) else repr(learner), "n_folds": n_folds,
+        "seed": seed, "level": level, "eps": eps, "trim": trim, **estimator.settings(n_boot, nboot1, nboot2),
         "measures": list(measures),
     }
     counts = {
@@ -262,20 +224,3 @@ def decompose(
     }
     return CausalDecomposition(sfm=sfm, fits=fits, settings=settings, counts=counts, overlap=overlap,
                                seconds=time.perf_counter() - started, encoded={"z": prepared.z_names, "w": prepared.w_names})
-
-
-def _meddml_draws(prepared, fitter, first_frames, nboot1, nboot2, seed, rng, progress, measures):
-    """faircause's two-level bootstrap: refit on ``nboot1`` row resamples (the first is the data
-    as given), and take ``nboot2`` resampled means of each refit's pseudo-outcomes."""
-    draws = {name: [] for name in first_frames}
-    for rep in progress_bar(range(nboot1), desc="medDML refits", enabled=progress and nboot1 > 1):
-        if rep == 0:
-            frames = first_frames
-        else:
-            rows = rng.integers(0, prepared.n, prepared.n)
-            pseudo, *_ = fitter(_subset(prepared, rows), seed + rep)
-            frames = {name: _measure_frame(pseudo[name], measures) for name in first_frames}
-        means = bootstrap_means({name: frame.to_numpy() for name, frame in frames.items()}, nboot2, rng)
-        for name in frames:
-            draws[name].append(means[name])
-    return {name: pd.DataFrame(np.vstack(parts), columns=first_frames[name].columns) for name, parts in draws.items()}

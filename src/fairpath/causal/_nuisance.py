@@ -13,6 +13,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from fairpath._progress import progress as progress_bar
+from fairpath._seeds import child_rng, child_seed
 
 from fairpath.causal._data import PreparedData
 from fairpath.causal._learners import fit_predict
@@ -72,7 +73,7 @@ class _Fold:
         self.has_z, self.has_w = data.z.shape[1] > 0, data.w.shape[1] > 0
 
     def _fit(self, offset, X_train, y_train, X_predict, binary):
-        return fit_predict(self.learner, binary, self.seed + offset, X_train, y_train, X_predict)
+        return fit_predict(self.learner, binary, child_seed(self.seed, offset), X_train, y_train, X_predict)
 
     def _by_level(self, offset, features, y, rows, predict_on, binary, levels=(0, 1)):
         """E[y | X = v, features] for each v in ``levels`` at each matrix of ``predict_on``: {v: [arrays]}."""
@@ -139,41 +140,40 @@ class _Fold:
         return result
 
 
-def _fold_rows(n: int, n_folds: int, scheme: str, rng: np.random.Generator) -> list[FoldRows]:
+def _fold_rows(n: int, n_folds: int, method, rng: np.random.Generator) -> list[FoldRows]:
     folds = fold_ids(n, n_folds, rng)
     layout = []
     for k in range(n_folds):
         test = np.flatnonzero(folds == k)
         train = np.flatnonzero(folds != k)
         train = train[rng.permutation(len(train))]
-        a, b = np.sort(train[: len(train) // 2]), np.sort(train[len(train) // 2 :])
-        if scheme == "medDML":
-            layout.append(FoldRows(np.sort(train), a, b, test))
-        else:
-            train = np.sort(train)
-            layout.append(FoldRows(train, train, train, test, honest=((a, b), (b, a))))
+        half_a, half_b = np.sort(train[: len(train) // 2]), np.sort(train[len(train) // 2 :])
+        layout.append(method.fold_rows(np.sort(train), half_a, half_b, test))
     return layout
 
 
 def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int,
-              scheme: str = "debiasing", n_jobs: int = 1, nested: bool = True, progress: bool = False) -> Nuisances:
+              method, n_jobs: int = 1, nested: bool = True, progress: bool = False) -> Nuisances:
     """K-fold cross-fitting of all nuisances.
 
-    ``scheme="debiasing"``: the propensities and pooled outcome regressions are fitted on all of a
-    fold's training rows; the nested means too, on μ predictions from an inner 2-fold split, so no
-    row's μ comes from a model that saw it. ``scheme="medDML"`` follows faircause's
+    ``method`` (a ``fairpath.causal._methods.EstimationMethod``) splits each fold's training rows
+    among the fits (``method.fold_rows``) and says whether outcome regressions are fitted within
+    each group (``per_group_fits``). Debiasing: the propensities and pooled outcome regressions
+    are fitted on all of a fold's training rows; the nested means too, on μ predictions from an
+    inner 2-fold split, so no row's μ comes from a model that saw it. medDML follows faircause's
     mediation DML: propensities and μ(x, z) on all training rows, per-group μ(x, z, w) on one half
     and the nested means on the other. Folds run in ``n_jobs`` threads (the learners release the
-    GIL); every fold has its own seed, so results do not depend on ``n_jobs``. ``nested=False``
+    GIL); every fold has its own seed (a ``SeedSequence`` child of ``seed``), so results do not
+    depend on ``n_jobs``. ``nested=False``
     skips the nested means (and their inner split); the other fits keep their seeds and values.
     ``progress`` shows a bar that advances per fold and per outcome column.
     """
     n = data.n
-    layout = _fold_rows(n, n_folds, scheme, np.random.default_rng(seed))
+    layout = _fold_rows(n, n_folds, method, child_rng(seed, 0))
     bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="fit", enabled=progress, leave=False)
 
     def run(k: int):
-        fold = _Fold(data, learner, seed + 1000 * k, layout[k], per_group=scheme == "medDML", nested=nested)
+        fold = _Fold(data, learner, child_seed(seed, 1, k), layout[k], per_group=method.per_group_fits, nested=nested)
         parts = []
         for name in outcomes:
             parts.append(fold.outcome(data.outcomes[name], data.binary(name)))

@@ -12,6 +12,7 @@ from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, r
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
 from fairpath.causal._measures import DESCRIPTIONS, MEASURES, needs_nested
+from fairpath.causal._methods import resolve_method
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._sfm import SFM
 
@@ -101,8 +102,7 @@ class CausalDecomposition(ResultMixin):
         estimate, se = _mean_se(rows)
         if draws is None:
             return Estimate.from_se(estimate, se, self.level)
-        if self.settings_["method"] == "medDML":
-            estimate = float(draws.mean())  # faircause reports the mean over all bootstrap draws
+        estimate = resolve_method(self.settings_["method"]).point_estimate(estimate, draws)
         return Estimate.from_draws(estimate, draws, self.level)
 
     def estimate(self, measure: str, outcome: str | None = None) -> Estimate:

@@ -7,7 +7,10 @@ import argparse
 import sys
 
 from fairpath._vocabulary import BN_HELP
-from fairpath.cli._common import add_alias_argument, add_predictor_argument, comma_list, int_at_least, predictor_columns, seed_type
+from fairpath.cli._common import (
+    add_alias_argument, add_parallel_arguments, add_predictor_argument, comma_list, int_at_least, parallel_options, predictor_columns,
+    seed_type,
+)
 
 COMPAS_PREDICTORS = {
     "northpointe": "Northpointe's COMPAS decision: decile score > 4 (high risk)",
@@ -73,6 +76,7 @@ def register(subparsers) -> None:
     parser.add_argument("--trim", action="store_const", const=True,
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), help=f"medDML refits on resampled rows {default('nboot1')}")
+    add_parallel_arguments(parser, "medDML refits", threads=False)
     parser.set_defaults(func=_run_audit)
 
 
@@ -95,7 +99,7 @@ def _config_from_args(args: argparse.Namespace):
     config = load_config(args.config) if args.config else AuditConfig()
     flags = {}
     for name, value in vars(args).items():
-        if name in {"config", "func", "command", "quiet"}:
+        if name in {"config", "func", "command", "quiet", "scheduler", "workers"}:  # how to run, not what
             continue
         if name == "predictor":
             value = predictor_columns(value) or None
@@ -129,7 +133,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     from fairpath.report import provenance
 
     result = audit(data, sfm, config.predictors, config.bn, provenance=provenance(inputs=[config.data], seed=config.seed),
-                   progress=not args.quiet, **config.audit_options())
+                   progress=not args.quiet, **parallel_options(args), **config.audit_options())
     _print_verdicts(result, result.save(config.out))
     return 0
 

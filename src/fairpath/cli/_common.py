@@ -101,15 +101,21 @@ def sfm_from_args(args, data: pd.DataFrame):
     return sfm
 
 
-def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--n-jobs``, ``--scheduler``, ``--workers``: where repetitions run (see fairpath._parallel.run_tasks)."""
-    group = parser.add_argument_group("running repetitions in parallel (the same seed gives the same numbers)")
-    group.add_argument("--n-jobs", type=int, default=1, help="threads for the repetitions (default 1; -1: one per core)")
+def add_parallel_arguments(parser: argparse.ArgumentParser, repetitions: str = "repetitions", threads: bool = True) -> None:
+    """``--n-jobs`` (when ``threads``), ``--scheduler``, ``--workers``: where ``repetitions`` run
+    (see fairpath._parallel.run_tasks)."""
+    group = parser.add_argument_group(f"running the {repetitions} in parallel (the same seed gives the same numbers)")
+    if threads:
+        group.add_argument("--n-jobs", type=int, default=1, help=f"threads for the {repetitions} (default 1; -1: one per core)")
     group.add_argument("--scheduler", default=None,
-                       help="run the repetitions as tasks on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs fairpath[dask])")
+                       help=f"run the {repetitions} as tasks on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs fairpath[dask])")
     group.add_argument("--workers", type=int, default=None,
-                       help="run the repetitions on a local Dask cluster of N worker processes (needs fairpath[dask])")
+                       help=f"run the {repetitions} on a local Dask cluster of N worker processes (needs fairpath[dask])")
 
 
 def parallel_options(args: argparse.Namespace) -> dict:
-    return {"n_jobs": args.n_jobs, "scheduler": args.scheduler, "workers": args.workers}
+    """The ``run_tasks`` options the parser of :func:`add_parallel_arguments` read."""
+    options = {"scheduler": args.scheduler, "workers": args.workers}
+    if hasattr(args, "n_jobs"):
+        options["n_jobs"] = args.n_jobs
+    return options

@@ -7,9 +7,11 @@ from pathlib import Path
 from fairpath.cli._common import (
     add_alias_argument,
     add_data_arguments,
+    add_parallel_arguments,
     add_predictor_argument,
     add_sfm_arguments,
     int_at_least,
+    parallel_options,
     predictor_columns,
     read_table,
     seed_type,
@@ -47,6 +49,7 @@ def register(subparsers) -> None:
                         help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=default("nboot1"), help="medDML: refits on resampled rows")
     parser.add_argument("--nboot2", type=int_at_least(1, "--nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
+    add_parallel_arguments(parser, "medDML refits and bootstrap blocks", threads=False)
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")
     parser.set_defaults(func=run)
@@ -66,7 +69,7 @@ def run(args) -> int:
     result = decompose(
         data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
         level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
-        nboot2=args.nboot2, progress=not args.quiet,
+        nboot2=args.nboot2, progress=not args.quiet, **parallel_options(args),
     )
     print(result.summary())
     print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))

@@ -79,8 +79,10 @@ def _register_score(text_subparsers) -> None:
 
 
 def run_score(args: argparse.Namespace) -> int:
+    from fairpath._validation import check_output_dir
     from fairpath.text import FairnessSpec, audit_samples, get_scorer, read_generations
 
+    check_output_dir(args.out, "--out folder")  # before any scoring
     spec = FairnessSpec.load(args.attribute)
     scorers = [get_scorer(name) for name in comma_list(args.scorers)]
     generations = read_generations(args.samples, model=args.model, settings_hash=args.settings_hash)

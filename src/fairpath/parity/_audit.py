@@ -174,6 +174,8 @@ def audit(
     eps: float = 0.01,
     trim: bool = False,
     nboot1: int = 1,
+    scheduler=None,
+    workers: int | None = None,
     title: str | None = None,
     descriptions: dict[str, str] | None = None,
     provenance: dict | None = None,
@@ -185,7 +187,7 @@ def audit(
     ``n_folds``, ``eps``, ``trim``, ``nboot1`` are passed to it), the predictive parity measures of
     every predictor (``n_bins`` quantile bins, ``n_boot`` bootstrap draws), and the Business Necessity
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
-    by ``seed``. ``descriptions`` (predictor -> what it is) are shown in the report; ``provenance``
+    by ``seed``. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report; ``provenance``
     (see :func:`fairpath.report.provenance`) records the input; by default it records this call with
     the SHA-256 of the data's values.
     """
@@ -215,7 +217,8 @@ def audit(
         steps.update()
     steps.set_postfix_str("decomposition")
     decomposition = decompose(data, sfm, predictors=predictors, method=method, learner=learner, n_folds=n_folds,
-                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, progress=progress)
+                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, scheduler=scheduler,
+                              workers=workers, progress=progress)
     steps.update()
     steps.set_postfix_str("cookbook")
     cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)

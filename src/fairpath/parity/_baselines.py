@@ -15,6 +15,8 @@ from sklearn.model_selection import StratifiedKFold
 
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
+from fairpath._seeds import child_seed
+from fairpath._validation import check_fit_group_sizes
 from fairpath.causal import fit_predict, prepare_data
 
 
@@ -57,7 +59,8 @@ class UnconstrainedPredictor(BaseEstimator):
 
     def fit(self, data: pd.DataFrame, sfm) -> "UnconstrainedPredictor":
         """Out-of-fold scores of every row of ``data`` (roles from ``sfm``) in ``scores_``."""
-        prepared = prepare_data(data, sfm, [sfm.y], min_rows=self.n_folds)
+        prepared = prepare_data(data, sfm, [sfm.y])
+        check_fit_group_sizes({level: int((prepared.x == code).sum()) for code, level in enumerate((sfm.x0, sfm.x1))}, sfm.x, self.n_folds)
         y = prepared.outcomes[sfm.y]
         binary = prepared.binary(sfm.y)
         if len(prepared.index) != len(data):
@@ -70,7 +73,7 @@ class UnconstrainedPredictor(BaseEstimator):
         folds = StratifiedKFold(self.n_folds, shuffle=True, random_state=self.random_state)
         scores = np.empty(len(y))
         for k, (train, test) in enumerate(folds.split(features, strata)):
-            (scores[test],) = fit_predict(self.learner, binary, self.random_state + k, features[train], y[train], [features[test]])
+            (scores[test],) = fit_predict(self.learner, binary, child_seed(self.random_state, k), features[train], y[train], [features[test]])
         self.scores_ = scores
         self.outcome_mean_ = float(y.mean())
         return self

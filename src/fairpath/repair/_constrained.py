@@ -35,7 +35,7 @@ from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._validation import (
-    MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies,
+    check_columns_present, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies,
     check_probability, check_seed,
 )
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
@@ -205,7 +205,7 @@ class ConstrainedLearner(BaseEstimator):
         if not pd.api.types.is_numeric_dtype(y):
             raise FairpathInputError(f"the outcome {sfm.y!r} must be numeric")
         check_outcome_varies(y, sfm.y)
-        check_group_sizes(data[sfm.x].value_counts().to_dict(), sfm.x, MIN_GROUP_ROWS)
+        check_fit_group_sizes(data[sfm.x].value_counts().to_dict(), sfm.x)
         self.link_ = "logistic" if set(pd.unique(y)) <= {0, 1} else "linear"
         if self.link_ == "logistic":
             self.classes_ = np.array([0, 1])
@@ -240,7 +240,7 @@ class ConstrainedLearner(BaseEstimator):
         for part, rows in (("fitting", ~held), ("held-out", held)):
             subset = data.loc[rows]
             counts = {level: int((subset[sfm.x] == level).sum()) for level in (sfm.x0, sfm.x1)}
-            check_group_sizes(counts, sfm.x, MIN_GROUP_ROWS, purpose=f"in the {part} part of the λ choice (holdout={self.holdout})")
+            check_fit_group_sizes(counts, sfm.x, purpose=f"in the {part} part of the λ choice (holdout={self.holdout})")
             if self.link_ == "logistic" and subset[sfm.y].nunique() < 2:
                 raise FairpathInputError(
                     f"the {part} part of the λ choice (holdout={self.holdout}) holds one class of {sfm.y!r}; use more data"

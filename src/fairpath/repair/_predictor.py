@@ -10,7 +10,9 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import check_columns_present, check_cross_fit_sizes, check_frame, check_int, check_seed
+from fairpath._validation import (
+    check_class_sizes, check_columns_present, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed,
+)
 from fairpath._vocabulary import Engine, Reference, parse_bn_set
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
 from fairpath.causal import check_sfm
@@ -89,11 +91,12 @@ def out_of_fold_scores(learner, features: np.ndarray, target: np.ndarray, binary
 
 
 def check_fold_sizes(data: pd.DataFrame, sfm, n_folds: int) -> None:
-    """Out-of-fold scores need ``n_folds`` rows in each group and, for a 0/1 outcome, in each class."""
-    sizes = data[sfm.x].value_counts()
+    """A varying outcome, decompose's floor per fold and group and, for a 0/1 outcome, ``n_folds``
+    rows in each class."""
+    check_outcome_varies(data[sfm.y], sfm.y)
+    check_fit_group_sizes({level: int((data[sfm.x] == level).sum()) for level in (sfm.x0, sfm.x1)}, sfm.x, n_folds)
     if set(pd.unique(data[sfm.y])) <= {0, 1}:
-        sizes = pd.concat([sizes, data[sfm.y].value_counts()])
-    check_cross_fit_sizes(len(data), int(sizes.min()) if len(sizes) else 0, n_folds)
+        check_class_sizes({level: int((data[sfm.y] == level).sum()) for level in (0, 1)}, sfm.y, n_folds)
 
 
 class FairPredictor(BaseEstimator):

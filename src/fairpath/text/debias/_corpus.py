@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_table, read_text
+from fairpath._io import atomic_write_text, read_table, read_text
 from fairpath.text._spec import FairnessSpec
 
 # Generic prompts per attribute kind; "{value}" is the attribute value and "{a}" its article.
@@ -131,11 +131,7 @@ class DebiasCorpus:
         }
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = asdict(self)
-        path.write_text(json.dumps(payload, indent=1))
-        return path
+        return atomic_write_text(json.dumps(asdict(self), indent=1), path)
 
     @classmethod
     def load(cls, path: str | Path) -> "DebiasCorpus":

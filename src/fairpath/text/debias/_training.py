@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import atomic_write_text
 from fairpath._progress import progress as progress_bar
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import Representation, forward_with_representation
@@ -310,5 +311,5 @@ class DebiasTrainer:
         model.save_pretrained(path, safe_serialization=True)
         self.tokenizer.save_pretrained(path)
         log = {"config": asdict(self.config), "history": self.history_, **(extra or {})}
-        (path / TRAINING_LOG_NAME).write_text(json.dumps(log, indent=1))
+        atomic_write_text(json.dumps(log, indent=1), path / TRAINING_LOG_NAME)
         return path
