@@ -9,7 +9,8 @@ The contract every result class keeps (``tests/test_result_contract.py``):
 - ``to_dict()`` / ``to_json()``; ``save(out_dir)`` (files written there, their paths returned).
 - ``summary()``: the readable multi-line account (a str); ``repr()``: one line; ``_repr_html_()``.
 - ``plot(ax=None)``: a matplotlib Figure, drawn on ``ax`` when given (a sequence of axes, one per
-  panel, for the classes that draw several panels); the studies that draw several figures say so.
+  panel, for a plot of several panels: :func:`panel_axes`); options after ``ax`` are keyword-only. The
+  paper studies plot their main figure and name the others (``plot_figure8``, ``frontier.plot``).
 - Public data are read-only: :class:`ReadOnly` attributes or frozen dataclasses.
 """
 

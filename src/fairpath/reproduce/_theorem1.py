@@ -279,10 +279,8 @@ class LinearCheck(ResultMixin):
 
     def plot(self, ax=None):
         """The decomposition's Term I, Term II and PPM per bin with the closed forms dashed, on ``ax`` when given."""
-        import matplotlib.pyplot as plt
-
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 4)))
-        self.decomposition.plot(ax)
+        fig = self.decomposition.plot(ax)
+        ax = fig.axes[0] if ax is None else ax
         for value in (self.closed_form, -self.closed_form):
             ax.axhline(value, color="black", linestyle="--", linewidth=1)
         ax.set_title(f"Corollary 1 on a linear SCM: Term I = −Term II = {self.closed_form:.3f} (dashed)")
