@@ -12,6 +12,7 @@ import inspect
 import json
 import pickle
 import warnings
+from pathlib import Path
 
 import matplotlib.figure
 import matplotlib.pyplot as plt
@@ -27,7 +28,7 @@ from fairpath.text import compare_models, counterfactual_fairness
 PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
 # Panels a plot draws: plot(ax=...) then takes a sequence of that many axes (one Axes when 1).
 PANELS = {"PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "FrontierResult": 2, "ConstrainedPath": 2,
-          "DebiasStudyResult": 2, "Theorem1Study": 2}
+          "DebiasStudyResult": 2, "Theorem1Study": 2, "HuangResult": 4}
 
 
 def _result_classes() -> list[type]:
@@ -141,6 +142,19 @@ def _debias_study():
     return DebiasStudyResult("country", evaluations)
 
 
+def _huang():
+    from fairpath.reproduce import HuangResult
+    from fairpath.reproduce._huang import target_check
+
+    table = pd.DataFrame({
+        "attribute": ["country", "country"], "model": ["base", "embedding-lambda10"], "regularizer": ["none", "embedding"],
+        "lam": [np.nan, 10.0], "individual": [0.08, 0.05], "individual_change": [0.0, -0.375], "individual_p": [np.nan, 0.004],
+        "group": [0.04, 0.03], "group_change": [0.0, -0.25], "group_p": [np.nan, 0.2], "perplexity": [20.0, 21.0],
+        "perplexity_change": [0.0, 0.05], "perplexity_sensitive": [25.0, 26.0], "ss": [0.6, 0.59], "ss_points": [0.0, -1.0],
+        "ssc": [0.4, 0.41], "ssc_points": [0.0, 1.0]})
+    return HuangResult(table, target_check(table), {"seed": 0}, Path("huang"), 1.0)
+
+
 def _linear_check():
     from fairpath.reproduce import check_linear_case
 
@@ -160,6 +174,7 @@ MAKERS = {
     "ModelComparison": lambda _: compare_models(_score_table(0, shift=3.0), _score_table(1), scorer="beta", n_permutations=19),
     "TextAuditResult": lambda _: _text_audit(),
     "DebiasStudyResult": lambda _: _debias_study(),
+    "HuangResult": lambda _: _huang(),
 }
 
 

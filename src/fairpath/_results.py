@@ -80,8 +80,8 @@ def panel_axes(ax, n: int, make):
     given (one Axes for one panel, a sequence of ``n`` axes for ``n``); ``axes`` is a list of ``n``."""
     if ax is None:
         fig, axes = make()
-        return fig, list(np.atleast_1d(axes))
-    axes = [ax] if n == 1 and not isinstance(ax, (list, tuple, np.ndarray)) else list(np.atleast_1d(ax))
+        return fig, list(np.ravel(axes))  # rows of panels read row by row
+    axes = [ax] if n == 1 and not isinstance(ax, (list, tuple, np.ndarray)) else list(np.ravel(ax))
     if len(axes) != n:
         raise FairpathInputError(f"this plot draws {n} panel(s), so ax must be {'an Axes' if n == 1 else f'a sequence of {n} axes'}; "
                                  f"got {len(axes)}")
