@@ -20,7 +20,7 @@ TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps
 def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path):
     # One test, so that parallel test workers do not each run the quick study.
     out = tmp_path / "theorem1"
-    assert main(["reproduce", "theorem1", "--quick", "--out", str(out), "--jobs", "2", "--seed", "0"]) == 0
+    assert main(["reproduce", "theorem1", "--quick", "--out", str(out), "--n-jobs", "2", "--seed", "0"]) == 0
     for name in ("figure7.png", "figure8.png", "linear_check.png", "figure7.csv", "figure8.csv", "summary.json"):
         assert (out / name).stat().st_size > 0, name
     settings = Theorem1Settings.quick(0)

@@ -8,14 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairpath._encoding import CategoryEncoder
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
 from fairpath.causal._sfm import SFM, check_sfm
-
-# Categorical covariates with at most this many levels are one-hot encoded; more become integer codes
-# (tree learners split on codes well, and one-hot of hundreds of levels costs too much memory).
-MAX_ONE_HOT_LEVELS = 10
-
 
 @dataclass
 class PreparedData:
@@ -74,26 +70,9 @@ def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarr
 
 
 def encode_covariates(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """Encode covariates as floats: numbers and booleans as they are, categories as dummies or codes."""
-    blocks, names = [], []
-    for column in frame.columns:
-        values = frame[column]
-        if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
-            blocks.append(values.to_numpy(dtype=float)[:, None])
-            names.append(column)
-            continue
-        categories = pd.Categorical(values.astype(str) if not isinstance(values.dtype, pd.CategoricalDtype) else values)
-        n_levels = len(categories.categories)
-        if n_levels <= MAX_ONE_HOT_LEVELS:
-            dummies = np.eye(n_levels)[categories.codes][:, 1:]
-            blocks.append(dummies)
-            names.extend(f"{column}={level}" for level in categories.categories[1:])
-        else:
-            blocks.append(categories.codes.astype(float)[:, None])
-            names.append(column)
-    if not blocks:
-        return np.empty((len(frame), 0)), []
-    return np.hstack(blocks), names
+    """Encode covariates as floats (see :class:`fairpath._encoding.CategoryEncoder`) and name the columns."""
+    encoder = CategoryEncoder(frame.columns).fit(frame)
+    return encoder.transform(frame), encoder.feature_names_
 
 
 def _check_constant(frame: pd.DataFrame, role: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fairpath.cli._common import seed_type
+from fairpath.cli._common import add_alias_argument, seed_type
 
 
 def register(subparsers) -> None:
@@ -23,7 +23,8 @@ def register(subparsers) -> None:
     )
     theorem1.add_argument("--out", default="fairpath-theorem1", help="output folder (default: %(default)s)")
     theorem1.add_argument("--quick", action="store_true", help="reduced study for a smoke test (under a minute)")
-    theorem1.add_argument("--jobs", type=int, default=2, help="parallel processes (default: %(default)s; -1 = all cores)")
+    add_alias_argument(theorem1, "--n-jobs", "--jobs", type=int, default=2, dest="n_jobs",
+                       help="parallel processes (default: %(default)s; -1 = all cores)")
     theorem1.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     theorem1.set_defaults(func=_run_theorem1)
     _register_huang(studies)
@@ -73,7 +74,7 @@ def _run_theorem1(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out folder")
 
-    study = reproduce_theorem1(args.out, quick=args.quick, n_jobs=args.jobs, seed=args.seed)
+    study = reproduce_theorem1(args.out, quick=args.quick, n_jobs=args.n_jobs, seed=args.seed)
     print(study.summary())
     for name in ("figure7.png", "figure8.png", "linear_check.png", "summary.json"):
         print(f"wrote {study.out_ / name}")

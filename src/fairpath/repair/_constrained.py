@@ -23,6 +23,8 @@ and the model is then refitted on all rows at that λ.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
@@ -31,6 +33,7 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
@@ -48,33 +51,14 @@ class _Design:
     """Standardised covariates with one-hot categories; ``with_x`` prepends [1, x] at either level of X."""
 
     def __init__(self, data: pd.DataFrame, covariates: list[str]):
-        self.covariates = list(covariates)
         # Categories are fixed at fit time so that any subset of rows gets the same columns.
-        self.categories = {
-            c: sorted(pd.unique(data[c].astype(str)))
-            for c in self.covariates
-            if not pd.api.types.is_numeric_dtype(data[c]) or pd.api.types.is_bool_dtype(data[c])
-        }
-        raw = self._raw(data)
+        self.encoder = CategoryEncoder(covariates, max_one_hot_levels=math.inf, what="the constrained learner").fit(data)
+        raw = self.encoder.transform(data)
         self.mean = raw.mean(axis=0)
         self.scale = np.where(raw.std(axis=0) > 0, raw.std(axis=0), 1.0)
 
-    def _raw(self, data: pd.DataFrame) -> np.ndarray:
-        parts = []
-        for column in self.covariates:
-            if column not in self.categories:
-                parts.append(data[column].to_numpy(dtype=float)[:, None])
-                continue
-            values = data[column].astype(str)
-            unseen = sorted(set(values) - set(self.categories[column]))
-            if unseen:
-                raise FairpathInputError(f"column {column!r} has categories {unseen[:10]} that were not present when the model was fitted")
-            # One indicator per category but the first (the reference).
-            parts.append(np.column_stack([(values == level).to_numpy(dtype=float) for level in self.categories[column][1:]]))
-        return np.hstack(parts) if parts else np.empty((len(data), 0))
-
     def covariate_matrix(self, data: pd.DataFrame) -> np.ndarray:
-        return (self._raw(data) - self.mean) / self.scale
+        return (self.encoder.transform(data) - self.mean) / self.scale
 
     @staticmethod
     def with_x(covariates: np.ndarray, x_value: float | np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
+from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
@@ -24,42 +25,14 @@ def default_forest(binary: bool, seed: int):
     return forest(n_estimators=300, min_samples_leaf=10, max_features="sqrt", oob_score=True, n_jobs=-1, random_state=seed)
 
 
-class FeatureEncoder:
-    """Numbers for a learner: numeric columns as they are, other columns as integer codes of the
-    categories seen by ``fit`` (sorted labels), so that new rows get the training rows' codes."""
-
-    def __init__(self, columns: list[str]):
-        self.columns = list(columns)
-
-    def fit(self, frame: pd.DataFrame) -> "FeatureEncoder":
-        self.categories_ = {c: sorted(frame[c].astype(str).unique()) for c in self.columns if not _is_number(frame[c])}
-        return self
-
-    def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        parts = []
-        for column in self.columns:
-            values = frame[column]
-            if column not in self.categories_:
-                parts.append(values.to_numpy(dtype=float))
-                continue
-            codes = values.astype(str).map({label: code for code, label in enumerate(self.categories_[column])})
-            unseen = sorted(set(values[codes.isna()].astype(str)))
-            if unseen:
-                raise FairpathInputError(
-                    f"column {column!r} has categories {unseen[:10]} that the predictor never saw in training "
-                    f"(known: {self.categories_[column][:10]}); refit on data that contains them or recode them"
-                )
-            parts.append(codes.to_numpy(dtype=float))
-        return np.column_stack(parts)
-
-
-def _is_number(values: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+def feature_encoder(columns: list[str]) -> CategoryEncoder:
+    """The forests' encoding: numbers as they are, every categorical column as integer codes."""
+    return CategoryEncoder(columns, max_one_hot_levels=0, what="the predictor")
 
 
 def encode_features(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
     """Codes of ``columns`` with the categories of ``frame`` itself (for data fitted and scored at once)."""
-    return FeatureEncoder(columns).fit(frame).transform(frame)
+    return feature_encoder(columns).fit_transform(frame)
 
 
 def _oob_scores(fitted, binary: bool) -> np.ndarray:
@@ -161,7 +134,7 @@ class FairPredictor(BaseEstimator):
             self.classes_ = np.array([0, 1])
         self.features_ = [c for c in graph.nodes if c not in (sfm.x, sfm.y)]
         learner = self.learner if self.learner is not None else default_forest(self.binary_, seed)
-        self.encoder_ = FeatureEncoder(self.features_).fit(self.adapter_.adapted_train_)
+        self.encoder_ = feature_encoder(self.features_).fit(self.adapter_.adapted_train_)
         features = self.encoder_.transform(self.adapter_.adapted_train_)
         target = self.adapter_.adapted_train_[sfm.y].to_numpy()
         self.learner_, self.oof_scores_ = fit_out_of_fold(learner, features, target, self.binary_, self.n_folds, seed)
