@@ -1,6 +1,6 @@
 """Coverage of the 95% confidence intervals of the default decomposition on the synthetic SCMs.
 
-    python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--learner stack] [--out DIR]
+    python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--learner stack] [--n-rep 1] [--out DIR]
         [--jobs 2 | --scheduler tcp://HOST:8786 | --workers N]
 
 Each replication draws a fresh sample, decomposes it (default learner unless --learner; only the
@@ -35,11 +35,11 @@ def _path(out: Path, model: str, rep: int) -> Path:
     return out / f"{model}_{rep:04d}.json"
 
 
-def replicate(task: tuple[str, int], n: int, learner: str | None) -> dict:
+def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int = 1) -> dict:
     model, rep = task
     sample = MODELS[model](n, seed=10_000 + rep)
     started = time.perf_counter()
-    result = decompose(sample.data, sample.sfm, seed=rep, learner=learner, n_jobs=1, measures=MEASURES)
+    result = decompose(sample.data, sample.sfm, seed=rep, learner=learner, n_rep=n_rep, n_jobs=1, measures=MEASURES)
     record = {"model": model, "rep": rep, "seconds": time.perf_counter() - started, "loadavg": os.getloadavg()[0]}
     for measure in MEASURES:
         e = result.estimate(measure)
@@ -78,17 +78,19 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--learner", default=None, help="a learner preset (default: decompose's default)")
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--n-rep", type=int, default=1, help="cross-fitting splits per replication (decompose's n_rep)")
     parser.add_argument("--jobs", type=int, default=2, help="threads (default 2)")
     parser.add_argument("--scheduler", default=None, help="run the replications on this Dask scheduler")
     parser.add_argument("--workers", type=int, default=None, help="run the replications on a local Dask cluster of N processes")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.out is None:
-        args.out = Path(__file__).parent / "results" / f"coverage_n{args.n}_{args.learner or 'default'}"
+        suffix = f"_rep{args.n_rep}" if args.n_rep > 1 else ""
+        args.out = Path(__file__).parent / "results" / f"coverage_n{args.n}_{args.learner or 'default'}{suffix}"
     args.out.mkdir(parents=True, exist_ok=True)
     tasks = [(m, r) for m in args.models.split(",") for r in range(args.reps) if not _path(args.out, m, r).exists()]
     started = time.perf_counter()
-    replications = run_tasks(replicate, tasks, shared={"n": args.n, "learner": args.learner}, n_jobs=args.jobs,
+    replications = run_tasks(replicate, tasks, shared={"n": args.n, "learner": args.learner, "n_rep": args.n_rep}, n_jobs=args.jobs,
                              scheduler=args.scheduler, workers=args.workers)
     for _, record in tqdm(replications, total=len(tasks), desc="replications"):
         _write(args.out, record)

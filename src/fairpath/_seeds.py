@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# The first spawn key of each kind of part, so that no two kinds share a stream.
+FOLD_LAYOUT, FOLDS, BOOTSTRAP, REFITS, SPLITS = 0, 1, 2, 3, 4
+
 
 def child_seed(seed: int, *path: int) -> int:
     """A 32-bit seed for the part ``path`` of a computation seeded by ``seed``."""

@@ -221,3 +221,13 @@ def test_duplicated_column_names(sample):
     data = pd.concat([sample.data, sample.data[["w1"]]], axis=1)
     with pytest.raises(FairpathInputError, match=r"data has duplicated column name\(s\) \['w1'\]"):
         decompose(data, sample.sfm)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_rep": 0}, "n_rep must be an integer ≥ 1, got 0"),
+    ({"n_rep": 2, "method": "medDML"}, r"n_rep=2: method 'medDML' takes its uncertainty from its own refits \(nboot1\)"),
+    ({"n_rep": 2, "n_boot": 50}, r"n_rep=2 aggregates influence-function intervals over splits; set n_boot=0"),
+])
+def test_repeated_cross_fitting_options(sample, options, message):
+    with pytest.raises(FairpathInputError, match=message):
+        decompose(sample.data, sample.sfm, **options)

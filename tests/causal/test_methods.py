@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairpath._seeds import child_rng, child_seed
+from fairpath._seeds import BOOTSTRAP, FOLDS, REFITS, child_rng, child_seed
 from fairpath.causal import METHODS, decompose
 from fairpath.causal._methods import DRAWS_PER_TASK, ESTIMATION_METHODS, Debiasing, MedDML, bootstrap_means
 from fairpath.datasets import make_binary_sfm
@@ -27,21 +27,21 @@ def test_the_registry_names_every_method_once():
 
 
 def test_spawned_seeds_differ_per_path_and_repeat_per_seed():
-    seeds = {child_seed(0, 1, k) for k in range(100)} | {child_seed(1, 1, k) for k in range(100)}
+    seeds = {child_seed(0, FOLDS, k) for k in range(100)} | {child_seed(1, FOLDS, k) for k in range(100)}
     assert len(seeds) == 200  # seed 0's fold 1 is not seed 1's fold 0, as with seed + offset
     assert child_seed(7, 2, 3) == child_seed(7, 2, 3)
     assert child_rng(7, 2).integers(1 << 30) == child_rng(7, 2).integers(1 << 30)
 
 
 def test_meddml_draws_are_those_of_a_manual_two_level_bootstrap(sample):
-    """The first refit resamples the fit on the data as given with the stream (seed, 2, 0); the
+    """The first refit resamples the fit on the data as given with the stream (seed, REFITS, 0); the
     reported estimate is the mean of all draws (faircause's convention)."""
     result = decompose(sample.data, sample.sfm, method="medDML", learner="linear", nboot1=3, nboot2=15, seed=5,
                        measures=COUNTERFACTUAL)
     draws = result.fits_["y"].draws
     assert draws.shape == (45, 3)
     rows = result.fits_["y"].rows
-    first = bootstrap_means({"y": rows.to_numpy()}, 15, child_rng(5, 2, 0))["y"]
+    first = bootstrap_means({"y": rows.to_numpy()}, 15, child_rng(5, REFITS, 0))["y"]
     np.testing.assert_allclose(draws.to_numpy()[:15], first, rtol=0, atol=1e-12)
     assert result.estimate("ctfie").estimate == pytest.approx(draws["ctfie"].mean(), rel=1e-12)
 
@@ -50,7 +50,7 @@ def test_debiasing_draws_come_in_fixed_blocks_of_their_own_streams(sample):
     n_boot = DRAWS_PER_TASK + 7
     result = decompose(sample.data, sample.sfm, learner="linear", n_boot=n_boot, seed=6, measures=COUNTERFACTUAL)
     rows = result.fits_["y"].rows.to_numpy()
-    expected = np.vstack([bootstrap_means({"y": rows}, size, child_rng(6, 1, block))["y"]
+    expected = np.vstack([bootstrap_means({"y": rows}, size, child_rng(6, BOOTSTRAP, block))["y"]
                           for block, size in enumerate([DRAWS_PER_TASK, 7])])
     np.testing.assert_allclose(result.fits_["y"].draws.to_numpy(), expected, rtol=0, atol=1e-12)
     # the reported estimate stays the mean of the per-row contributions
@@ -69,3 +69,33 @@ def test_meddml_refits_and_bootstrap_blocks_on_a_dask_local_cluster_equal_the_lo
     pd.testing.assert_frame_equal(dask_med.fits_["y"].draws, local_med.fits_["y"].draws)
     pd.testing.assert_frame_equal(dask_boot.fits_["y"].draws, local_boot.fits_["y"].draws)
     assert local_med.fits_["y"].draws["ctfde"].nunique() == 30  # three refits, ten draws each, all distinct
+
+
+def test_repeated_cross_fitting_aggregates_the_splits_as_doubleml(sample):
+    """n_rep = 3: the median of the three splits' estimates, and √median(se_s² + (θ_s − θ)²), by hand;
+    the first split is the n_rep = 1 fit, the others have their own spawned seeds."""
+    one = decompose(sample.data, sample.sfm, learner="linear", seed=3, measures=COUNTERFACTUAL)
+    three = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=3, measures=COUNTERFACTUAL)
+    fit = three.fits_["y"]
+    pd.testing.assert_frame_equal(fit.rows, one.fits_["y"].rows)
+    by_split = [rows["ctfie"].to_numpy() for rows in fit.all_rows]
+    assert len(by_split) == 3 and len({float(r.mean()) for r in by_split}) == 3
+    theta = np.array([r.mean() for r in by_split])
+    se = np.array([r.std(ddof=1) / np.sqrt(len(r)) for r in by_split])
+    median = np.median(theta)
+    e = three.estimate("ctfie")
+    assert e.estimate == pytest.approx(median, rel=1e-12)
+    assert e.se == pytest.approx(np.sqrt(np.median(se ** 2 + (theta - median) ** 2)), rel=1e-12)
+    assert e.se >= np.median(se) - 1e-15 and three.settings_["n_rep"] == 3
+    # ψ contrasts and paired differences aggregate the same way
+    assert three.psi(1, 1, 1).estimate == pytest.approx(np.median([p(1, 1, 1).mean() for p in fit.all_pseudo]), rel=1e-12)
+    assert three.difference("ctfie", "y", "y").estimate == 0.0
+
+
+def test_repeated_cross_fitting_on_dask_equals_the_local_run(sample):
+    distributed = pytest.importorskip("distributed")
+    local = decompose(sample.data, sample.sfm, learner="linear", seed=4, n_rep=3, measures=COUNTERFACTUAL)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = decompose(sample.data, sample.sfm, learner="linear", seed=4, n_rep=3, scheduler=client, measures=COUNTERFACTUAL)
+    pd.testing.assert_frame_equal(on_dask.to_frame(), local.to_frame())

@@ -10,6 +10,9 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._parallel import run_tasks
+from fairpath._progress import progress as progress_bar
+from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
     check_bool, check_choice, check_columns_arg, check_fit_group_sizes, check_float, check_int,
     check_probability, check_seed,
@@ -32,7 +35,7 @@ from fairpath.causal._sfm import SFM, check_sfm
 # When more than this share of rows has a propensity outside [eps, 1 − eps], the groups barely
 # overlap: the effects are then not estimable from these data and the result says so.
 NON_ESTIMABLE_SHARE = 0.5
-def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures):
+def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures, n_rep):
     check_sfm(sfm)
     unknown = [m for m in measures if m not in MEASURES]
     if unknown or not measures:
@@ -45,8 +48,14 @@ def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nbo
     check_float("eps (positivity bound)", eps, 0.0, 0.5, open_low=True, open_high=True)
     if trim is not None:  # None: the method's default
         check_bool("trim", trim)
-    for name, value, low in (("n_boot", n_boot, 0), ("nboot1", nboot1, 1), ("nboot2", nboot2, 1)):
+    for name, value, low in (("n_boot", n_boot, 0), ("nboot1", nboot1, 1), ("nboot2", nboot2, 1), ("n_rep", n_rep, 1)):
         check_int(name, value, minimum=low)
+    if n_rep > 1 and not resolve_method(method).repeats_splits:
+        raise FairpathInputError(f"n_rep={n_rep}: method {method!r} takes its uncertainty from its own refits (nboot1); "
+                                 "use n_rep=1 or method='debiasing'")
+    if n_rep > 1 and n_boot:
+        raise FairpathInputError(f"n_rep={n_rep} aggregates influence-function intervals over splits; set n_boot=0 "
+                                 "(or n_rep=1 for bootstrap intervals)")
 
 
 def check_group_sizes(x: np.ndarray, n_folds: int, groups: tuple) -> None:
@@ -132,6 +141,24 @@ def _restrict(nuisances: OutcomeNuisances, keep: np.ndarray) -> OutcomeNuisances
     )
 
 
+def _split_task(rep: int, *, data: PreparedData, fitter, measures, seed: int):
+    """One more cross-fitting split (rep ≥ 1) on the same rows, with its own spawned seed."""
+    pseudo, *_ = fitter(data, child_seed(seed, SPLITS, rep))
+    return {name: measure_frame(pseudo[name], measures) for name in pseudo}, pseudo
+
+
+def _more_splits(data, fitter, measures, seed, n_rep, progress, where) -> list:
+    """The splits 1 … n_rep − 1 as tasks (on threads or Dask): [(frames, pseudo)] in order."""
+    if n_rep == 1:
+        return []
+    shared = {"data": data, "fitter": fitter, "measures": measures, "seed": seed}
+    splits = [None] * (n_rep - 1)
+    results = run_tasks(_split_task, range(1, n_rep), shared=shared, **where)
+    for position, split in progress_bar(results, desc="cross-fitting splits", total=n_rep - 1, enabled=progress):
+        splits[position] = split
+    return splits
+
+
 def decompose(
     data: pd.DataFrame,
     sfm: SFM,
@@ -148,6 +175,7 @@ def decompose(
     n_boot: int = 0,
     nboot1: int = 1,
     nboot2: int = 100,
+    n_rep: int = 1,
     n_jobs: int | None = None,
     scheduler=None,
     workers: int | None = None,
@@ -183,6 +211,10 @@ def decompose(
         pseudo-outcomes instead of normal intervals from the influence function.
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
         resamples of the pseudo-outcomes per refit; estimate and SE are the mean and SD of all draws.
+    n_rep : debiasing only: repeat the cross-fitting on this many random fold splits (the first
+        seeded by ``seed``) and aggregate as DoubleML does: the median estimate and the SE
+        √median(se_s² + (θ_s − θ)²), so that the spread over splits enters the interval; costs
+        ``n_rep`` times the fits. Needs ``n_boot=0``.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
     scheduler, workers : run the medDML refits and the bootstrap blocks as Dask tasks, on the
         scheduler at this address (or a ``distributed.Client``) or on a ``LocalCluster`` of this many
@@ -191,7 +223,7 @@ def decompose(
     progress : show progress bars (cross-fitting, medDML refits) on stderr when it is a terminal.
     """
     measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)
-    _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures)
+    _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures, n_rep)
     measures = tuple(m for m in MEASURES if m in measures)
     estimator = resolve_method(method)
     trim = estimator.trims_by_default if trim is None else bool(trim)
@@ -212,10 +244,13 @@ def decompose(
     request = DrawRequest(frames, prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress,
                           where={"scheduler": scheduler, "workers": workers})
     draws = estimator.draws(request)
-    fits = {name: OutcomeFit(frames[name], pseudo[name], None if draws is None else draws[name]) for name in outcomes}
+    more = _more_splits(prepared, fitter, measures, seed, n_rep, progress, {"scheduler": scheduler, "workers": workers})
+    fits = {name: OutcomeFit(frames[name], pseudo[name], None if draws is None else draws[name],
+                             tuple((split[0][name], split[1][name]) for split in more)) for name in outcomes}
     settings = {
         "method": estimator.name, "learner": learner if isinstance(learner, str) else repr(learner), "n_folds": n_folds,
         "seed": seed, "level": level, "eps": eps, "trim": trim, **estimator.settings(n_boot, nboot1, nboot2),
+        "n_rep": n_rep,
         "measures": list(measures),
     }
     counts = {

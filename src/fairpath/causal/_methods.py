@@ -28,7 +28,7 @@ import pandas as pd
 
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
-from fairpath._seeds import child_rng, child_seed
+from fairpath._seeds import BOOTSTRAP, REFITS, child_rng, child_seed
 from fairpath.causal._data import PreparedData
 from fairpath.causal._measures import MEASURE_TERMS
 from fairpath.causal._nuisance import FoldRows
@@ -40,8 +40,6 @@ _BOOTSTRAP_CHUNK_CELLS = 1 << 22
 # Debiasing's resamples run as tasks of this many draws each: a fixed size, so that the numbers do
 # not depend on how many workers share them.
 DRAWS_PER_TASK = 250
-# Spawn keys of the two kinds of tasks (fairpath._seeds.child_seed paths under the user's seed).
-_BOOTSTRAP_STREAM, _REFIT_STREAM = 1, 2
 
 
 def measure_frame(pseudo: PseudoOutcomes, measures) -> pd.DataFrame:
@@ -102,6 +100,7 @@ class EstimationMethod:
     trims_by_default: ClassVar[bool]
     per_group_fits: ClassVar[bool]  # outcome regressions within each group, else pooled with X as a feature
     group_means: ClassVar[bool]  # cross-world pseudo-outcomes averaged within the group (faircause)
+    repeats_splits: ClassVar[bool]  # n_rep > 1 cross-fitting splits, aggregated by their median
 
     def fold_rows(self, train: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, test: np.ndarray) -> FoldRows:
         raise NotImplementedError
@@ -132,18 +131,18 @@ def _as_arrays(frames: dict[str, pd.DataFrame]) -> dict[str, np.ndarray]:
 
 def _bootstrap_task(task: tuple[int, int], *, values: dict, seed: int) -> dict[str, np.ndarray]:
     block, n_draws = task
-    return bootstrap_means(values, n_draws, child_rng(seed, _BOOTSTRAP_STREAM, block))
+    return bootstrap_means(values, n_draws, child_rng(seed, BOOTSTRAP, block))
 
 
 def _refit_task(rep: int, *, data: PreparedData, fitter, measures, nboot2: int, seed: int, first: dict | None = None):
     """One medDML refit: rep 0 resamples the fit on the data as given (``first``), rep r > 0 refits
     on a row resample; then ``nboot2`` resampled means."""
-    rng = child_rng(seed, _REFIT_STREAM, rep)
+    rng = child_rng(seed, REFITS, rep)
     if rep == 0:
         values = first
     else:
         rows = rng.integers(0, data.n, data.n)
-        pseudo, *_ = fitter(subset(data, rows), child_seed(seed, _REFIT_STREAM, rep, 0))
+        pseudo, *_ = fitter(subset(data, rows), child_seed(seed, REFITS, rep, 0))
         values = _as_arrays({name: measure_frame(pseudo[name], measures) for name in pseudo})
     return bootstrap_means(values, nboot2, rng)
 
@@ -162,6 +161,7 @@ class Debiasing(EstimationMethod):
     trims_by_default = False
     per_group_fits = False
     group_means = False
+    repeats_splits = True
 
     def fold_rows(self, train, half_a, half_b, test):
         # Every fit sees all training rows; ν is fitted on μ predictions from an inner 2-fold split.
@@ -187,6 +187,7 @@ class MedDML(EstimationMethod):
     trims_by_default = True  # as faircause
     per_group_fits = True
     group_means = True
+    repeats_splits = False  # its uncertainty comes from the nboot1 refits instead
 
     def fold_rows(self, train, half_a, half_b, test):
         # Propensities and μ(x, z) on all training rows, μ(x, z, w) on one half, ν on the other.

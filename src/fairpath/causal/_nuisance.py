@@ -13,7 +13,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from fairpath._progress import progress as progress_bar
-from fairpath._seeds import child_rng, child_seed
+from fairpath._seeds import FOLD_LAYOUT, FOLDS, child_rng, child_seed
 
 from fairpath.causal._data import PreparedData
 from fairpath.causal._learners import fit_predict
@@ -169,11 +169,11 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     ``progress`` shows a bar that advances per fold and per outcome column.
     """
     n = data.n
-    layout = _fold_rows(n, n_folds, method, child_rng(seed, 0))
+    layout = _fold_rows(n, n_folds, method, child_rng(seed, FOLD_LAYOUT))
     bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="fit", enabled=progress, leave=False)
 
     def run(k: int):
-        fold = _Fold(data, learner, child_seed(seed, 1, k), layout[k], per_group=method.per_group_fits, nested=nested)
+        fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested)
         parts = []
         for name in outcomes:
             parts.append(fold.outcome(data.outcomes[name], data.binary(name)))

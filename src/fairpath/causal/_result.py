@@ -22,15 +22,38 @@ _PLOTTED = ("tv", "ctfde", "ctfie", "ctfse")
 @dataclass
 class OutcomeFit:
     """Per-row measure contributions of one outcome column (their mean is the estimate), the
-    pseudo-outcome builder for ψ, and bootstrap draws when the method produced them."""
+    pseudo-outcome builder for ψ, and bootstrap draws when the method produced them.
+
+    ``more_splits`` holds the (rows, pseudo) pairs of further cross-fitting splits (``n_rep > 1``):
+    each split gives an estimate and SE, aggregated as in DoubleML: the median estimate, and the
+    SE √median(se_s² + (θ_s − θ)²), so the spread over splits enters the interval.
+    """
 
     rows: pd.DataFrame
     pseudo: PseudoOutcomes
     draws: pd.DataFrame | None
+    more_splits: tuple = ()
+
+    @property
+    def all_rows(self) -> list[pd.DataFrame]:
+        return [self.rows, *(rows for rows, _ in self.more_splits)]
+
+    @property
+    def all_pseudo(self) -> list[PseudoOutcomes]:
+        return [self.pseudo, *(pseudo for _, pseudo in self.more_splits)]
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
+
+
+def _median_over_splits(row_sets: list[np.ndarray]) -> tuple[float, float]:
+    """Estimate and SE over cross-fitting splits: the median θ_s, and √median(se_s² + (θ_s − θ)²)."""
+    if len(row_sets) == 1:
+        return _mean_se(row_sets[0])
+    estimates, ses = np.array([_mean_se(rows) for rows in row_sets]).T
+    estimate = float(np.median(estimates))
+    return estimate, float(np.sqrt(np.median(ses ** 2 + (estimates - estimate) ** 2)))
 
 
 class CausalDecomposition(ResultMixin):
@@ -98,8 +121,9 @@ class CausalDecomposition(ResultMixin):
                 "pass it to decompose(..., measures=[...])"
             )
 
-    def _from_rows(self, rows: np.ndarray, draws: np.ndarray | None) -> Estimate:
-        estimate, se = _mean_se(rows)
+    def _from_rows(self, row_sets: list[np.ndarray], draws: np.ndarray | None) -> Estimate:
+        """The estimate from the per-row contributions of each split (one unless ``n_rep > 1``) or the draws."""
+        estimate, se = _median_over_splits(row_sets)
         if draws is None:
             return Estimate.from_se(estimate, se, self.level)
         estimate = resolve_method(self.settings_["method"]).point_estimate(estimate, draws)
@@ -110,16 +134,16 @@ class CausalDecomposition(ResultMixin):
         self._check_measure(measure)
         fit = self._fit(outcome)
         draws = None if fit.draws is None else fit.draws[measure].to_numpy()
-        return self._from_rows(fit.rows[measure].to_numpy(), draws)
+        return self._from_rows([rows[measure].to_numpy() for rows in fit.all_rows], draws)
 
     def difference(self, measure: str, outcome: str, reference: str | None = None) -> Estimate:
         """measure(outcome) − measure(reference) with an SE from the paired per-row contributions
         (or the paired bootstrap draws), since both columns share rows, folds and propensities."""
         self._check_measure(measure)
         fit, ref = self._fit(outcome), self._fit(reference)
-        rows = fit.rows[measure].to_numpy() - ref.rows[measure].to_numpy()
+        row_sets = [a[measure].to_numpy() - b[measure].to_numpy() for a, b in zip(fit.all_rows, ref.all_rows)]
         draws = None if fit.draws is None else fit.draws[measure].to_numpy() - ref.draws[measure].to_numpy()
-        return self._from_rows(rows, draws)
+        return self._from_rows(row_sets, draws)
 
     def psi(self, x_z, x_w, x_y, outcome: str | None = None) -> Estimate:
         """ψ(xz, xw, xy) = E[Y_{xy, W_{xw}} | X = xz] with levels coded 0 (x0) and 1 (x1);
@@ -137,13 +161,12 @@ class CausalDecomposition(ResultMixin):
                     f"ψ term {key!r} needs the nested means, which were not fitted for measures {list(self.measures)}; "
                     "pass a measure that needs them (e.g. nde) to decompose(..., measures=[...])"
                 )
-        rows = sum(sign * pseudo(*key) for sign, key in terms)
-        estimate, se = _mean_se(rows)
-        return Estimate.from_se(estimate, se, self.level)
+        row_sets = [sum(sign * split(*key) for sign, key in terms) for split in self._fit(outcome).all_pseudo]
+        return Estimate.from_se(*_median_over_splits(row_sets), self.level)
 
     def pseudo_outcomes(self, outcome: str | None = None) -> pd.DataFrame:
-        """Per-row contributions (n × measures) of one outcome column; column means are the
-        point estimates of the influence-function method."""
+        """Per-row contributions (n × measures) of one outcome column (of the first split when
+        ``n_rep > 1``); column means are the point estimates of the influence-function method."""
         return self._fit(outcome).rows.copy()
 
     # -- presentation -----------------------------------------------------------------------------

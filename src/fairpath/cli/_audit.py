@@ -76,7 +76,9 @@ def register(subparsers) -> None:
     parser.add_argument("--trim", action="store_const", const=True,
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), help=f"medDML refits on resampled rows {default('nboot1')}")
-    add_parallel_arguments(parser, "medDML refits", threads=False)
+    parser.add_argument("--n-rep", type=int_at_least(1, "--n-rep"),
+                        help=f"debiasing: cross-fitting splits, aggregated by their median {default('n_rep')}")
+    add_parallel_arguments(parser, "medDML refits and cross-fitting splits", threads=False)
     parser.set_defaults(func=_run_audit)
 
 

@@ -49,7 +49,9 @@ def register(subparsers) -> None:
                         help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=default("nboot1"), help="medDML: refits on resampled rows")
     parser.add_argument("--nboot2", type=int_at_least(1, "--nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
-    add_parallel_arguments(parser, "medDML refits and bootstrap blocks", threads=False)
+    parser.add_argument("--n-rep", type=int_at_least(1, "--n-rep"), default=default("n_rep"),
+                        help="debiasing: cross-fitting splits, aggregated by their median (DoubleML's n_rep)")
+    add_parallel_arguments(parser, "medDML refits, bootstrap blocks and cross-fitting splits", threads=False)
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")
     parser.set_defaults(func=run)
@@ -69,7 +71,7 @@ def run(args) -> int:
     result = decompose(
         data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
         level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
-        nboot2=args.nboot2, progress=not args.quiet, **parallel_options(args),
+        nboot2=args.nboot2, n_rep=args.n_rep, progress=not args.quiet, **parallel_options(args),
     )
     print(result.summary())
     print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))

@@ -174,6 +174,7 @@ def audit(
     eps: float = 0.01,
     trim: bool = False,
     nboot1: int = 1,
+    n_rep: int = 1,
     scheduler=None,
     workers: int | None = None,
     title: str | None = None,
@@ -184,7 +185,7 @@ def audit(
     """Audit predictors against an outcome under a business-necessity set ``bn`` (subset of DE, IE, SE).
 
     Runs :func:`fairpath.causal.decompose` on Y and every predictor (``method``, ``learner``,
-    ``n_folds``, ``eps``, ``trim``, ``nboot1`` are passed to it), the predictive parity measures of
+    ``n_folds``, ``eps``, ``trim``, ``nboot1``, ``n_rep`` are passed to it), the predictive parity measures of
     every predictor (``n_bins`` quantile bins, ``n_boot`` bootstrap draws), and the Business Necessity
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
     by ``seed``. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report; ``provenance``
@@ -217,7 +218,7 @@ def audit(
         steps.update()
     steps.set_postfix_str("decomposition")
     decomposition = decompose(data, sfm, predictors=predictors, method=method, learner=learner, n_folds=n_folds,
-                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, scheduler=scheduler,
+                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, n_rep=n_rep, scheduler=scheduler,
                               workers=workers, progress=progress)
     steps.update()
     steps.set_postfix_str("cookbook")
@@ -250,6 +251,7 @@ def audit(
         "eps": eps,
         "trim": trim,
         "nboot1": nboot1,
+        "n_rep": n_rep,
         "counts": {"n": len(data), "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
                    "n_trimmed": decomposition.n_trimmed_},
         "versions": package_versions(),

@@ -42,6 +42,7 @@ class AuditConfig:
     eps: float = 0.01
     trim: bool = False
     nboot1: int = 1
+    n_rep: int = 1
     empty_category: list[str] = dataclasses.field(default_factory=list)  # columns where "" is a category
 
     def audit_options(self) -> dict:
@@ -119,6 +120,7 @@ def _checks() -> dict:
         "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
         "trim": check_bool,
         "nboot1": lambda name, v: check_int(name, v, minimum=1),
+        "n_rep": lambda name, v: check_int(name, v, minimum=1),
     }
 
 
