@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     changes = result.relative_to_base("vader")
     changes["meets_target"] = ((changes["individual_change"] <= -0.30)
                                & (changes["perplexity_change"] <= 0.10) & (changes["ss_change_points"] >= -5))
-    print(result)
+    print(result.summary())
     print(changes.to_string(index=False))
     print(f"acceptance target met by: {changes.loc[changes['meets_target'], 'model'].tolist() or 'no model'}")
     print("seconds per stage (all sessions):", json.dumps(result.timings, indent=1))

@@ -1,38 +1,34 @@
 """Every result class keeps one contract (see ``fairpath._results``), checked over all of them at once.
 
-``PLOT_WITHOUT_AX`` lists the classes whose ``plot`` does not yet take ``ax=None`` (they draw several
-panels, or take other arguments first); a class leaves the list when it conforms, and a new result
-class must conform or be listed here with its reason.
+The class-level checks run over every public result class; the instance checks over a real, small
+instance of every class but the COMPAS and Census studies (their quick runs: tests/reproduce).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import json
+import pickle
+import warnings
+from pathlib import Path
 
+import matplotlib.figure
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 
-from fairpath._results import ResultMixin
-from fairpath.repair import ConstrainedPath, FrontierResult
+from fairpath._exceptions import FairpathInputError
+from fairpath._results import CORE_COLUMNS, ReadOnly, ResultMixin
+from fairpath.datasets import make_appendix_a2, make_binary_sfm
+from fairpath.text import compare_models, counterfactual_fairness
 
 PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
-PLOT_WITHOUT_AX = {
-    "CompasStudy": "a study draws several figures (Figures 5 and 6)",
-    "CensusStudy": "a study draws several figures (Figure 9 panels)",
-    "PredictiveParity": "two panels: plot(axes=None)",
-    "CookbookResult": "one panel per pathway",
-    "AuditResult": "one panel per pathway",
-    "FrontierResult": "two panels (iPPM and AUC against SPM)",
-    "ConstrainedPath": "two panels (effects and accuracy against λ)",
-    "LinearCheck": "two panels",
-    "Theorem1Study": "the paper's two figures",
-    "FairnessResult": "plot(k=10) first",
-    "TextAuditResult": "plot(scorer=None) first",
-    "DebiasStudyResult": "plot(scorer='vader') first",
-}
+# Panels a plot draws: plot(ax=...) then takes a sequence of that many axes (one Axes when 1).
+PANELS = {"PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "FrontierResult": 2, "ConstrainedPath": 2,
+          "DebiasStudyResult": 2, "Theorem1Study": 2, "HuangResult": 4}
 
 
 def _result_classes() -> list[type]:
@@ -51,42 +47,215 @@ def _result_classes() -> list[type]:
 RESULT_CLASSES = _result_classes()
 
 
+def _public_data(cls) -> list[str]:
+    """The read-only public data of a class: its ReadOnly attributes or its frozen dataclass's fields."""
+    if dataclasses.is_dataclass(cls):
+        return [f.name for f in dataclasses.fields(cls)] if cls.__dataclass_params__.frozen else []
+    return [name for klass in cls.__mro__ for name, value in vars(klass).items() if isinstance(value, ReadOnly)]
+
+
 def test_the_contract_covers_every_public_result_class():
     names = {cls.__name__ for cls in RESULT_CLASSES}
     assert {"CausalDecomposition", "AuditResult", "PPMDecomposition", "FrontierResult", "FairnessResult"} <= names
-    assert set(PLOT_WITHOUT_AX) <= names  # no stale exemption
+    assert set(PANELS) <= names and len(names) >= 15
 
 
 @pytest.mark.parametrize("cls", RESULT_CLASSES, ids=lambda cls: cls.__name__)
-def test_every_result_class_offers_the_contract_methods(cls):
-    for method in ("to_frame", "to_dict", "to_json", "summary", "save", "_repr_html_"):
+def test_every_result_class_offers_the_contract(cls):
+    for method in ("to_frame", "to_dict", "to_json", "summary", "save", "_repr_html_", "plot"):
         assert callable(getattr(cls, method, None)), f"{cls.__name__} lacks {method}()"
+    assert cls.summary is not ResultMixin.summary and cls.to_frame is not ResultMixin.to_frame
+    assert cls.__repr__ is ResultMixin.__repr__, f"{cls.__name__} must keep the one-line repr"
     assert len(inspect.signature(cls.save).parameters) >= 2, f"{cls.__name__}.save takes the output folder"
-    plot = getattr(cls, "plot", None)
-    if plot is not None and cls.__name__ not in PLOT_WITHOUT_AX:
-        parameter = inspect.signature(plot).parameters.get("ax")
-        assert parameter is not None and parameter.default is None, f"{cls.__name__}.plot must take ax=None"
+    parameter = inspect.signature(cls.plot).parameters.get("ax")
+    assert parameter is not None and parameter.default is None, f"{cls.__name__}.plot must take ax=None"
+    others = [p for name, p in inspect.signature(cls.plot).parameters.items() if name not in ("self", "ax")]
+    assert all(p.kind is p.KEYWORD_ONLY for p in others), f"{cls.__name__}.plot: options after ax are keyword-only"
+    assert _public_data(cls), f"{cls.__name__} keeps its public data in ReadOnly attributes or a frozen dataclass"
 
 
-def _path_result() -> ConstrainedPath:
+# -- real instances ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def audited():
+    from fairpath.parity import audit
+
+    sample = make_binary_sfm(800, seed=2)
+    data = sample.data.assign(oracle=sample.outcome_mean(sample.data))
+    with warnings.catch_warnings():  # a few rows with an extreme propensity: not what is tested here
+        warnings.simplefilter("ignore")
+        return audit(data, sample.sfm, ["oracle"], "SE", learner="linear", n_folds=2, n_boot=20, seed=1, progress=False)
+
+
+def _score_table(seed: int, shift: float = 0.0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [{"template_id": f"t{t}", "value": value, "subgroup": group, "score": float(score)}
+            for t in range(3) for value, group in (("a", "g1"), ("b", "g1"), ("c", "g2"))
+            for score in rng.beta(2 + shift * (value == "a"), 2, size=8)]
+    return pd.DataFrame(rows)
+
+
+def _ppm_decomposition():
+    from fairpath.parity import ppm_decomposition
+
+    sample = make_appendix_a2(600, seed=3)
+    data = sample.data.assign(y_hat=sample.outcome_mean(sample.data), y_x0=sample.potential_outcomes["y_x0"].to_numpy())
+    return ppm_decomposition(data, sample.sfm, "y_hat", "y_x0", n_bins=4, n_boot=20)
+
+
+def _frontier():
+    from fairpath.repair import FrontierResult
+
+    runs = pd.DataFrame({"point": ["adapt none", "adapt none", "unconstrained"], "kind": ["adaptation"] * 2 + ["unconstrained"],
+                         "bn_set": ["none", "none", "-"], "seed": [0, 1, 0], "spm": [0.01, 0.03, 0.2],
+                         "ippm": [0.2, 0.25, 0.02], "auc": [0.7, 0.72, 0.74], "ippm_bins": [10, 10, 10]})
+    return FrontierResult(runs, {"repeats": 2, "quantile": 0.68})
+
+
+def _constrained_path():
+    from fairpath.repair import ConstrainedPath
+
     path = pd.DataFrame({"lambda": [0.0, 1.0, np.inf], "DE": [0.1, 0.02, 0.0], "IE": [0.2, 0.1, 0.05],
                          "SE": [0.05, 0.04, 0.04], "violation": [0.25, 0.07, 0.0], "loss": [0.5, 0.52, 0.55],
                          "auc": [0.8, 0.78, 0.75]})
     return ConstrainedPath(path, {"DE": 0.0, "IE": 0.05, "SE": 0.04}, 1.0, 0.1, ["IE", "SE"])
 
 
-def _frontier_result() -> FrontierResult:
-    runs = pd.DataFrame({"point": ["adapt none", "adapt none"], "kind": ["adaptation"] * 2, "bn_set": ["none"] * 2,
-                         "seed": [0, 1], "spm": [0.01, 0.03], "ippm": [0.2, 0.25], "auc": [0.7, 0.72], "ippm_bins": [10, 10]})
-    return FrontierResult(runs, {"repeats": 2, "quantile": 0.68})
+def _text_audit():
+    from fairpath.text import FairnessSpec, GenerationSettings, audit_text
+    from fairpath.text._controlled import PoolGenerator
+
+    spec = FairnessSpec.from_dict({"attribute": "country", "values": {"north": ["A", "B"], "south": ["C", "D"]},
+                                   "templates": ["I am from {country}.", "People from {country} are"]})
+    return audit_text(spec, PoolGenerator(spec, {"A": 0.8}), scorers=["vader"], settings=GenerationSettings(n_samples=6),
+                      quality=False, n_permutations=19, progress=False)
 
 
-@pytest.mark.parametrize("make", [_path_result, _frontier_result], ids=["ConstrainedPath", "FrontierResult"])
-def test_the_shared_behaviour_on_real_results(make, tmp_path):
-    result = make()
-    assert isinstance(result.summary(), str) and result.summary() == repr(result)
+def _debias_study():
+    from fairpath.text.debias import DebiasStudyResult
+
+    evaluations = pd.DataFrame({
+        "model": ["base", "embedding-lambda10"], "regularizer": [None, "embedding"], "lam": [np.nan, 10.0],
+        "scorer": ["vader", "vader"], "individual": [0.08, 0.05], "individual_p_value": [0.01, 0.2],
+        "individual_noise_floor": [0.03, 0.03], "group": [0.04, 0.02], "group_p_value": [0.02, 0.3],
+        "group_noise_floor": [0.01, 0.01], "perplexity": [20.0, 21.5], "perplexity_sensitive": [25.0, 26.0],
+        "ss": [0.6, 0.58], "ssc": [0.4, 0.41], "path": ["m0", "m1"]})
+    return DebiasStudyResult("country", evaluations)
+
+
+def _huang():
+    from fairpath.reproduce import HuangResult
+    from fairpath.reproduce._huang import target_check
+
+    table = pd.DataFrame({
+        "attribute": ["country", "country"], "model": ["base", "embedding-lambda10"], "regularizer": ["none", "embedding"],
+        "lam": [np.nan, 10.0], "individual": [0.08, 0.05], "individual_change": [0.0, -0.375], "individual_p": [np.nan, 0.004],
+        "group": [0.04, 0.03], "group_change": [0.0, -0.25], "group_p": [np.nan, 0.2], "perplexity": [20.0, 21.0],
+        "perplexity_change": [0.0, 0.05], "perplexity_sensitive": [25.0, 26.0], "ss": [0.6, 0.59], "ss_points": [0.0, -1.0],
+        "ssc": [0.4, 0.41], "ssc_points": [0.0, 1.0]})
+    return HuangResult(table, target_check(table), {"seed": 0}, Path("huang"), 1.0)
+
+
+def _linear_check():
+    from fairpath.reproduce import check_linear_case
+
+    return check_linear_case(n=800, seed=0)
+
+
+def _theorem1_study():
+    """The study object over small Figure 7 and 8 tables (its tasks are run in tests/reproduce)."""
+    from fairpath.reproduce import Theorem1Settings, Theorem1Study
+
+    settings = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5)
+    figure7 = pd.DataFrame([{"quantity": q, "n": n, "mean": mean, "sd": 0.05, "mean_abs": abs(mean), "mean_true_y_x0": mean,
+                             "mean_bayes_predictor": 0.01, "sd_excess_over_bayes": 0.02, "n_reps": 2}
+                            for q, mean in (("ippm", 0.02), ("iterm1", 1.7), ("iterm2", -1.68)) for n in settings.n_grid])
+    figure8 = pd.DataFrame({"bin": range(1, 6), "term1_mean": 1.7, "term1_sd": 0.1, "term1_true_mean": 1.72, "n_reps": 3,
+                            "within_2sd": True})
+    return Theorem1Study(figure7, figure8, _linear_check(), settings, 1.0, 1.0, 0, Path("theorem1"))
+
+
+MAKERS = {
+    "CausalDecomposition": lambda audited: audited.decomposition_,
+    "PredictiveParity": lambda audited: audited.parity_["oracle"],
+    "CookbookResult": lambda audited: audited.cookbook_,
+    "AuditResult": lambda audited: audited,
+    "PPMDecomposition": lambda _: _ppm_decomposition(),
+    "FrontierResult": lambda _: _frontier(),
+    "ConstrainedPath": lambda _: _constrained_path(),
+    "LinearCheck": lambda _: _linear_check(),
+    "FairnessResult": lambda _: counterfactual_fairness(_score_table(0, shift=3.0), scorer="beta", n_permutations=19),
+    "ModelComparison": lambda _: compare_models(_score_table(0, shift=3.0), _score_table(1), scorer="beta", n_permutations=19),
+    "TextAuditResult": lambda _: _text_audit(),
+    "DebiasStudyResult": lambda _: _debias_study(),
+    "HuangResult": lambda _: _huang(),
+    "Theorem1Study": lambda _: _theorem1_study(),
+}
+
+
+@pytest.fixture(params=sorted(MAKERS))
+def result(request, audited):
+    return MAKERS[request.param](audited)
+
+
+def test_every_class_without_a_real_instance_here_is_a_paper_study():
+    assert {cls.__name__ for cls in RESULT_CLASSES} - set(MAKERS) == {"CompasStudy", "CensusStudy"}
+
+
+def test_to_frame_starts_with_the_core_columns_and_states_levels_only_beside_intervals(result):
+    frame = result.to_frame()
+    assert tuple(frame.columns[: len(CORE_COLUMNS)]) == CORE_COLUMNS and len(frame)
+    assert frame["subject"].notna().all() and frame["measure"].notna().all()
+    interval = frame["ci_low"].notna() & frame["ci_high"].notna()
+    assert frame.loc[~interval, "level"].isna().all()
+    assert ((frame.loc[interval, "level"] > 0) & (frame.loc[interval, "level"] < 1)).all()
+    inside = frame[interval]  # an estimate is never shown beside an interval that does not hold it
+    assert ((inside["ci_low"] <= inside["estimate"] + 1e-12) & (inside["estimate"] <= inside["ci_high"] + 1e-12)).all()
+
+
+def test_text_results_have_no_interval(audited):
+    for name in ("FairnessResult", "ModelComparison", "DebiasStudyResult"):
+        frame = MAKERS[name](audited).to_frame()
+        assert frame[["se", "ci_low", "ci_high", "level"]].isna().all().all(), name
+
+
+def test_repr_is_one_line_and_summary_the_readable_text(result):
+    text = repr(result)
+    assert "\n" not in text and text.startswith(f"{type(result).__name__}(") and text.endswith(")")
+    first = result.to_frame().iloc[0]
+    assert f"{first['subject']} {first['measure']}={first['estimate']:.4g}" in text
+    summary = result.summary()
+    assert isinstance(summary, str) and summary and summary != text
+
+
+def test_save_and_json_round_trip(result, tmp_path):
     paths = result.save(tmp_path / "out")
-    assert json.loads(paths["results"].read_text()) == json.loads(result.to_json())
-    pd.testing.assert_frame_equal(pd.read_csv(paths["table"]), result.to_frame(), check_dtype=False)
-    assert result._repr_html_().startswith("<table")
-    assert type(result.plot()).__name__ == "Figure"
+    assert paths and all(path.exists() for path in paths.values())
+    if "results" in paths:
+        assert json.loads(paths["results"].read_text()) == json.loads(result.to_json())
+    if "table" in paths:  # the default save: result.csv is to_frame()
+        pd.testing.assert_frame_equal(pd.read_csv(paths["table"]), result.to_frame(), check_dtype=False)
+    assert "<" in result._repr_html_()
+
+
+def test_plot_returns_a_figure_and_draws_on_given_axes(result):
+    name = type(result).__name__
+    figure = result.plot()
+    assert isinstance(figure, matplotlib.figure.Figure)
+    plt.close(figure)
+    panels = PANELS.get(name, 1)
+    given, axes = plt.subplots(1, panels)
+    drawn = result.plot(ax=axes)
+    assert drawn is given and all(ax.has_data() for ax in np.atleast_1d(axes))
+    plt.close(given)
+    wrong, too_many = plt.subplots(1, panels + 1)
+    with pytest.raises(FairpathInputError, match=f"this plot draws {panels} panel"):
+        result.plot(ax=too_many)
+    plt.close(wrong)
+
+
+def test_public_data_is_read_only_and_results_pickle(result):
+    name = _public_data(type(result))[0]
+    with pytest.raises(AttributeError):
+        setattr(result, name, None)
+    again = pickle.loads(pickle.dumps(result))
+    pd.testing.assert_frame_equal(again.to_frame(), result.to_frame())

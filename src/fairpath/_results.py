@@ -1,9 +1,17 @@
-"""Behaviour shared by every result object: JSON export, a text summary, saving, notebook display.
+"""Behaviour shared by every result object: the core table, JSON export, text forms, saving, notebook display.
 
-The contract every result class keeps (``tests/test_result_contract.py``): ``to_frame()`` (a
-DataFrame), ``to_dict()`` / ``to_json()``, ``summary()`` (a str), ``save(out_dir)`` (files written
-there, their paths returned), ``_repr_html_()``; and, where the class draws one, ``plot()`` returns a
-matplotlib Figure.
+The contract every result class keeps (``tests/test_result_contract.py``):
+
+- ``to_frame()``: a DataFrame whose first columns are :data:`CORE_COLUMNS` (``subject``: what is measured,
+  an outcome, predictor, scorer or frontier point; ``measure``: the quantity; ``estimate``, ``se``,
+  ``ci_low``, ``ci_high``, ``level``), then the class's own columns. A quantity without a standard error
+  or an interval has NaN there, and ``level`` is NaN wherever there is no interval.
+- ``to_dict()`` / ``to_json()``; ``save(out_dir)`` (files written there, their paths returned).
+- ``summary()``: the readable multi-line account (a str); ``repr()``: one line; ``_repr_html_()``.
+- ``plot(ax=None)``: a matplotlib Figure, drawn on ``ax`` when given (a sequence of axes, one per
+  panel, for a plot of several panels: :func:`panel_axes`); options after ``ax`` are keyword-only. The
+  paper studies plot their main figure and name the others (``plot_figure8``, ``frontier.plot``).
+- Public data are read-only: :class:`ReadOnly` attributes or frozen dataclasses.
 """
 
 from __future__ import annotations
@@ -14,7 +22,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_write_text
+
+CORE_COLUMNS = ("subject", "measure", "estimate", "se", "ci_low", "ci_high", "level")
+_REPR_ROWS = 3  # rows of to_frame() shown in the one-line repr
 
 
 def _jsonable(value):
@@ -43,8 +55,72 @@ def write_json(payload: dict, path: str | Path) -> Path:
     return atomic_write_text(to_json_text(payload), path)
 
 
+def estimate_row(subject, measure: str, estimate, **extras) -> dict:
+    """A ``to_frame()`` row of an :class:`~fairpath._stats.Estimate` (its level goes into ``level``)."""
+    return {"subject": subject, "measure": measure, **estimate.to_dict(), **extras}
+
+
+def result_frame(rows) -> pd.DataFrame:
+    """A ``to_frame()`` table from row dicts (or a DataFrame): :data:`CORE_COLUMNS` first (NaN where a row
+    has no such value), then the other columns in their order. ``level`` is NaN on every row without a
+    finite interval: a level is stated only beside an interval."""
+    frame = pd.DataFrame(rows).reset_index(drop=True)
+    for column in CORE_COLUMNS:
+        if column not in frame:
+            frame[column] = np.nan
+    for column in CORE_COLUMNS[2:]:
+        frame[column] = pd.to_numeric(frame[column]).astype(float)
+    interval = np.isfinite(frame["ci_low"]) & np.isfinite(frame["ci_high"])
+    frame["level"] = frame["level"].where(interval)
+    return frame[[*CORE_COLUMNS, *[c for c in frame.columns if c not in CORE_COLUMNS]]]
+
+
+def panel_axes(ax, n: int, make):
+    """``(figure, axes)`` for a plot of ``n`` panels: ``make()``'s new ones when ``ax`` is None, else those
+    given (one Axes for one panel, a sequence of ``n`` axes for ``n``); ``axes`` is a list of ``n``."""
+    if ax is None:
+        fig, axes = make()
+        return fig, list(np.ravel(axes))  # rows of panels read row by row
+    axes = [ax] if n == 1 and not isinstance(ax, (list, tuple, np.ndarray)) else list(np.ravel(ax))
+    if len(axes) != n:
+        raise FairpathInputError(f"this plot draws {n} panel(s), so ax must be {'an Axes' if n == 1 else f'a sequence of {n} axes'}; "
+                                 f"got {len(axes)}")
+    return axes[0].figure, axes
+
+
+class ReadOnly:
+    """A public attribute that is set once (in ``__init__``) and read-only afterwards.
+
+    The value lives in the instance's ``__dict__`` under ``_<name>``, so pickling and copying are unchanged.
+    """
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name, self.private = name, f"_{name}"
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        try:
+            return obj.__dict__[self.private]
+        except KeyError:
+            raise AttributeError(f"{type(obj).__name__} has no {self.name!r} yet") from None
+
+    def __set__(self, obj, value) -> None:
+        if self.private in obj.__dict__:
+            raise AttributeError(f"{type(obj).__name__}.{self.name} is read-only: a result is not changed after it is made")
+        obj.__dict__[self.private] = value
+
+
+def _cell(row) -> str:
+    text = f"{row.subject} {row.measure}={row.estimate:.4g}"
+    if np.isfinite(row.ci_low) and np.isfinite(row.ci_high):
+        text += f" [{row.level:.0%} CI {row.ci_low:.4g}, {row.ci_high:.4g}]"
+    return text
+
+
 class ResultMixin:
-    """Subclasses implement ``to_frame()`` and ``to_dict()``; this adds JSON and HTML display."""
+    """Subclasses implement ``to_frame()``, ``to_dict()``, ``summary()`` and ``_repr_fields()``; this adds
+    the one-line repr, JSON, saving and HTML display."""
 
     def to_frame(self) -> pd.DataFrame:  # pragma: no cover - interface
         raise NotImplementedError
@@ -52,9 +128,22 @@ class ResultMixin:
     def to_dict(self) -> dict:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def summary(self) -> str:
-        """A readable account of the result; by default its text form (``repr``)."""
-        return repr(self)
+    def summary(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _repr_fields(self) -> dict:
+        """The settings named in the one-line repr (e.g. method and n)."""
+        return {}
+
+    def __repr__(self) -> str:
+        """One line: the class, its main settings and the first rows of ``to_frame()``; ``summary()`` says all."""
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._repr_fields().items())
+        frame = self.to_frame()
+        cells = "; ".join(_cell(row) for row in frame.head(_REPR_ROWS).itertuples(index=False))
+        left = len(frame) - _REPR_ROWS
+        more = f"; … {left} more row{'s' if left > 1 else ''}" if left > 0 else ""
+        body = f"{len(frame)} rows: {cells}{more}" if len(frame) else "no rows"
+        return " ".join(f"{type(self).__name__}({fields}{'; ' if fields else ''}{body})".split())
 
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``result.json`` (``to_dict()``) and ``result.csv`` (``to_frame()``) to ``out_dir``; return their paths."""

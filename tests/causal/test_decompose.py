@@ -130,9 +130,13 @@ def test_result_presentation():
     sample = make_appendix_a2(1000, seed=1)
     result = decompose(sample.data, sample.sfm, seed=1)
     frame = result.to_frame()
-    assert list(frame.columns) == ["outcome", "measure", "estimate", "se", "ci_low", "ci_high"]
+    assert list(frame.columns) == ["subject", "measure", "estimate", "se", "ci_low", "ci_high", "level"]
     assert (frame["ci_low"] <= frame["estimate"]).all() and (frame["estimate"] <= frame["ci_high"]).all()
-    assert "TV (" in repr(result) and "CtfDE (" in repr(result)
+    assert (frame["subject"] == "y").all() and (frame["level"] == 0.95).all()
+    assert "TV (" in result.summary() and "CtfDE (" in result.summary()
+    ctfde = result.estimate("ctfde")
+    assert repr(result).startswith("CausalDecomposition(method='debiasing', n=1000,") and "\n" not in repr(result)
+    assert f"y ctfde={ctfde.estimate:.4g} [95% CI {ctfde.ci_low:.4g}, {ctfde.ci_high:.4g}]" in repr(result)
     payload = result.to_dict()
     assert set(payload["estimates"]["y"]["ctfde"]) == {"estimate", "se", "ci_low", "ci_high"}
     assert payload["counts"]["n"] == 1000

@@ -33,10 +33,11 @@ def test_result_combines_decomposition_parity_and_cookbook(result):
     assert result.status == {"oracle": "FAIL", "z_only": "SUCCESS"}
     frame = result.to_frame()
     assert {"ippm", "spm", "auc", "ctfde", "tv"} <= set(frame["measure"])
-    tv = frame[(frame["outcome"] == "oracle") & (frame["measure"] == "tv")]["estimate"].item()
-    spm = frame[(frame["outcome"] == "oracle") & (frame["measure"] == "spm")]["estimate"].item()
+    tv = frame[(frame["subject"] == "oracle") & (frame["measure"] == "tv")]["estimate"].item()
+    spm = frame[(frame["subject"] == "oracle") & (frame["measure"] == "spm")]["estimate"].item()
     assert tv == pytest.approx(spm, abs=1e-10)  # TV of a predictor is its SPM
-    assert "Business Necessity Cookbook" in repr(result)
+    assert "Business Necessity Cookbook" in result.summary()
+    assert repr(result).startswith("AuditResult(predictors=['oracle', 'z_only'], bn=['SE'], status=") and "\n" not in repr(result)
     html = result._repr_html_()
     assert "data:image/png;base64," in html and "FAIL" in html and "SUCCESS" in html
     assert len(result.plot().axes) == 4

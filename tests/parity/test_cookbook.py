@@ -103,10 +103,15 @@ def test_result_exports(fitted):
     assert payload["multiplicity"].startswith("Holm")
     assert set(payload["overall"]) == {"oracle", "noise"}
     assert len(payload["tests"]) == 6
-    text = repr(result)
+    text = result.summary()
     assert "BN = {IE, SE}" in text and "Holm" in text
     assert len(result.plot().axes) == 3
-    assert isinstance(result.to_frame(), pd.DataFrame)
+    frame = result.to_frame()
+    assert list(frame["subject"]) == ["oracle"] * 3 + ["noise"] * 3 and (frame["level"] == 0.95).all()
+    # in BN the tested quantity is the paired difference to the outcome's effect
+    assert list(frame["measure"][:3]) == ["ctfde", "ctfie_difference", "ctfse_difference"]
+    pd.testing.assert_series_equal(frame["estimate"], result.tests_["estimate"])
+    assert repr(result).startswith("CookbookResult(bn=['IE', 'SE'], alpha=0.05") and "\n" not in repr(result)
 
 
 def test_parse_bn_orders_and_accepts_the_empty_set():
@@ -129,7 +134,7 @@ def test_verdict_lines_print_the_p_value_of_their_claim(fitted):
     assert (certified["verdict_p_name"], certified["verdict_p"]) == ("TOST Holm p", certified["tost_p_holm"])
     assert (violation["verdict_p_name"], violation["verdict_p"]) == ("Holm p", violation["p_holm"])
     line = f"certified (TOST Holm p = {certified['tost_p_holm']:.3g})"
-    text = repr(result)
+    text = result.summary()
     assert line in text and f"violation (Holm p = {violation['p_holm']:.3g})" in text
     assert f": certified (Holm p = {certified['p_holm']:.3g})" not in text
     table = _cookbook_table(result)
@@ -149,4 +154,4 @@ def test_a_decomposition_without_overlap_certifies_nothing():
     result = business_necessity_cookbook(decomposition, "DE,IE,SE", margin=0.05)
     assert not result.estimable and set(result.tests_["verdict"]) == {"no evidence of violation"}
     assert all("flagged not estimable" in claim for claim in result.tests_["claim"])
-    assert "NOT ESTIMABLE" in repr(result) and json.loads(result.to_json())["estimable"] is False
+    assert "NOT ESTIMABLE" in result.summary() and json.loads(result.to_json())["estimable"] is False

@@ -94,13 +94,16 @@ def test_ippm_ci_covers_zero_for_a_predictor_satisfying_predictive_parity():
 def test_result_exports_and_plots(scored):
     result = predictive_parity(scored, SFM_XY, "score", n_boot=20, seed=0)
     frame = result.to_frame()
-    assert list(frame["measure"]) == ["ippm", "ippm_weighted", "spm", "auc"]
+    assert list(frame["measure"]) == ["ippm", "ippm_weighted", "spm", "auc"] and set(frame["subject"]) == {"score"}
     payload = json.loads(result.to_json())
     assert payload["measures"]["ippm"]["estimate"] == pytest.approx(result.ippm_.estimate)
     assert len(payload["bins"]) == len(result.bins_)
-    assert "iPPM = " in repr(result)
+    assert "iPPM = " in result.summary()
+    assert repr(result).startswith("PredictiveParity(predictor='score'") and f"score ippm={result.ippm_.estimate:.4g}" in repr(result)
     fig = result.plot()
     assert len(fig.axes) == 2
+    again = result.plot(ax=fig.axes)
+    assert again is fig and len(fig.axes) == 2
     assert "<table" in result._repr_html_()
 
 

@@ -130,14 +130,16 @@ def test_result_object_frame_json_repr_and_plot(a2, tmp_path):
     assert isinstance(result, PPMDecomposition)
     frame = result.to_frame()
     assert len(frame) == 3 * 5 + 3
-    assert list(frame["quantity"].unique()) == ["term1", "term2", "ppm", "iterm1", "iterm2", "ippm"]
-    integrated = frame[frame["bin"].isna()].set_index("quantity")["estimate"]
+    assert list(frame["measure"].unique()) == ["term1", "term2", "ppm", "iterm1", "iterm2", "ippm"]
+    assert list(frame.columns[:7]) == ["subject", "measure", "estimate", "se", "ci_low", "ci_high", "level"]
+    assert set(frame["subject"]) == {"y_hat"} and (frame["level"] == 0.95).all()
+    integrated = frame[frame["bin"].isna()].set_index("measure")["estimate"]
     assert integrated["ippm"] == pytest.approx(result.estimate("ippm").estimate)
     assert result.estimate("term2", bin=3).estimate == pytest.approx(result.per_bin_["term2"].iloc[2])
     payload = json.loads(result.to_json(tmp_path / "decomposition.json"))
     assert payload["integrated"]["iterm1"]["estimate"] == pytest.approx(result.integrated_["iterm1"].estimate)
     assert (tmp_path / "decomposition.json").exists()
-    assert "iTerm II" in repr(result) and "n=4000" in repr(result)
+    assert "iTerm II" in result.summary() and "n=4000" in repr(result) and "\n" not in repr(result)
     assert "<table" in result._repr_html_()
     fig = result.plot()
     assert len(fig.axes[0].lines) >= 3

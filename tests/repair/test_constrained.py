@@ -47,7 +47,7 @@ def test_chosen_model_meets_its_targets(synthetic, bn):
     chosen = path.set_index("lambda").loc[learner.lambda_, "violation"]
     within = path[path["violation"] <= learner.tolerance]
     assert (learner.lambda_ == within["lambda"].iloc[0]) if len(within) else chosen == path["violation"].min()
-    assert "ConstrainedPath(BN=" in repr(learner.path_result())
+    assert "ConstrainedPath(BN=" in learner.path_result().summary()
     assert len(learner.path_result().plot().axes) == 2
 
 

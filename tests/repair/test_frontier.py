@@ -37,12 +37,15 @@ def small():
 def test_frontier_points_order_and_resume(small, tmp_path):
     result = frontier(small.data, small.sfm, "none,ZW", repeats=1, engine="linear", learner=LogisticRegression(), n_boot=10,
                       out_dir=tmp_path, progress=False)
-    summary = result.to_frame().set_index("point")
+    summary = result.per_point().set_index("point")
     assert list(summary.index) == ["adapt none", "adapt ZW", "unconstrained", "constrained none", "constrained ZW"]
     assert abs(summary.loc["adapt none", "spm_mean"]) < summary.loc["adapt ZW", "spm_mean"] < summary.loc["unconstrained", "spm_mean"]
     assert summary.loc["adapt none", "ippm_mean"] > summary.loc["unconstrained", "ippm_mean"]
     assert abs(summary.loc["constrained none", "spm_mean"]) < 0.1
-    assert "adapt none" in repr(result) and len(result.plot().axes) == 2
+    assert "adapt none" in result.summary() and len(result.plot().axes) == 2
+    frame = result.to_frame().set_index(["subject", "measure"])
+    assert frame.loc[("adapt ZW", "ippm"), "estimate"] == summary.loc["adapt ZW", "ippm_mean"]
+    assert frame[["se", "ci_low", "ci_high", "level"]].isna().all().all()  # a spread over seeds is no interval
     assert json.loads(result.to_json())["settings"]["repeats"] == 1
 
     # A second call reads the finished runs instead of recomputing them; a deleted run is redone.
@@ -92,7 +95,7 @@ def test_spreads_are_shown_only_over_two_or_more_repeats():
                          "bn_set": ["none"] * 3 + ["-"], "seed": [0, 1, 2, 0], "spm": [0.01, 0.03, 0.02, 0.2],
                          "ippm": [0.08, 0.09, 0.07, 0.01], "auc": [0.71, 0.72, 0.70, 0.72]})
     result = FrontierResult(runs, {"repeats": 3, "quantile": 0.68})
-    lines = repr(result).splitlines()
+    lines = result.summary().splitlines()
     assert "SPM 0.020 ± 0.010" in lines[1] and "(sd over n = 3 repeats)" in lines[1]
     assert "±" not in lines[2] and "SPM 0.200" in lines[2] and "(n = 1 repeat: no spread)" in lines[2]
     top = result.plot().axes[0]

@@ -35,6 +35,9 @@ def test_repair_writes_twins_scores_and_summary(files, capsys):
     assert {"w1", "w1_twin", "y_twin"} <= set(twins.columns)
     for name in ("adapted_train.csv", "adapted_test.csv", "constrained_path.csv", "constrained_path.png"):
         assert (out / name).exists()
+    path = pd.read_csv(out / "constrained_path.csv")
+    assert list(path.columns[:7]) == ["subject", "measure", "estimate", "se", "ci_low", "ci_high", "level"]
+    assert path["chosen"].any() and {"ctfde", "ctfie", "ctfse", "violation", "auc"} <= set(path["measure"])
     assert "TV of y" in capsys.readouterr().out
 
 
@@ -52,7 +55,8 @@ def test_frontier_command(files, capsys):
                  "--no-constrained", "--quiet", "--out", str(out)])
     assert code == 0
     summary = pd.read_csv(out / "frontier.csv")
-    assert list(summary["point"]) == ["adapt none", "adapt Z", "unconstrained"]
+    assert list(summary["subject"].unique()) == ["adapt none", "adapt Z", "unconstrained"]
+    assert list(summary["measure"].unique()) == ["spm", "ippm", "auc"]
     assert (out / "frontier.png").exists() and (out / "runs.csv").exists()
     assert "SPM" in capsys.readouterr().out
 

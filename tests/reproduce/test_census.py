@@ -21,7 +21,7 @@ def test_quick_cli_run_writes_everything(tmp_path, shared_dir):
     assert summary["rows"] == 3000 and summary["outcome"]["threshold"] == MEDIAN_SALARY and summary["provenance"]["inputs"][0]["name"] == "gov_census.csv"
     assert set(summary["status"]) == {"boosted", "fair"}
     assert 1 <= summary["boosting_rounds"]["boosted"] <= 30
-    estimates = pd.read_csv(out / "estimates.csv").set_index(["outcome", "measure"])
+    estimates = pd.read_csv(out / "estimates.csv").set_index(["subject", "measure"])
     assert ((estimates["ci_low"] <= estimates["estimate"]) & (estimates["estimate"] <= estimates["ci_high"])).all()
     # women earn less: the outcome's TV of sex is clearly negative; the unconstrained booster reproduces most of it,
     # the fair predictor (direct and indirect effects removed) a small part

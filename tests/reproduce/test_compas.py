@@ -27,7 +27,7 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     comparison = pd.read_csv(out / "comparison.csv")
     assert len(comparison) == len(FIGURE5_PAPER) + 2  # + the two Figure 6 claims
     assert comparison["sentence"].str.len().min() > 40
-    estimates = pd.read_csv(out / "estimates.csv").set_index(["outcome", "measure"])
+    estimates = pd.read_csv(out / "estimates.csv").set_index(["subject", "measure"])
     # an estimate is never printed beside an interval that does not contain it
     assert ((estimates["ci_low"] <= estimates["estimate"]) & (estimates["estimate"] <= estimates["ci_high"])).all()
     # TV = Ctf-DE − Ctf-IE − Ctf-SE for every series

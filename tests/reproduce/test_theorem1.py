@@ -61,7 +61,9 @@ def test_tiny_study_object_checks_and_plots(tmp_path):
     assert study.n_tasks_run_ == len(TINY.tasks()) == 4 + 1
     assert set(study.figure7_["quantity"]) == {"iterm1", "iterm2", "ippm"}
     assert all(isinstance(check["passed"], bool) for check in study.checks_.values())
-    assert "Theorem1Study" in repr(study) and "per_bin_term1" in repr(study)
+    assert "Theorem1Study" in study.summary() and "per_bin_term1" in study.summary()
+    frame = study.to_frame()
+    assert set(frame["measure"]) == {"iterm1", "iterm2", "ippm"} and frame[["se", "ci_low", "level"]].isna().all().all()
     # Every check can fail: shift the iPPM at the largest n by 0.2 (its terms and per-bin table kept).
     figure7 = study.figure7_.copy()
     largest = (figure7["quantity"] == "ippm") & (figure7["n"] == max(TINY.n_grid))
@@ -73,7 +75,7 @@ def test_tiny_study_object_checks_and_plots(tmp_path):
     assert not broken.checks_["ippm_matches_bayes_predictor"]["passed"]
     assert not broken.checks_["terms_cancel"]["passed"] and not broken.checks_["per_bin_term1"]["passed"]
     assert not broken.checks_["linear_corollary1"]["passed"] and not broken.passed
-    assert "[FAIL] ippm_matches_bayes_predictor" in repr(broken) and "99% CI" in repr(broken)
+    assert "[FAIL] ippm_matches_bayes_predictor" in broken.summary() and "99% CI" in broken.summary()
     noise = figure7.loc[largest].iloc[0]
     assert noise["sd_excess_over_bayes"] > 0 and noise["n_reps"] == TINY.n_reps
     legend = [text.get_text() for text in study.plot_figure7().axes[0].get_legend().get_texts()]
@@ -98,7 +100,9 @@ def test_linear_check_matches_corollary1_closed_form():
     assert check.iterm1 == pytest.approx(1.7, abs=0.05)
     assert check.iterm2 == pytest.approx(-1.7, abs=0.1)
     assert check.passed
-    assert list(check.to_frame()["quantity"]) == ["iterm1", "iterm2"]
+    frame = check.to_frame()
+    assert list(frame["measure"]) == ["iterm1", "iterm2"] and list(frame["subject"]) == ["y_hat", "y_hat"]
+    assert frame["closed_form"].tolist() == pytest.approx([1.7, -1.7]) and frame["level"].isna().all()  # n_boot=0: no interval
 
 
 def test_settings_validation():

@@ -53,17 +53,19 @@ def test_result_exports_and_report(tmp_path):
     result = audit_text(SPEC, PoolGenerator(SPEC, {"A": 0.6}), scorers=["vader", "opinion"],
                         settings=GenerationSettings(n_samples=30), quality=False, n_permutations=99, progress=False)
     frame = result.to_frame()
-    assert list(frame["scorer"]) == ["vader", "vader", "opinion", "opinion"]
+    assert list(frame["subject"]) == ["vader", "vader", "opinion", "opinion"]
+    assert frame[["se", "ci_low", "ci_high", "level"]].isna().all().all()  # permutation tests only, no interval
     # Holm over the audit's whole family: both scorers x both metrics.
     assert (frame["holm_family"] == 4).all()
     np.testing.assert_allclose(frame["p_holm"], holm(frame["p_value"]))
     assert result.settings["dtype"] == "n/a" and result.settings["versions"]["numpy"] == np.__version__
     payload = json.loads(result.to_json(tmp_path / "results.json"))
-    assert payload["n_samples"] == 600 and payload["summary"][0]["metric"] == "individual_fairness"
+    assert payload["n_samples"] == 600 and payload["summary"][0]["measure"] == "individual_fairness"
     assert payload["fairness"]["vader"]["per_pair"][0]["w1"] >= payload["fairness"]["vader"]["per_pair"][-1]["w1"]
-    text = repr(result)
+    text = result.summary()
+    assert "\n" not in repr(result) and "CI" not in repr(result)
     assert "Holm over 4 tests" in text and "vader      individual_fairness" in text and "[" not in text.split("\n", 1)[1]
-    fig = result.plot("opinion")
+    fig = result.plot(scorer="opinion")
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()][-1] in {"A", "B"}  # most positive values last
     examples = result.examples()
     assert set(examples["value"]) == {result.fairness["vader"].per_pair.iloc[0]["value_a"],

@@ -27,7 +27,7 @@ def test_text_audit_writes_report_results_and_samples_and_resumes(tiny_lm_path, 
     assert "report:" in printed.out and "individual" in printed.out
     assert "3 values x 2 templates x 3 samples" in printed.err
     results = json.loads((out / "results.json").read_text())
-    assert results["n_samples"] == 18 and {row["scorer"] for row in results["summary"]} == {"vader", "opinion"}
+    assert results["n_samples"] == 18 and {row["subject"] for row in results["summary"]} == {"vader", "opinion"}
     assert "Counterfactual sentiment audit" in (out / "report.html").read_text()
     first = pd.read_parquet(out / "samples")
     assert len(first) == 18

@@ -41,7 +41,7 @@ def study_run(tiny_lm_path, spec_path, tmp_path_factory):
 
 def test_study_trains_every_model_and_audits_each(study_run):
     _, result, out = study_run
-    frame = result.to_frame()
+    frame = result.evaluations
     assert frame["model"].tolist() == ["base", "embedding-lambda0", "embedding-lambda10", "sentiment-lambda0", "sentiment-lambda10"]
     assert frame["scorer"].unique().tolist() == ["vader"]
     assert ((frame["individual_p_value"] > 0) & (frame["individual_p_value"] <= 1)).all()
@@ -55,6 +55,10 @@ def test_study_trains_every_model_and_audits_each(study_run):
     assert json.loads((out / "study.json").read_text())["attribute"] == "occupation"
     changes = result.relative_to_base()
     assert changes["model"].tolist() == frame["model"][1:].tolist()
+    long = result.to_frame().set_index(["subject", "measure"])
+    assert long.loc[("base", "individual_fairness"), "estimate"] == frame.loc[0, "individual"]
+    assert long.loc[("base", "perplexity"), "estimate"] == frame.loc[0, "perplexity"]
+    assert long[["se", "ci_low", "ci_high", "level"]].isna().all().all()  # permutation tests only, no interval
 
 
 def test_lambda_zero_runs_of_both_regularizers_are_the_same_plain_fine_tuning(study_run):
@@ -64,13 +68,13 @@ def test_lambda_zero_runs_of_both_regularizers_are_the_same_plain_fine_tuning(st
     embedding = load_file(out / "models" / "embedding-lambda0" / "model.safetensors")
     sentiment = load_file(out / "models" / "sentiment-lambda0" / "model.safetensors")
     assert all(np.array_equal(embedding[k].numpy(), sentiment[k].numpy()) for k in embedding)
-    rows = result.to_frame().set_index("model")
+    rows = result.evaluations.set_index("model")
     assert rows.loc["embedding-lambda0", "individual"] == rows.loc["sentiment-lambda0", "individual"]
 
 
 def test_debiased_model_reloaded_from_its_folder_reproduces_its_audit(study_run, spec_path):
     study, result, out = study_run
-    row = result.to_frame().set_index("model").loc["embedding-lambda10"]
+    row = result.evaluations.set_index("model").loc["embedding-lambda10"]
     again = audit_text(FairnessSpec.from_yaml(spec_path), HFGenerator(out / "models" / "embedding-lambda10"),
                        scorers=["vader"], settings=study.audit_settings(), n_permutations=20, seed=0, quality=False,
                        progress=False)

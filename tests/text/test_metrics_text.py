@@ -197,7 +197,10 @@ def test_compare_models_detects_a_known_shift_and_matches_the_definitions():
     assert comparison.individual.p_value == pytest.approx(1 / 200) and comparison.individual.significant
     assert comparison.group.significant
     assert abs(comparison.individual.null_mean) < 0.02  # the null of a difference centres on 0
-    assert list(comparison.to_frame()["metric"]) == ["individual_fairness", "group_fairness"]
+    frame = comparison.to_frame()
+    assert list(frame["measure"]) == ["individual_fairness_difference", "group_fairness_difference"]
+    assert list(frame["estimate"]) == [comparison.individual.estimate, comparison.group.estimate]
+    assert frame[["se", "ci_low", "ci_high", "level"]].isna().all().all()
     again = compare_models(fair.sample(frac=1, random_state=3), biased, n_permutations=199, seed=0)
     assert again.individual.estimate == pytest.approx(-comparison.individual.estimate, abs=1e-12)  # row order is irrelevant
 
@@ -225,10 +228,11 @@ def test_same_seed_same_numbers():
 def test_result_exports_print_no_interval():
     _, _, frame = _pool_frame(BIASED, n_samples=20)
     result = counterfactual_fairness(frame, scorer="vader", n_permutations=19)
-    text = repr(result)
+    text = result.summary()
+    assert "CI" not in repr(result) and "[" not in repr(result)
     assert "individual fairness" in text and "null mean" in text and "Holm p = 0.1 over 2: not significant" in text
     assert "CI" not in text and "[" not in text.split("\n", 1)[1]  # no interval is printed beside an estimate
-    assert not {"ci_low", "ci_high", "se"} & set(result.to_frame().columns)
+    assert result.to_frame()[["se", "ci_low", "ci_high", "level"]].isna().all().all()
     assert '"individual_fairness"' in result.to_json() and '"p_holm"' in result.to_json()
     figure = result.plot()
     assert figure.axes[0].get_xlabel().startswith("W1 of vader") and "top 6 of 6 pairs" in figure.axes[0].get_title()

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin
+from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
 from fairpath.causal._measures import DESCRIPTIONS, MEASURES, needs_nested
@@ -59,9 +59,18 @@ def _median_over_splits(row_sets: list[np.ndarray]) -> tuple[float, float]:
 class CausalDecomposition(ResultMixin):
     """Counterfactual decomposition of X's effect on Y and on each predictor.
 
-    ``to_frame()`` lists outcome, measure, estimate, se, ci_low, ci_high; ``difference`` gives the
-    paired comparison of one measure between two outcome columns (the Cookbook's test).
+    ``to_frame()`` lists subject (the outcome column), measure, estimate, se, ci_low, ci_high, level;
+    ``difference`` gives the paired comparison of one measure between two outcome columns (the Cookbook's test).
     """
+
+    sfm = ReadOnly()
+    fits_ = ReadOnly()
+    settings_ = ReadOnly()
+    counts_ = ReadOnly()
+    overlap_ = ReadOnly()
+    seconds_ = ReadOnly()
+    encoded_ = ReadOnly()
+    level = ReadOnly()
 
     def __init__(self, sfm: SFM, fits: dict[str, OutcomeFit], settings: dict, counts: dict, seconds: float, encoded: dict,
                  overlap: dict):
@@ -162,13 +171,9 @@ class CausalDecomposition(ResultMixin):
 
     # -- presentation -----------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
-        records = []
-        for outcome in self.outcomes:
-            for measure in self.measures:
-                e = self.estimate(measure, outcome)
-                records.append({"outcome": outcome, "measure": measure, "estimate": e.estimate, "se": e.se,
-                                "ci_low": e.ci_low, "ci_high": e.ci_high})
-        return pd.DataFrame(records)
+        """One row per outcome column (``subject``) and measure: estimate, se, ci_low, ci_high, level."""
+        return result_frame([estimate_row(outcome, measure, self.estimate(measure, outcome))
+                             for outcome in self.outcomes for measure in self.measures])
 
     def summary_line(self, outcome: str | None = None) -> str:
         """``TV (v) = CtfDE (v) − CtfIE (v) − CtfSE (v)`` as faircause prints it."""
@@ -204,8 +209,9 @@ class CausalDecomposition(ResultMixin):
         return (f"overlap: {o['n_outside']} rows with a propensity outside [{eps}, {1 - eps}] ({o['share_outside']:.1%}), "
                 f"{action}; {ranges}")
 
-    def __repr__(self) -> str:
-        return f"<CausalDecomposition\n{self.summary()}\n>"
+    def _repr_fields(self) -> dict:
+        return {"method": self.settings_["method"], "n": self.counts_["n"], "outcomes": len(self.outcomes),
+                "measures": len(self.measures)}
 
     def to_dict(self) -> dict:
         estimates = {
@@ -219,16 +225,17 @@ class CausalDecomposition(ResultMixin):
             "descriptions": DESCRIPTIONS, "estimates": estimates,
         }
 
-    def plot(self, measures=_PLOTTED, ax=None, colors: dict | None = None):
-        """Bars with confidence intervals per measure and outcome column (the paper's Figure 5).
+    def plot(self, ax=None, *, measures=_PLOTTED, colors: dict | None = None):
+        """Bars with confidence intervals per measure and outcome column (the paper's Figure 5), on ``ax``
+        when given.
 
         ``colors`` maps an outcome to a bar colour (the audit report colours predictors by verdict).
         """
         import matplotlib.pyplot as plt
 
         measures = [m for m in measures if m in self.measures]
-        frame = self.to_frame().set_index(["outcome", "measure"])
-        fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(2 + 1.6 * len(measures), 3.8))
+        frame = self.to_frame().set_index(["subject", "measure"])
+        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(2 + 1.6 * len(measures), 3.8)))
         width = 0.8 / len(self.outcomes)
         positions = np.arange(len(measures))
         palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]

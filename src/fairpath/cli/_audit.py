@@ -110,7 +110,7 @@ def _config_from_args(args: argparse.Namespace):
 
 
 def _print_verdicts(result, paths: dict) -> None:
-    print(result.cookbook_)
+    print(result.cookbook_.summary())
     for note in result.notes_:
         print(f"note: {note}")
     print(f"report: {paths['report']}")

@@ -109,7 +109,7 @@ def _run_repair(args: argparse.Namespace) -> int:
         figures["constrained_path.png"] = path.plot()
         scores["constrained_score"] = _scores(learner, data)
         summary["constrained"] = path.to_dict()
-        print(path)
+        print(path.summary())
     tables["scores.csv"] = scores
     for name, frame in tables.items():
         write_csv(frame, out / name)
@@ -167,6 +167,6 @@ def _run_frontier(args: argparse.Namespace) -> int:
     with styled():
         save_figure(result.plot(), out / "frontier.png", bbox_inches="tight")
     write_frontier_report(result, out / "report.html", record)
-    print(result)
+    print(result.summary())
     print(f"wrote {out}/frontier.csv, frontier.json, frontier.png, report.html (runs in {out}/runs.csv)")
     return 0

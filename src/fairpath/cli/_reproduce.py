@@ -63,7 +63,7 @@ def _run_paper_study(args: argparse.Namespace) -> int:
     call = " ".join(["fairpath reproduce", args.study, *(["--data", shlex.quote(str(args.data))] if args.data else []),
                      "--out", shlex.quote(str(args.out)), *(["--quick"] if args.quick else []), "--seed", str(args.seed)])
     study = run(args.out, data=args.data, quick=args.quick, seed=args.seed, progress=not args.quiet, call=call)
-    print(study)
+    print(study.summary())
     print(f"wrote {study.out_ / 'report.html'}, {study.out_ / 'comparison.csv'}, {study.out_ / 'summary.json'} and the figures")
     return 0
 
@@ -75,7 +75,7 @@ def _run_theorem1(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out folder")
 
     study = reproduce_theorem1(args.out, quick=args.quick, n_jobs=args.n_jobs, seed=args.seed)
-    print(study)
+    print(study.summary())
     for name in ("figure7.png", "figure8.png", "linear_check.png", "summary.json"):
         print(f"wrote {study.out_ / name}")
     if not study.passed:
@@ -117,7 +117,7 @@ def _run_huang(args: argparse.Namespace) -> int:
         overrides["steps"] = args.steps
     settings = HuangSettings.quick(**overrides) if args.quick else HuangSettings(**overrides)
     result = reproduce_huang(args.out, model=args.model, corpus=args.corpus, device=args.device, settings=settings)
-    print(result)
+    print(result.summary())
     for path in ("table.csv", "summary.json", *(f"tradeoffs_{a}.png" for a in settings.attributes)):
         print(f"wrote {result.out / path}")
     return 0

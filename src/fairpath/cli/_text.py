@@ -97,7 +97,7 @@ def _write_results(result, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     result.to_json(out / "results.json")
     report = result.write_report(out / "report.html")
-    print(result)
+    print(result.summary())
     print(f"report: {report}\nresults: {out / 'results.json'}")
 
 

@@ -91,7 +91,7 @@ def run_debias(args: argparse.Namespace) -> int:
     print(f"fairpath text debias: {len(study.runs)} training runs ({', '.join(study.settings()['runs'])}) "
           f"on {args.model}, attribute {study.spec.attribute}", file=sys.stderr)
     result = study.run()
-    print(result)
+    print(result.summary())
     print(result.relative_to_base(study.scorers[0]).to_string(index=False))
     print(f"report: {args.out / 'report.html'}\nresults: {args.out / 'study.json'}\nmodels: {args.out / 'models'}")
     return 0

@@ -12,7 +12,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import write_csv
 from fairpath._progress import progress as progress_bar
-from fairpath._results import ResultMixin, write_json
+from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._validation import check_columns_arg, check_frame, check_int, check_seed
 from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import business_necessity_cookbook
@@ -32,6 +32,14 @@ class AuditResult(ResultMixin):
     notes_ : warnings worth reading (excluded rows, predictors equal to Y, trimmed rows, ...).
     """
 
+    sfm = ReadOnly()
+    predictors = ReadOnly()
+    decomposition_ = ReadOnly()
+    parity_ = ReadOnly()
+    cookbook_ = ReadOnly()
+    settings_ = ReadOnly()
+    notes_ = ReadOnly()
+
     def __init__(self, sfm, predictors, decomposition_, parity_, cookbook_, settings_, notes_):
         self.sfm = sfm
         self.predictors = list(predictors)
@@ -50,10 +58,9 @@ class AuditResult(ResultMixin):
         return [self.decomposition_.summary_line(outcome) for outcome in self.decomposition_.outcomes]
 
     def to_frame(self) -> pd.DataFrame:
-        """All estimates in long form: outcome, measure, estimate, se, ci_low, ci_high."""
-        parity = pd.concat([p.to_frame() for p in self.parity_.values()], ignore_index=True)
-        parity = parity.rename(columns={"predictor": "outcome"})
-        return pd.concat([self.decomposition_.to_frame(), parity], ignore_index=True)
+        """All estimates in long form: subject (Y or a predictor), measure, estimate, se, ci_low, ci_high, level."""
+        frames = [self.decomposition_.to_frame(), *(p.to_frame() for p in self.parity_.values())]
+        return result_frame(pd.concat(frames, ignore_index=True))
 
     def flat_settings(self) -> dict[str, str]:
         """Settings as display strings (the report's reproducibility block)."""
@@ -77,18 +84,22 @@ class AuditResult(ResultMixin):
             "notes": self.notes_,
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"predictors": self.predictors, "bn": self.settings_["bn"], "status": self.status}
+
+    def summary(self) -> str:
         lines = [f"AuditResult for {self.sfm}", *self.summary_lines()]
-        lines += [repr(p) for p in self.parity_.values()]
-        lines.append(repr(self.cookbook_))
+        lines += [p.summary() for p in self.parity_.values()]
+        lines.append(self.cookbook_.summary())
         lines += [f"note: {note}" for note in self.notes_]
         return "\n".join(lines)
 
-    def plot(self):
-        """The decomposition of Y and every predictor, predictor bars coloured by verdict."""
+    def plot(self, ax=None):
+        """The decomposition of Y and every predictor, predictor bars coloured by verdict: one panel per
+        pathway and one for TV, on ``ax`` (a sequence of four axes) when given."""
         from fairpath.parity._report import decomposition_figure
 
-        return decomposition_figure(self.decomposition_, self.cookbook_)
+        return decomposition_figure(self.decomposition_, self.cookbook_, ax)
 
     def _repr_html_(self) -> str:
         from fairpath.parity._report import _cookbook_table, _status_html

@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath._results import ResultMixin  # noqa: E402
+from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import holm  # noqa: E402  (re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 
@@ -106,6 +106,15 @@ class CookbookResult(ResultMixin):
     overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL", "claim": ..., "reasons": [...]}.
     """
 
+    bn = ReadOnly()
+    estimable = ReadOnly()
+    alpha = ReadOnly()
+    margin = ReadOnly()
+    outcome = ReadOnly()
+    tests_ = ReadOnly()
+    overall_ = ReadOnly()
+    outcome_effects_ = ReadOnly()
+
     def __init__(self, bn, alpha, margin, outcome, tests_, overall_, outcome_effects_, estimable=True):
         self.bn = bn
         self.estimable = estimable
@@ -121,7 +130,12 @@ class CookbookResult(ResultMixin):
         return list(self.overall_)
 
     def to_frame(self) -> pd.DataFrame:
-        return self.tests_.copy()
+        """``tests_`` with the core columns first: subject (the predictor), measure (the tested quantity, see
+        column ``tested``: ``<measure>_difference``, the paired difference to the outcome, for a pathway in BN;
+        the effect itself outside), its estimate, se, CI and level; then pathway, hypotheses, p-values, verdicts."""
+        tests = self.tests_.rename(columns={"predictor": "subject"})
+        tests["measure"] = [f"{m}_difference" if in_bn else m for m, in_bn in zip(tests["measure"], tests["in_bn"])]
+        return result_frame(tests)
 
     def to_dict(self) -> dict:
         return {
@@ -136,7 +150,10 @@ class CookbookResult(ResultMixin):
             "overall": self.overall_,
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"bn": list(self.bn), "alpha": self.alpha, "status": {p: o["status"] for p, o in self.overall_.items()}}
+
+    def summary(self) -> str:
         bn = "{" + ", ".join(self.bn) + "}" if self.bn else "∅"
         lines = [f"Business Necessity Cookbook, BN = {bn}, alpha = {self.alpha} (Holm over 3 pathways)"]
         if not self.estimable:
@@ -150,8 +167,9 @@ class CookbookResult(ResultMixin):
                 )
         return "\n".join(lines)
 
-    def plot(self):
-        """Tested quantity with its CI per pathway and predictor, coloured by verdict."""
+    def plot(self, ax=None):
+        """Tested quantity with its CI per pathway and predictor, coloured by verdict: one panel per pathway
+        (DE, IE, SE), on ``ax`` (a sequence of three axes) when given."""
         import matplotlib.pyplot as plt
         from matplotlib.patches import Patch
         from matplotlib.ticker import MaxNLocator
@@ -159,25 +177,32 @@ class CookbookResult(ResultMixin):
         from fairpath.report import styled
 
         predictors = self.predictors
-        with styled():
-            fig, axes = plt.subplots(1, len(PATHWAYS), figsize=(9.0, 2.2 + 0.5 * len(predictors)), sharey=True)
-        for ax, pathway in zip(np.atleast_1d(axes), PATHWAYS):
+
+        def make():
+            with styled():
+                return plt.subplots(1, len(PATHWAYS), figsize=(9.0, 2.2 + 0.5 * len(predictors)), sharey=True)
+
+        fig, axes = panel_axes(ax, len(PATHWAYS), make)
+        for panel, pathway in zip(axes, PATHWAYS):
             rows = self.tests_[self.tests_["pathway"] == pathway].set_index("predictor").loc[predictors]
             positions = np.arange(len(predictors))[::-1]  # first predictor on top, as in the other figures
             for pos, (_, row) in zip(positions, rows.iterrows()):
-                ax.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
-                            fmt="o", color=VERDICT_COLOURS[row["verdict"]], capsize=4)
-            ax.axvline(0, color="black", linewidth=0.8)
+                panel.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
+                               fmt="o", color=VERDICT_COLOURS[row["verdict"]], capsize=4)
+            panel.axvline(0, color="black", linewidth=0.8)
             if self.margin is not None:
-                ax.axvspan(-self.margin, self.margin, color="#3ebd93", alpha=0.12)
+                panel.axvspan(-self.margin, self.margin, color="#3ebd93", alpha=0.12)
             in_bn = pathway in self.bn
-            ax.set_title(f"{pathway}: {'Ctf(ŷ) − Ctf(y)' if in_bn else 'Ctf(ŷ)'}\n({'in BN' if in_bn else 'not in BN'})", fontsize=11)
-            ax.set_yticks(positions, predictors, fontsize=10)
-            ax.xaxis.set_major_locator(MaxNLocator(3))  # few ticks: labels of three narrow panels must not collide
-            ax.tick_params(axis="x", labelsize=10)
+            panel.set_title(f"{pathway}: {'Ctf(ŷ) − Ctf(y)' if in_bn else 'Ctf(ŷ)'}\n({'in BN' if in_bn else 'not in BN'})", fontsize=11)
+            panel.set_yticks(positions, predictors, fontsize=10)
+            panel.xaxis.set_major_locator(MaxNLocator(3))  # few ticks: labels of three narrow panels must not collide
+            panel.tick_params(axis="x", labelsize=10)
         handles = [plt.Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
         if self.margin is not None:
             handles.append(Patch(color="#3ebd93", alpha=0.25, label=f"equivalence margin ±δ = ±{self.margin:g}"))
+        if ax is not None:  # the caller's figure keeps its layout: the legend goes into the last panel
+            axes[-1].legend(handles=handles, fontsize=8, frameon=False)
+            return fig
         fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=10, frameon=False)
         fig.tight_layout(rect=(0, 0.22 if len(predictors) < 4 else 0.14, 1, 1))
         return fig
@@ -217,6 +242,7 @@ def _test_pathway(decomposition, predictor: str, outcome: str, pathway: str, in_
         "se": est.se,
         "ci_low": est.ci_low,
         "ci_high": est.ci_high,
+        "level": est.level,
         "p_value": est.p_value,
         "tost_p": tost_p_value(est.estimate, est.se, margin) if margin is not None else np.nan,
     }

@@ -17,7 +17,7 @@ from scipy import stats  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath._results import ResultMixin  # noqa: E402
+from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
 
@@ -103,6 +103,18 @@ class PredictiveParity(ResultMixin):
         averages the bins that remained.
     """
 
+    predictor = ReadOnly()
+    outcome = ReadOnly()
+    bins_ = ReadOnly()
+    ippm_ = ReadOnly()
+    ippm_weighted_ = ReadOnly()
+    spm_ = ReadOnly()
+    auc_ = ReadOnly()
+    n_ = ReadOnly()
+    n_excluded_ = ReadOnly()
+    n_boot_incomplete_ = ReadOnly()
+    settings_ = ReadOnly()
+
     def __init__(self, predictor, outcome, bins_, ippm_, ippm_weighted_, spm_, auc_, n_, n_excluded_, n_boot_incomplete_, settings_):
         self.predictor = predictor
         self.outcome = outcome
@@ -123,12 +135,8 @@ class PredictiveParity(ResultMixin):
         return found
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per measure: predictor, measure, estimate, se, ci_low, ci_high."""
-        rows = [
-            {"predictor": self.predictor, "measure": name, **{k: v for k, v in est.to_dict().items() if k != "level"}}
-            for name, est in self.measures().items()
-        ]
-        return pd.DataFrame(rows)
+        """One row per measure: subject (the predictor), measure, estimate, se, ci_low, ci_high, level."""
+        return result_frame([estimate_row(self.predictor, name, est) for name, est in self.measures().items()])
 
     def to_dict(self) -> dict:
         return {
@@ -142,7 +150,10 @@ class PredictiveParity(ResultMixin):
             "settings": self.settings_,
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"predictor": self.predictor, "outcome": self.outcome, "bins": len(self.bins_)}
+
+    def summary(self) -> str:
         auc = f", AUC = {self.auc_.estimate:.3f}" if self.auc_ is not None else ""
         return (
             f"PredictiveParity({self.predictor!r} for {self.outcome!r}, {len(self.bins_)} bins): "
@@ -150,17 +161,19 @@ class PredictiveParity(ResultMixin):
             f"SPM = {self.spm_.estimate:.4f}{auc}"
         )
 
-    def plot(self, axes=None):
-        """Two panels: the PPM gap per bin with its CI, and calibration (E[Y] against mean ŷ) by group."""
-        if axes is None:
+    def plot(self, ax=None):
+        """Two panels: the PPM gap per bin with its CI, and calibration (E[Y] against mean ŷ) by group;
+        on ``ax`` (a sequence of two axes) when given."""
+
+        def make():
             import matplotlib.pyplot as plt
 
             from fairpath.report import styled
 
             with styled():
-                fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.8))
-        else:
-            fig = axes[0].figure
+                return plt.subplots(1, 2, figsize=(9.0, 3.8))
+
+        fig, axes = panel_axes(ax, 2, make)
         plot_ppm_bins(self, axes[0])
         plot_calibration(self, axes[1])
         fig.tight_layout()

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin
+from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
 from fairpath.parity._ppm import quantile_bins
@@ -44,6 +44,20 @@ class PPMDecomposition(ResultMixin):
     incomplete_bins_ : tuple of int
         Bins without x0 or without x1 rows (only with ``empty_bins="drop"``); left out of the integrals.
     """
+
+    per_bin_ = ReadOnly()
+    integrated_ = ReadOnly()
+    predictor = ReadOnly()
+    outcome = ReadOnly()
+    x = ReadOnly()
+    x0 = ReadOnly()
+    x1 = ReadOnly()
+    n_x0_ = ReadOnly()
+    n_x1_ = ReadOnly()
+    n_ = ReadOnly()
+    n_excluded_ = ReadOnly()
+    incomplete_bins_ = ReadOnly()
+    settings_ = ReadOnly()
 
     def __init__(self, per_bin, integrated, *, predictor, outcome, x, x0, x1, n_x0, n_x1, n_excluded,
                  incomplete_bins, settings):
@@ -77,23 +91,22 @@ class PPMDecomposition(ResultMixin):
                         row[f"{quantity}_ci_high"], self.settings_["level"])
 
     def to_frame(self) -> pd.DataFrame:
-        """Long table: one row per (quantity, bin) and one per integrated quantity (``bin`` empty)."""
+        """Long table: subject (the predictor), measure (term1, term2, ppm per bin; iterm1, iterm2, ippm with
+        ``bin`` empty), estimate, se, ci_low, ci_high, level, then bin, label, lower, upper, n_x0, n_x1."""
         shared = ["bin", "label", "lower", "upper", "n_x0", "n_x1"]
         rows = []
         for quantity in QUANTITIES:
-            part = self.per_bin_[shared].copy()
-            part.insert(0, "quantity", quantity)
+            part = self.per_bin_[shared].assign(subject=self.predictor, measure=quantity, estimate=self.per_bin_[quantity],
+                                                level=self.settings_["level"])
             for field in ("se", "ci_low", "ci_high"):
                 part[field] = self.per_bin_[f"{quantity}_{field}"]
-            part.insert(len(shared) + 1, "estimate", self.per_bin_[quantity])
             rows.append(part)
         for name, est in self.integrated_.items():
-            rows.append(pd.DataFrame([{"quantity": name, "bin": pd.NA, "n_x0": self.n_x0_, "n_x1": self.n_x1_,
-                                       "estimate": est.estimate, "se": est.se, "ci_low": est.ci_low,
-                                       "ci_high": est.ci_high}]))
-        frame = pd.concat(rows, ignore_index=True)
+            rows.append(pd.DataFrame([{"subject": self.predictor, "measure": name, **est.to_dict(), "bin": pd.NA,
+                                       "n_x0": self.n_x0_, "n_x1": self.n_x1_}]))
+        frame = result_frame(pd.concat(rows, ignore_index=True))
         frame["bin"] = frame["bin"].astype("Int64")
-        return frame[["quantity", *shared, "estimate", "se", "ci_low", "ci_high"]]
+        return frame[[*frame.columns[:7], *shared]]
 
     def to_dict(self) -> dict:
         return {
@@ -112,7 +125,10 @@ class PPMDecomposition(ResultMixin):
             "settings": self.settings_,
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"predictor": self.predictor, "outcome": self.outcome, "n": self.n_, "bins": len(self.per_bin_)}
+
+    def summary(self) -> str:
         lines = [
             f"PPMDecomposition(predictor={self.predictor!r}, outcome={self.outcome!r}, "
             f"{self.x}: {self.x1!r} vs {self.x0!r}, n={self.n_}, bins={len(self.per_bin_)})"
@@ -124,13 +140,10 @@ class PPMDecomposition(ResultMixin):
         return "\n".join(lines)
 
     def plot(self, ax=None):
-        """Term I, Term II and PPM per bin of Ŷ with their bootstrap intervals; returns the Figure."""
+        """Term I, Term II and PPM per bin of Ŷ with their bootstrap intervals (on ``ax`` when given); returns the Figure."""
         import matplotlib.pyplot as plt
 
-        if ax is None:
-            fig, ax = plt.subplots(figsize=(7, 4))
-        else:
-            fig = ax.figure
+        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 4)))
         table = self.per_bin_
         for quantity, color in zip(QUANTITIES, ("tab:blue", "tab:orange", "tab:green")):
             label = f"{LABELS[quantity]} (integrated {self.integrated_[INTEGRATED[quantity]].estimate:.3f})"

@@ -11,6 +11,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from fairpath._results import panel_axes  # noqa: E402
 from fairpath._vocabulary import LABELS  # noqa: E402
 from fairpath.parity._cookbook import (  # noqa: E402
     CERTIFIED,
@@ -101,19 +102,24 @@ def sfm_diagram(sfm, predictors=()):
     return fig
 
 
-def decomposition_figure(decomposition, cookbook):
+def decomposition_figure(decomposition, cookbook, ax=None):
     """Figure 5 of the paper, one panel per measure: the outcome's bar and each predictor's bar with its CI.
 
     Predictor bars are coloured by the Cookbook verdict on that pathway; the TV panel shows the total.
+    ``ax``: a sequence of four axes to draw on (DE, IE, SE, TV); by default a new figure.
     """
     outcomes = list(decomposition.outcomes)
-    frame = decomposition.to_frame().set_index(["outcome", "measure"])
+    frame = decomposition.to_frame().set_index(["subject", "measure"])
     verdicts = cookbook.tests_.set_index(["predictor", "pathway"])["verdict"]
     panels = [(p, MEASURE_OF_PATHWAY[p]) for p in PATHWAYS] + [("TV", "tv")]
-    with styled():
-        fig, axes = plt.subplots(1, len(panels), figsize=(9.0, 1.9 + 0.5 * len(outcomes)), sharey=True)
+
+    def make():
+        with styled():
+            return plt.subplots(1, len(panels), figsize=(9.0, 1.9 + 0.5 * len(outcomes)), sharey=True)
+
+    fig, axes = panel_axes(ax, len(panels), make)
     positions = np.arange(len(outcomes))[::-1]
-    for ax, (pathway, measure) in zip(axes, panels):
+    for panel, (pathway, measure) in zip(axes, panels):
         for pos, outcome in zip(positions, outcomes):
             row = frame.loc[(outcome, measure)]
             if outcome == outcomes[0]:
@@ -122,18 +128,21 @@ def decomposition_figure(decomposition, cookbook):
                 colour = "#9aa5b1"
             else:
                 colour = VERDICT_COLOURS[verdicts.loc[(outcome, pathway)]]
-            ax.barh(pos, row["estimate"], color=colour, edgecolor="#243b53", height=0.7)
-            ax.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
-                        fmt="none", ecolor="#102a43", capsize=3)
-        ax.axvline(0, color="black", linewidth=0.8)
+            panel.barh(pos, row["estimate"], color=colour, edgecolor="#243b53", height=0.7)
+            panel.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
+                           fmt="none", ecolor="#102a43", capsize=3)
+        panel.axvline(0, color="black", linewidth=0.8)
         in_bn = pathway in cookbook.bn
         title = "TV (total)" if pathway == "TV" else f"Ctf-{pathway} ({'in BN' if in_bn else 'not in BN'})"
-        ax.set_title(title, fontsize=11)
-        ax.tick_params(axis="x", labelsize=10)
-        ax.xaxis.set_major_locator(MaxNLocator(3))
+        panel.set_title(title, fontsize=11)
+        panel.tick_params(axis="x", labelsize=10)
+        panel.xaxis.set_major_locator(MaxNLocator(3))
     axes[0].set_yticks(positions, outcomes, fontsize=10)
     legend = [Patch(color=VERDICT_COLOURS["outcome"], label=f"outcome {outcomes[0]}")]
     legend += [Patch(color=VERDICT_COLOURS[v], label=f"predictor: {v}") for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
+    if ax is not None:  # the caller's figure keeps its layout: the legend goes into the last panel
+        axes[-1].legend(handles=legend, fontsize=8, frameon=False)
+        return fig
     fig.legend(handles=legend, loc="lower center", ncol=2, fontsize=10, frameon=False)
     fig.tight_layout(rect=(0, 0.2 if len(outcomes) < 4 else 0.12, 1, 1))
     return fig
@@ -161,8 +170,8 @@ def _estimates_table(decomposition) -> pd.DataFrame:
     frame = decomposition.to_frame()
     frame = frame[frame["measure"].isin(_TABLE_MEASURES)]
     frame["cell"] = [f"{e:+.3f}\u00a0{format_ci(lo, hi, digits=3)}" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
-    table = frame.pivot(index="outcome", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
-    table = table.rename(columns=LABELS).reset_index()
+    table = frame.pivot(index="subject", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
+    table = table.rename(columns=LABELS).rename_axis("outcome").reset_index()  # the report names the columns it shows
     table.columns.name = None
     return table
 
@@ -244,7 +253,7 @@ def build_sections(audit) -> list[Section]:
 def _parity_table(audit, level: float) -> pd.DataFrame:
     frame = pd.concat([p.to_frame() for p in audit.parity_.values()], ignore_index=True)
     return pd.DataFrame({
-        "predictor": frame["predictor"],
+        "predictor": frame["subject"],
         "measure": frame["measure"].map(lambda m: PARITY_LABELS.get(m, m)),
         "estimate": [f"{v:+.4f}" for v in frame["estimate"]],
         f"{level:.0%} CI": [format_ci(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],

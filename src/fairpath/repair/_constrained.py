@@ -36,7 +36,7 @@ from sklearn.metrics import roc_auc_score
 from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin
+from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._validation import (
     check_columns_present, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies,
     check_probability, check_seed,
@@ -311,27 +311,47 @@ class ConstrainedLearner(BaseEstimator):
 
 
 class ConstrainedPath(ResultMixin):
-    """The λ path of a constrained learner: held-out effects and accuracy per λ."""
+    """The λ path of a constrained learner: held-out effects and accuracy per λ (``path``, one row per λ)."""
+
+    path = ReadOnly()
+    targets = ReadOnly()
+    chosen = ReadOnly()
+    tolerance = ReadOnly()
+    bn = ReadOnly()
 
     def __init__(self, path: pd.DataFrame, targets: dict, chosen: float, tolerance: float, bn: list[str]):
         self.path, self.targets, self.chosen, self.tolerance, self.bn = path, targets, chosen, tolerance, bn
 
     def to_frame(self) -> pd.DataFrame:
-        return self.path.copy()
+        """One row per λ (``subject`` ``lambda=<λ>``) and measure: the held-out effects (ctfde, ctfie, ctfse,
+        with their ``target``), the violation, the loss and the AUC (or R²); no se or interval (one fit per
+        λ). Then lambda, chosen (the λ the learner kept), target."""
+        metrics = [c for c in self.path.columns if c != "lambda" and c not in PATHWAYS]
+        rows = []
+        for row in self.path.to_dict(orient="records"):
+            shared = {"subject": f"lambda={row['lambda']:g}", "lambda": row["lambda"], "chosen": row["lambda"] == self.chosen}
+            rows += [{**shared, "measure": MEASURE_OF_PATHWAY[p], "estimate": row[p], "target": self.targets[p]} for p in PATHWAYS]
+            rows += [{**shared, "measure": m, "estimate": row[m], "target": np.nan} for m in metrics]
+        return result_frame(rows)
 
     def to_dict(self) -> dict:
         return {"bn": self.bn, "targets": self.targets, "chosen_lambda": self.chosen, "tolerance": self.tolerance,
                 "path": self.path.to_dict(orient="records")}
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"bn": self.bn, "chosen_lambda": self.chosen}
+
+    def summary(self) -> str:
         row = self.path[self.path["lambda"] == self.chosen].iloc[0]
         effects = ", ".join(f"{p} {row[p]:+.3f} (target {self.targets[p]:+.3f})" for p in PATHWAYS)
         return f"ConstrainedPath(BN={self.bn or '∅'}, λ={self.chosen:g}: {effects}; held-out violation {row['violation']:.3f})"
 
-    def plot(self):
+    def plot(self, ax=None):
+        """Two panels: held-out effects against λ (dotted: targets) and the held-out AUC (or R²) against λ;
+        on ``ax`` (a sequence of two axes) when given."""
         import matplotlib.pyplot as plt
 
-        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+        fig, (left, right) = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(10, 3.8)))
         lam = self.path["lambda"].to_numpy(dtype=float)
         finite = lam[np.isfinite(lam) & (lam > 0)]
         low, high = (finite.min() / 3, finite.max() * 3) if len(finite) else (1e-3, 1.0)

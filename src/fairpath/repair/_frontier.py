@@ -30,7 +30,7 @@ from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
     check_columns_present, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
 )
-from fairpath._results import ResultMixin
+from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
 from fairpath.causal import check_sfm, decompose
 from fairpath.parity import predictive_parity
@@ -103,36 +103,57 @@ def _mean_spread(row, key: str) -> str:
     return f"{mean:.3f} ± {sd:.3f}" if row.repeats >= 2 else f"{mean:.3f}"
 
 
+_METRICS = {"spm": "SPM", "ippm": "iPPM", "auc": "AUC"}
+
+
 class FrontierResult(ResultMixin):
-    """Per-run metrics (``runs``) and their mean ± sd per point (``to_frame()``); ``plot()`` draws Figure 6."""
+    """Per-run metrics (``runs``) and their mean and sd over the seeds per point (``per_point()``, in long
+    form ``to_frame()``); ``plot()`` draws Figure 6."""
+
+    runs = ReadOnly()
+    settings = ReadOnly()
 
     def __init__(self, runs: pd.DataFrame, settings: dict):
         self.runs = runs
         self.settings = settings
 
-    def to_frame(self) -> pd.DataFrame:
+    def per_point(self) -> pd.DataFrame:
+        """One row per point: kind, bn_set, ``<metric>_mean`` and ``<metric>_std`` over the seeds, repeats."""
         grouped = self.runs.groupby(["point", "kind", "bn_set"], sort=False)
-        summary = grouped[["spm", "ippm", "auc"]].agg(["mean", "std"])
+        summary = grouped[list(_METRICS)].agg(["mean", "std"])
         summary.columns = [f"{m}_{s}" for m, s in summary.columns]
         summary["repeats"] = grouped.size()
         return summary.reset_index()
 
-    def to_dict(self) -> dict:
-        return {"settings": self.settings, "summary": self.to_frame().to_dict(orient="records"), "runs": self.runs.to_dict(orient="records")}
+    def to_frame(self) -> pd.DataFrame:
+        """One row per point (``subject``) and metric (``measure``: spm, ippm, auc): the mean over the seeds as
+        ``estimate``, with no se or interval (the seeds' sd, column ``sd``, is a spread, not a standard
+        error), then kind, bn_set, sd, repeats."""
+        rows = [{"subject": row["point"], "measure": metric, "estimate": row[f"{metric}_mean"], "kind": row["kind"],
+                 "bn_set": row["bn_set"], "sd": row[f"{metric}_std"], "repeats": row["repeats"]}
+                for row in self.per_point().to_dict(orient="records") for metric in _METRICS]
+        return result_frame(rows)
 
-    def __repr__(self) -> str:
+    def to_dict(self) -> dict:
+        return {"settings": self.settings, "summary": self.per_point().to_dict(orient="records"), "runs": self.runs.to_dict(orient="records")}
+
+    def _repr_fields(self) -> dict:
+        return {"repeats": self.settings.get("repeats"), "quantile": self.settings.get("quantile")}
+
+    def summary(self) -> str:
         lines = [f"FrontierResult ({self.settings.get('repeats')} seeds, SPM at the {self.settings.get('quantile')} quantile)"]
-        for row in self.to_frame().itertuples():
-            cells = "   ".join(f"{label} {_mean_spread(row, key)}" for label, key in (("SPM", "spm"), ("iPPM", "ippm"), ("AUC", "auc")))
+        for row in self.per_point().itertuples():
+            cells = "   ".join(f"{label} {_mean_spread(row, key)}" for key, label in _METRICS.items())
             lines.append(f"  {row.point:<16} {cells}   ({_repeats_note(row.repeats)})")
         return "\n".join(lines)
 
-    def plot(self):
-        """Figure 6: SPM against iPPM (top) and AUC (bottom); a marker per point, error bars ±1 sd over the seeds."""
+    def plot(self, ax=None):
+        """Figure 6: SPM against iPPM (top) and AUC (bottom); a marker per point, error bars ±1 sd over the seeds.
+        On ``ax`` (a sequence of two axes: top, bottom) when given."""
         from fairpath.report import SERIES_COLOURS, subplots
 
-        summary = self.to_frame()
-        fig, (top, bottom) = subplots(2, 1, width=7.5, height=7.5, sharex=True)
+        summary = self.per_point()
+        fig, (top, bottom) = panel_axes(ax, 2, lambda: subplots(2, 1, width=7.5, height=7.5, sharex=True))
         markers = {"adaptation": "o", "unconstrained": "s", "constrained": "^"}
         for i, row in enumerate(summary.itertuples()):
             # Error bars only where a spread exists (≥ 2 repeats); the legend says over how many.

@@ -22,7 +22,7 @@ _FRONTIER_TEXT = (
 
 
 def frontier_table(result) -> pd.DataFrame:
-    summary = result.to_frame()
+    summary = result.per_point()
 
     def cell(mean: str, sd: str) -> list[str]:
         return [f"{a:+.4f} ± {np.nan_to_num(b):.4f}" for a, b in zip(summary[mean], summary[sd])]
@@ -33,7 +33,7 @@ def frontier_table(result) -> pd.DataFrame:
 
 
 def frontier_section(result, title: str = "SPM – iPPM – AUC frontier across BN sets", anchor: str = "frontier") -> Section:
-    summary = result.to_frame()
+    summary = result.per_point()
     text = _FRONTIER_TEXT.format(quantile=result.settings.get("quantile"), repeats=int(summary["repeats"].max()))
     section = Section(title, text, anchor=anchor)
     section.add_figure(result.plot(), "Top: iPPM against SPM; bottom: AUC against SPM. Error bars: ±1 sd over the seeds.")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin, write_json
+from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath.reproduce._paper import PaperSettings, StepStore
 
 MEDIAN_SALARY = 42_000  # the paper's threshold, which it calls the median salary
@@ -109,7 +109,7 @@ def _fair_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
     twins[sfm.y] = data[sfm.y].to_numpy()  # Y observed; the predictor sees the twins' Z and W, never X
     scores, rounds = settings.boost(encode_features(twins, [*sfm.z, *sfm.w]), twins[sfm.y].to_numpy(float))
     record = _audit_record(audit(twins.assign(fair=scores), sfm, ["fair"], "SE", **settings.audit_options()))
-    record["estimates"] = [dict(r, outcome=f"{OUTCOME} (twins)") if r["outcome"] == sfm.y else r for r in record["estimates"]]
+    record["estimates"] = [dict(r, subject=f"{OUTCOME} (twins)") if r["subject"] == sfm.y else r for r in record["estimates"]]
     return {**record, "rounds": rounds, "adapted": adapter.order_, "resolving": adapter.resolving_}
 
 
@@ -139,6 +139,20 @@ def _claims(cookbook: pd.DataFrame, status: dict) -> pd.DataFrame:
 class CensusStudy(ResultMixin):
     """Appendix F on gov_census: decompositions, Cookbook verdicts and the comparison with the paper's verdicts."""
 
+    estimates = ReadOnly()
+    cookbook = ReadOnly()
+    status = ReadOnly()
+    comparison = ReadOnly()
+    rounds = ReadOnly()
+    settings = ReadOnly()
+    provenance = ReadOnly()
+    outcome_summary = ReadOnly()
+    n_rows = ReadOnly()
+    wall_time_s = ReadOnly()
+    steps_run = ReadOnly()
+    compute_seconds = ReadOnly()
+    out_ = ReadOnly()
+
     def __init__(self, estimates, cookbook, status, comparison, rounds, settings, provenance, outcome_summary, wall_time_s,
                  compute_seconds, steps_run, out):
         self.estimates = estimates
@@ -156,7 +170,8 @@ class CensusStudy(ResultMixin):
         self.out_ = out
 
     def to_frame(self) -> pd.DataFrame:
-        return self.comparison.copy()
+        """fairpath's estimates of every series (``subject``) and measure; the paper beside them: ``comparison``."""
+        return result_frame(self.estimates)
 
     def to_dict(self) -> dict:
         return {"settings": self.settings.to_dict(), "provenance": self.provenance, "status": self.status, "rows": self.n_rows, "outcome": self.outcome_summary,
@@ -164,16 +179,22 @@ class CensusStudy(ResultMixin):
                 "estimates": self.estimates.to_dict(orient="records"), "cookbook": self.cookbook.to_dict(orient="records"),
                 "wall_time_s": self.wall_time_s, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"rows": self.n_rows, "status": self.status,
+                "agree_with_paper": f"{int(self.comparison['within'].sum())} of {len(self.comparison)}"}
+
+    def summary(self) -> str:
         lines = [f"Census reproduction (Appendix F, {self.n_rows:,} rows), {self.wall_time_s:.0f} s; verdicts for BN = {{SE}}: "
                  + ", ".join(f"{k} {v}" for k, v in self.status.items())]
         lines += [f"  [{'ok' if r.within else 'differs'}] {r.outcome}: {r.sentence}" for r in self.comparison.itertuples()]
         return "\n".join(lines)
 
-    def plot(self):
+    def plot(self, ax=None):
+        """Figure 9: the measures of every series with their CIs (on ``ax`` when given)."""
         from fairpath.reproduce._compas import bar_figure
 
-        return bar_figure(self.estimates, SERIES, MEASURES, "Figure 9: fairness measures on Census 2018 (X = sex)", self.settings.level)
+        return bar_figure(self.estimates, SERIES, MEASURES, "Figure 9: fairness measures on Census 2018 (X = sex)", self.settings.level,
+                          ax=ax)
 
     def save(self, out: Path) -> dict[str, Path]:
         from fairpath.report import styled

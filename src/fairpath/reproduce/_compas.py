@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin, write_json
+from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
 from fairpath.reproduce._paper import PaperSettings, PaperValue, StepStore, compare, estimate_lookup
 
 _PAIRED = ("The paper's code compares the two estimates as independent normals; fairpath's test is paired (the SE of "
@@ -104,8 +104,8 @@ def load_study_data(data: str | Path | None, rows: int | None, seed: int) -> tup
 
 
 def _audit_record(result, rename: dict | None = None) -> dict:
-    estimates = result.to_frame().replace({"outcome": rename or {}})
-    tests = result.cookbook_.to_frame().replace({"predictor": rename or {}})
+    estimates = result.to_frame().replace({"subject": rename or {}})
+    tests = result.cookbook_.tests_.replace({"predictor": rename or {}})
     keep = ["predictor", "pathway", "tested", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "verdict", "claim"]
     status = {(rename or {}).get(k, k): v for k, v in result.status.items()}
     return {"estimates": estimates.to_dict(orient="records"), "cookbook": tests[keep].to_dict(orient="records"),
@@ -126,7 +126,7 @@ def _figure5_fair(data, sfm, settings: CompasSettings) -> dict:
     predictor = FairPredictor(sfm, "SE", learner=settings.forest(settings.seed), random_state=settings.seed).fit(data[sfm.columns])
     record = _audit_record(predictor.audit(column="fair", **settings.audit_options()))
     # Y measured on the twins is kept apart: Figure 5's y is measured on the data.
-    record["estimates"] = [dict(r, outcome="two_year_recid (twins)") if r["outcome"] == sfm.y else r for r in record["estimates"]]
+    record["estimates"] = [dict(r, subject="two_year_recid (twins)") if r["subject"] == sfm.y else r for r in record["estimates"]]
     return record
 
 
@@ -163,6 +163,19 @@ def _frontier_claims(summary: pd.DataFrame) -> list[dict]:
 class CompasStudy(ResultMixin):
     """Figure 5 and Figure 6 on COMPAS, with the paper's numbers beside fairpath's (``comparison``)."""
 
+    estimates = ReadOnly()
+    cookbook = ReadOnly()
+    status = ReadOnly()
+    frontier_runs = ReadOnly()
+    frontier_settings = ReadOnly()
+    comparison = ReadOnly()
+    settings = ReadOnly()
+    provenance = ReadOnly()
+    wall_time_s = ReadOnly()
+    steps_run = ReadOnly()
+    compute_seconds = ReadOnly()
+    out_ = ReadOnly()
+
     def __init__(self, estimates, cookbook, status, frontier_runs, frontier_settings, comparison, settings, provenance,
                  wall_time_s, compute_seconds, steps_run, out):
         self.estimates = estimates
@@ -185,26 +198,33 @@ class CompasStudy(ResultMixin):
         return FrontierResult(self.frontier_runs, self.frontier_settings)
 
     def to_frame(self) -> pd.DataFrame:
-        return self.comparison.copy()
+        """fairpath's estimates of every series (``subject``) and measure; the paper beside them: ``comparison``."""
+        return result_frame(self.estimates)
 
     def to_dict(self) -> dict:
         return {"settings": self.settings.to_dict(), "provenance": self.provenance, "status": self.status,
                 "comparison": self.comparison.to_dict(orient="records"), "estimates": self.estimates.to_dict(orient="records"),
-                "cookbook": self.cookbook.to_dict(orient="records"), "frontier": self.frontier.to_frame().to_dict(orient="records"),
+                "cookbook": self.cookbook.to_dict(orient="records"), "frontier": self.frontier.per_point().to_dict(orient="records"),
                 "wall_time_s": self.wall_time_s, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"repeats": self.settings.repeats, "status": self.status,
+                "agree_with_paper": f"{int(self.comparison['within'].sum())} of {len(self.comparison)}"}
+
+    def summary(self) -> str:
         lines = [f"COMPAS reproduction (Fig. 5, Fig. 6; {self.settings.repeats} seeds), {self.wall_time_s:.0f} s; "
                  f"verdicts for BN = {{SE}}: " + ", ".join(f"{k} {v}" for k, v in self.status.items())]
         lines += [f"  [{'ok' if r.within else 'differs'}] {r.figure} {r.quantity} {r.outcome}: {r.sentence}"
                   for r in self.comparison.itertuples()]
         return "\n".join(lines)
 
-    def plot_figure5(self):
-        return figure5(self.estimates, self.settings.level)
+    def plot_figure5(self, ax=None):
+        """Figure 5: the measures of every series with their CIs, the paper's values beside them (on ``ax`` when given)."""
+        return figure5(self.estimates, self.settings.level, ax)
 
-    def plot(self):
-        return self.plot_figure5()
+    def plot(self, ax=None):
+        """Figure 5 (:meth:`plot_figure5`); Figure 6 is ``frontier.plot()``."""
+        return self.plot_figure5(ax)
 
     def save(self, out: Path) -> dict[str, Path]:
         from fairpath.report import styled
@@ -220,33 +240,34 @@ class CompasStudy(ResultMixin):
         paths["estimates"] = out / "estimates.csv"
         self.estimates.to_csv(paths["estimates"], index=False)
         paths["frontier"] = out / "figure6.csv"
-        self.frontier.to_frame().to_csv(paths["frontier"], index=False)
+        self.frontier.per_point().to_csv(paths["frontier"], index=False)
         paths["summary"] = write_json(self.to_dict(), out / "summary.json")
         paths["report"] = write_compas_report(self, out / "report.html")
         return paths
 
 
-def figure5(estimates: pd.DataFrame, level: float = 0.95):
+def figure5(estimates: pd.DataFrame, level: float = 0.95, ax=None):
     """Figure 5: grouped bars per measure, one bar per series with its CI; the paper's values as black diamonds."""
     paper = {(p.quantity, p.outcome): p.value for p in FIGURE5_PAPER if p.kind == "estimate"}
-    return bar_figure(estimates, SERIES, MEASURES, "Figure 5: fairness measures on COMPAS", level, paper)
+    return bar_figure(estimates, SERIES, MEASURES, "Figure 5: fairness measures on COMPAS", level, paper, ax)
 
 
-def bar_figure(estimates: pd.DataFrame, series: dict, measures: dict, title: str, level: float = 0.95, paper: dict | None = None):
-    """Grouped bars: per measure, one bar per series (display name -> outcome column) with its CI.
+def bar_figure(estimates: pd.DataFrame, series: dict, measures: dict, title: str, level: float = 0.95, paper: dict | None = None,
+               ax=None):
+    """Grouped bars: per measure, one bar per series (display name -> subject column) with its CI, on ``ax`` when given.
 
     ``paper`` maps (measure label, series name) to the value the paper states, drawn as a black diamond.
     """
     from fairpath.report import SERIES_COLOURS, subplots
 
     paper = paper or {}
-    fig, ax = subplots(height=4.6)
+    fig, (ax,) = panel_axes(ax, 1, lambda: subplots(height=4.6))
     names = list(series)
     width = 0.8 / len(names)
     for j, name in enumerate(names):
         xs, values, low, high, labels = [], [], [], [], []
         for i, measure in enumerate(measures):
-            rows = estimates[(estimates["outcome"] == series[name]) & (estimates["measure"] == measure)]
+            rows = estimates[(estimates["subject"] == series[name]) & (estimates["measure"] == measure)]
             if rows.empty:
                 continue
             row = rows.iloc[0]
@@ -311,7 +332,7 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     from fairpath.repair import FrontierResult
 
     runs = pd.DataFrame(front["runs"])
-    comparison = _comparison(estimates, cookbook, FrontierResult(runs, front["settings"]).to_frame(), settings.level)
+    comparison = _comparison(estimates, cookbook, FrontierResult(runs, front["settings"]).per_point(), settings.level)
     study = CompasStudy(estimates, cookbook, {**predictors["status"], **fair["status"]}, runs, front["settings"], comparison,
                         settings, record, time.perf_counter() - start,
                         sum(step['seconds'] for step in (predictors, fair, front)), steps.ran, out)

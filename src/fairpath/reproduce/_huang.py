@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._results import ResultMixin, panel_axes, result_frame
 
 ATTRIBUTES = ("country", "occupation")
 TARGET = {"individual_change": -0.30, "p": 0.01, "perplexity_change": 0.10, "ss_points": -5.0}
@@ -90,8 +91,16 @@ def _write_json_atomic(payload: dict, path: Path) -> Path:
     return path
 
 
-@dataclass
-class HuangResult:
+# to_frame() rows per table row: (measure, table column, its relative change, its change in points, its paired p).
+_MEASURES = (("individual_fairness", "individual", "individual_change", None, "individual_p"),
+             ("group_fairness", "group", "group_change", None, "group_p"),
+             ("perplexity", "perplexity", "perplexity_change", None, None),
+             ("perplexity_sensitive", "perplexity_sensitive", None, None, None),
+             ("ss", "ss", None, "ss_points", None), ("ssc", "ssc", None, "ssc_points", None))
+
+
+@dataclass(frozen=True, repr=False)
+class HuangResult(ResultMixin):
     """The study's table (one row per attribute and model) and the target check."""
 
     table: pd.DataFrame
@@ -100,7 +109,36 @@ class HuangResult:
     out: Path
     seconds: float
 
-    def __repr__(self) -> str:
+    def to_frame(self) -> pd.DataFrame:
+        """One row per attribute and model (``subject`` ``<attribute>: <model>``) and measure: individual and
+        group fairness (with the paired permutation p against the base, no interval), perplexity (all texts,
+        sensitive texts), S.S. and S.S.c; then attribute, model, regularizer, lam, relative_change (against the
+        base), change_points (S.S., S.S.c) and p_value."""
+        rows = []
+        for row in self.table.to_dict(orient="records"):
+            shared = {"subject": f"{row['attribute']}: {row['model']}", "attribute": row["attribute"], "model": row["model"],
+                      "regularizer": row["regularizer"], "lam": row["lam"]}
+            rows += [{**shared, "measure": measure, "estimate": row[column],
+                      "relative_change": row[relative] if relative else math.nan,
+                      "change_points": row[points] if points else math.nan, "p_value": row[p] if p else math.nan}
+                     for measure, column, relative, points, p in _MEASURES]
+        return result_frame(rows)
+
+    def to_dict(self) -> dict:
+        return {"settings": self.settings, "target": self.target, "table": self.table.to_dict(orient="records"),
+                "out": self.out, "seconds": self.seconds}
+
+    def _repr_fields(self) -> dict:
+        return {"attributes": list(self.table["attribute"].unique()), "target_met": self.target["met"]}
+
+    def plot(self, ax=None, *, attribute: str | None = None):
+        """The trade-off figure of ``attribute`` (default: the first); ``ax``: four axes (see :func:`tradeoff_figure`)."""
+        attribute = attribute or self.table["attribute"].iloc[0]
+        if attribute not in set(self.table["attribute"]):
+            raise FairpathInputError(f"no attribute {attribute!r} in this study; it has {list(self.table['attribute'].unique())}")
+        return tradeoff_figure(self.table[self.table["attribute"] == attribute], attribute, ax)
+
+    def summary(self) -> str:
         shown = self.table.drop(columns=["path"], errors="ignore")
         lines = [f"Huang et al. (2020) reproduction: {len(shown)} models, {shown['attribute'].nunique()} attributes "
                  f"({self.seconds:.0f} s this session)", shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
@@ -225,16 +263,17 @@ def target_check(table: pd.DataFrame) -> dict:
     return {"met": bool(met), "models_meeting": met, "verdict": verdict, "lines": lines + [verdict]}
 
 
-def tradeoff_figure(rows: pd.DataFrame, attribute: str):
-    """Individual and group fairness against perplexity and S.S., one line per regularizer through λ."""
+def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
+    """Individual and group fairness against perplexity and S.S., one line per regularizer through λ; on ``ax``
+    (four axes: individual against perplexity and S.S., then group) when given."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(10, 8))
+    fig, panels = panel_axes(ax, 4, lambda: plt.subplots(2, 2, figsize=(10, 8)))
     base = rows[rows["model"] == "base"].iloc[0]
     for i, (fairness, label) in enumerate((("individual", "individual fairness (W1, VADER; lower is fairer)"),
                                            ("group", "group fairness (W1, VADER; lower is fairer)"))):
         for j, (quality, quality_label) in enumerate((("perplexity", "perplexity on held-out text"), ("ss", "S.S."))):
-            ax = axes[i, j]
+            ax = panels[2 * i + j]
             ax.scatter([base[quality]], [base[fairness]], marker="*", s=150, color="black", label="base", zorder=3)
             for regularizer, group in rows[rows["model"] != "base"].groupby("regularizer"):
                 group = group.sort_values("lam")

@@ -33,8 +33,13 @@ class PaperSettings:
 
 
 
+# Written beside the settings: step files of another format are refused like other settings (format 2: the
+# estimates tables name their series ``subject``, as every result's to_frame() does).
+STEP_FORMAT = 2
+
+
 class StepStore:
-    """Per-step result files under ``out/steps``, valid only for the settings they were computed with."""
+    """Per-step result files under ``out/steps``, valid only for the settings (and format) they were computed with."""
 
     def __init__(self, out: str | Path, settings: dict, progress: bool = True):
         self.folder = Path(out) / "steps"
@@ -42,7 +47,7 @@ class StepStore:
         self.progress = progress
         self.ran: list[str] = []
         settings_file = self.folder / "settings.json"
-        current = json.loads(to_json_text(settings))
+        current = json.loads(to_json_text({**settings, "step_format": STEP_FORMAT}))
         if settings_file.exists():
             previous = json.loads(settings_file.read_text())
             if previous != current:
@@ -126,8 +131,8 @@ def compare(paper: PaperValue, estimate: float, ci_low: float | None = None, ci_
 
 
 def estimate_lookup(estimates: pd.DataFrame, outcome: str, measure: str) -> dict:
-    """The row of a long estimates table (outcome, measure, estimate, se, ci_low, ci_high) as a dict."""
-    rows = estimates[(estimates["outcome"] == outcome) & (estimates["measure"] == measure)]
+    """The row of a long estimates table (subject, measure, estimate, se, ci_low, ci_high, level) as a dict."""
+    rows = estimates[(estimates["subject"] == outcome) & (estimates["measure"] == measure)]
     if rows.empty:
         raise FairpathInputError(f"no estimate of {measure!r} for {outcome!r} in the study's results")
     return rows.iloc[0].to_dict()

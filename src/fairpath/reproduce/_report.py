@@ -20,7 +20,7 @@ def estimates_table(estimates: pd.DataFrame, measures: dict, outcomes: dict) -> 
     for name, column in outcomes.items():
         row = {"outcome": name}
         for measure, label in measures.items():
-            found = estimates[(estimates["outcome"] == column) & (estimates["measure"] == measure)]
+            found = estimates[(estimates["subject"] == column) & (estimates["measure"] == measure)]
             row[label] = "" if found.empty else (
                 f"{100 * found.iloc[0]['estimate']:+.1f}%\u00a0{format_ci(found.iloc[0]['ci_low'], found.iloc[0]['ci_high'], digits=3, percent=True)}")
         rows.append(row)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
-from fairpath._results import ResultMixin, write_json
+from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame, write_json
 from fairpath._vocabulary import LABELS
 from fairpath.parity import ppm_decomposition
 
@@ -28,6 +28,7 @@ FIGURE7_QUANTITIES = ("iterm1", "iterm2", "ippm")
 TASK_FORMAT = 2  # raised whenever a task file gains or changes a field
 # Settings that change the numbers of one (n, repetition) task; saved tasks are reused only under the same.
 TASK_FIELDS = ("n_bins", "learning_rate", "max_rounds", "early_stopping", "n_folds", "engine", "seed")
+PREDICTOR = "y_hat"  # the predictor column of every decomposition in the study
 _COLORS = {"iterm1": "tab:red", "iterm2": "tab:green", "ippm": "tab:blue"}
 # Tolerance of the iPPM check at the largest n (see Theorem1Study._checks), and the 99% normal quantile.
 IPPM_TOLERANCE = 0.05
@@ -112,13 +113,13 @@ def run_task(n: int, rep: int, settings: Theorem1Settings) -> dict:
     sample = make_appendix_a2(n, seed=seed)
     data, sfm = sample.data.copy(), sample.sfm
     features = data[[sfm.x, *sfm.w]].to_numpy(float)
-    data["y_hat"], rounds = fit_boosted_predictor(
+    data[PREDICTOR], rounds = fit_boosted_predictor(
         features, data[sfm.y].to_numpy(float), learning_rate=settings.learning_rate, max_rounds=settings.max_rounds,
         early_stopping=settings.early_stopping, n_folds=settings.n_folds, seed=seed)
     common = {"n_bins": settings.n_bins, "n_boot": 0, "seed": seed, "empty_bins": "drop"}
-    adapted = ppm_decomposition(data, sfm, "y_hat", None, adaptation=settings.adaptation(), **common)
+    adapted = ppm_decomposition(data, sfm, PREDICTOR, None, adaptation=settings.adaptation(), **common)
     true_y_x0 = sample.potential_outcomes["y_x0"].to_numpy()
-    truth = ppm_decomposition(data, sfm, "y_hat", true_y_x0, **common)
+    truth = ppm_decomposition(data, sfm, PREDICTOR, true_y_x0, **common)
     data["y_bayes"] = sample.outcome_mean(data)
     bayes = ppm_decomposition(data, sfm, "y_bayes", true_y_x0, **common)
     per_bin = adapted.per_bin_[["bin", "n_x0", "n_x1", "term1", "term2", "ppm"]].copy()
@@ -232,7 +233,7 @@ def figure8_table(tasks: list[dict], settings: Theorem1Settings) -> pd.DataFrame
     return table
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True, repr=False)
 class LinearCheck(ResultMixin):
     """Corollary 1 on a linear SCM: Term I should equal α_XW·α_WY + α_XY and Term II its negative."""
 
@@ -256,10 +257,10 @@ class LinearCheck(ResultMixin):
         return abs(self.iterm1 - self.closed_form) < self.tolerance
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([
-            {"quantity": "iterm1", "estimate": self.iterm1, "closed_form": self.closed_form},
-            {"quantity": "iterm2", "estimate": self.iterm2, "closed_form": -self.closed_form},
-        ]).assign(error=lambda f: f["estimate"] - f["closed_form"])
+        """iTerm I and iTerm II of the predictor (``subject``) beside their closed forms and the error."""
+        integrated = self.decomposition.integrated_
+        return result_frame([estimate_row(self.decomposition.predictor, q, integrated[q], closed_form=sign * self.closed_form)
+                             for q, sign in (("iterm1", 1), ("iterm2", -1))]).assign(error=lambda f: f["estimate"] - f["closed_form"])
 
     def to_dict(self) -> dict:
         return {"closed_form": self.closed_form, "iterm1": self.iterm1, "iterm2": self.iterm2,
@@ -267,15 +268,19 @@ class LinearCheck(ResultMixin):
                 "alpha_xw": self.alphas[0], "alpha_wy": self.alphas[1], "alpha_xy": self.alphas[2],
                 "decomposition": self.decomposition.to_dict()}
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"n": self.n, "passed": self.passed}
+
+    def summary(self) -> str:
         a_xw, a_wy, a_xy = self.alphas
         return (f"LinearCheck(n={self.n}: iTerm I = {self.iterm1:.4f} vs closed form {self.closed_form:.4f} = "
                 f"{a_xw}·{a_wy} + {a_xy} ({'PASS' if self.passed else 'FAIL'} at tolerance {self.tolerance}); "
                 f"iTerm II = {self.iterm2:.4f} vs {-self.closed_form:.4f})")
 
-    def plot(self):
-        fig = self.decomposition.plot()
-        ax = fig.axes[0]
+    def plot(self, ax=None):
+        """The decomposition's Term I, Term II and PPM per bin with the closed forms dashed, on ``ax`` when given."""
+        fig = self.decomposition.plot(ax)
+        ax = fig.axes[0] if ax is None else ax
         for value in (self.closed_form, -self.closed_form):
             ax.axhline(value, color="black", linestyle="--", linewidth=1)
         ax.set_title(f"Corollary 1 on a linear SCM: Term I = −Term II = {self.closed_form:.3f} (dashed)")
@@ -300,8 +305,8 @@ def check_linear_case(n: int = 10000, seed: int = 0, alphas: tuple[float, float,
     sample = make_linear_sfm(n, seed=seed, alpha_xw=alpha_xw, alpha_wy=alpha_wy, alpha_xy=alpha_xy)
     data, sfm = sample.data.copy(), sample.sfm
     features = data[[sfm.x, *sfm.w]].to_numpy(float)
-    data["y_hat"] = LinearRegression().fit(features, data[sfm.y]).predict(features)
-    decomposition = ppm_decomposition(data, sfm, "y_hat", None, n_bins=n_bins, n_boot=0, seed=seed,
+    data[PREDICTOR] = LinearRegression().fit(features, data[sfm.y]).predict(features)
+    decomposition = ppm_decomposition(data, sfm, PREDICTOR, None, n_bins=n_bins, n_boot=0, seed=seed,
                                       empty_bins="drop", adaptation={"engine": engine})
     return LinearCheck(alpha_xw * alpha_wy + alpha_xy, decomposition, tolerance, tuple(alphas), n, seed)
 
@@ -313,6 +318,16 @@ def _band(ax, part: pd.DataFrame, color: str, label: str) -> None:
 
 class Theorem1Study(ResultMixin):
     """The aggregated study: Figure 7 and 8 tables, the linear check, the acceptance checks, timings."""
+
+    figure7_ = ReadOnly()
+    figure8_ = ReadOnly()
+    linear_ = ReadOnly()
+    settings_ = ReadOnly()
+    wall_time_s_ = ReadOnly()
+    task_seconds_ = ReadOnly()
+    n_tasks_run_ = ReadOnly()
+    out_ = ReadOnly()
+    checks_ = ReadOnly()
 
     def __init__(self, figure7, figure8, linear, settings, wall_time_s, task_seconds, n_tasks_run, out):
         self.figure7_ = figure7
@@ -360,7 +375,7 @@ class Theorem1Study(ResultMixin):
                 "passed": n_within >= int(np.ceil(0.9 * n_bins)),
                 "detail": f"{n_within} of {n_bins} bins: true Term I within 2 sd of the adapted estimate "
                           f"(n = {self.settings_.per_bin_n}, {self.settings_.per_bin_reps} repetitions; need >= 90%)"},
-            "linear_corollary1": {"passed": self.linear_.passed, "detail": repr(self.linear_)},
+            "linear_corollary1": {"passed": self.linear_.passed, "detail": self.linear_.summary()},
         }
 
     @property
@@ -368,8 +383,11 @@ class Theorem1Study(ResultMixin):
         return all(check["passed"] for check in self.checks_.values())
 
     def to_frame(self) -> pd.DataFrame:
-        """The Figure 7 table (integrated terms against n)."""
-        return self.figure7_
+        """The Figure 7 table in long form: per integrated term (``measure``) of the predictor and sample size
+        ``n``, the mean over repetitions as ``estimate`` (no se or interval: ``sd`` is the spread over the
+        repetitions), then n, sd and the other Figure 7 columns."""
+        table = self.figure7_.rename(columns={"quantity": "measure", "mean": "estimate"})
+        return result_frame(table.assign(subject=PREDICTOR))
 
     def to_dict(self) -> dict:
         return {"settings": self.settings_.to_dict(), "checks": self.checks_, "passed": self.passed,
@@ -377,7 +395,10 @@ class Theorem1Study(ResultMixin):
                 "tasks_run_now": self.n_tasks_run_, "figure7": self.figure7_.to_dict(orient="records"),
                 "figure8": self.figure8_.to_dict(orient="records"), "linear_check": self.linear_.to_dict()}
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"n_grid": list(self.settings_.n_grid), "n_reps": self.settings_.n_reps, "passed": self.passed}
+
+    def summary(self) -> str:
         lines = [f"Theorem1Study(n = {list(self.settings_.n_grid)}, {self.settings_.n_reps} repetitions, "
                  f"{self.settings_.n_bins} bins; wall time {self.wall_time_s_:.1f} s "
                  f"for {self.n_tasks_run_} new tasks, "
@@ -385,12 +406,12 @@ class Theorem1Study(ResultMixin):
         lines += [f"  [{'PASS' if c['passed'] else 'FAIL'}] {name}: {c['detail']}" for name, c in self.checks_.items()]
         return "\n".join(lines)
 
-    def plot_figure7(self):
+    def plot_figure7(self, ax=None):
         """iTerm I, iTerm II and iPPM against n with ±1 sd bands (the paper's Figure 7); a second panel
-        zooms on the iPPM, with its mean absolute value over repetitions."""
+        zooms on the iPPM, with its mean absolute value over repetitions. On ``ax`` (two axes) when given."""
         import matplotlib.pyplot as plt
 
-        fig, (ax, zoom) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+        fig, (ax, zoom) = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]}))
         for quantity in FIGURE7_QUANTITIES:
             _band(ax, self.figure7_[self.figure7_["quantity"] == quantity], _COLORS[quantity], LABELS[quantity])
         truth = self.figure7_[self.figure7_["quantity"] == "iterm1"]
@@ -414,11 +435,11 @@ class Theorem1Study(ResultMixin):
         fig.tight_layout()
         return fig
 
-    def plot_figure8(self):
-        """Term I per bin: adapted estimate (mean ± 1 sd) against the SCM truth (the paper's Figure 8)."""
+    def plot_figure8(self, ax=None):
+        """Term I per bin: adapted estimate (mean ± 1 sd) against the SCM truth (the paper's Figure 8), on ``ax`` when given."""
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(8, 4.5))
+        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(8, 4.5)))
         table = self.figure8_
         ax.plot(table["bin"], table["term1_mean"], color="black", label="estimated (causal data adaptation)")
         ax.fill_between(table["bin"], table["term1_mean"] - table["term1_sd"], table["term1_mean"] + table["term1_sd"],
@@ -431,9 +452,9 @@ class Theorem1Study(ResultMixin):
         ax.legend(loc="best", fontsize="small")
         return fig
 
-    def plot(self):
-        """Figure 7 (the integrated terms against n); see also :meth:`plot_figure8`."""
-        return self.plot_figure7()
+    def plot(self, ax=None):
+        """Figure 7 (the integrated terms against n; ``ax``: two axes); see also :meth:`plot_figure8`."""
+        return self.plot_figure7(ax)
 
     def save(self, out: Path) -> dict[str, Path]:
         """Write figure7.png, figure8.png, the tables as CSV and summary.json; return their paths."""

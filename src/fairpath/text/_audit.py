@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin
+from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath.text._metrics import FairnessResult, _check_settings, _family, counterfactual_fairness
 from fairpath.text._scorers import SentimentScorer, get_scorer
 from fairpath.text._spec import FairnessSpec
@@ -21,7 +21,7 @@ from fairpath.text._spec import FairnessSpec
 DEFAULT_SCORERS = ("vader", "textblob", "opinion")
 
 
-@dataclass
+@dataclass(frozen=True, repr=False)
 class TextAuditResult(ResultMixin):
     """Everything an audit measured: scored samples, fairness per scorer, quality and settings.
 
@@ -44,8 +44,9 @@ class TextAuditResult(ResultMixin):
         return list(self.fairness)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per scorer and metric: estimate, null mean, excess, permutation p, Holm p and the verdict."""
-        return pd.concat([result.to_frame() for result in self.fairness.values()], ignore_index=True)
+        """One row per scorer (``subject``) and metric (``measure``): estimate (no se or interval), null mean,
+        excess, permutation p, Holm p and the verdict."""
+        return result_frame(pd.concat([result.to_frame() for result in self.fairness.values()], ignore_index=True))
 
     def to_dict(self) -> dict:
         return {
@@ -62,7 +63,10 @@ class TextAuditResult(ResultMixin):
             "spec": self.spec.to_dict(),
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"attribute": self.spec.attribute, "model": self.model_id, "samples": len(self.samples)}
+
+    def summary(self) -> str:
         frame = self.to_frame()
         lines = [f"TextAuditResult(attribute={self.spec.attribute!r}, model={self.model_id!r}, "
                  f"samples={len(self.samples)}, prompts={self.samples['prompt'].nunique()})",
@@ -70,18 +74,19 @@ class TextAuditResult(ResultMixin):
                  f"permutations of the value labels within templates), Holm over {int(frame['holm_family'].max())} tests:"]
         for row in frame.itertuples():
             if not np.isfinite(row.estimate):
-                lines.append(f"  {row.scorer:<10} {row.metric:<20} not defined (one subgroup)")
+                lines.append(f"  {row.subject:<10} {row.measure:<20} not defined (one subgroup)")
                 continue
             verdict = f"significant (Holm p < {row.alpha:g})" if row.significant else f"not significant (Holm p >= {row.alpha:g})"
-            lines.append(f"  {row.scorer:<10} {row.metric:<20} {row.estimate:.4f}  null mean {row.null_mean:.4f}  "
+            lines.append(f"  {row.subject:<10} {row.measure:<20} {row.estimate:.4f}  null mean {row.null_mean:.4f}  "
                          f"excess {row.excess:+.4f}  p {row.p_value:.3g}  Holm p {row.p_holm:.3g}  {verdict}")
         for key, label in (("ss", "S.S."), ("ssc", "S.S.c"), ("ss_templates", "S.S. on the template prompts")):
             if key in self.quality:
                 lines.append(f"  {label} {self.quality[key]:.3f}")
         return "\n".join(lines)
 
-    def plot(self, scorer: str | None = None):
-        """Score distribution of every value (box plots, values ordered by mean score)."""
+    def plot(self, ax=None, *, scorer: str | None = None):
+        """Score distribution of every value (box plots, values ordered by mean score) of ``scorer`` (default:
+        the first); on ``ax`` when given."""
         import matplotlib.pyplot as plt
 
         scorer = scorer or self.scorers[0]
@@ -90,7 +95,7 @@ class TextAuditResult(ResultMixin):
         column = f"score_{scorer}"
         order = self.samples.groupby("value")[column].mean().sort_values().index.tolist()
         data = [self.samples.loc[self.samples["value"] == v, column].to_numpy() for v in order]
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.32 * len(order) + 2), 4))
+        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(max(6.0, 0.32 * len(order) + 2), 4)))
         ax.boxplot(data, showmeans=True)
         ax.set_xticks(range(1, len(order) + 1), order, rotation=60, ha="right")
         ax.set_ylabel(f"{scorer} score (0 negative, 1 positive)")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin
+from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath._stats import holm
 
 _REQUIRED = ("template_id", "value", "subgroup")
@@ -339,7 +339,7 @@ def _test(observed: float, null: np.ndarray, n_permutations: int, alpha: float, 
     return PermutationTest(float(observed), float(np.mean(null)), p, p, 1, n_permutations, alpha)
 
 
-@dataclass
+@dataclass(frozen=True, repr=False)
 class FairnessResult(ResultMixin):
     """Individual and group fairness of one scorer, each with its permutation test, and breakdowns.
 
@@ -368,7 +368,10 @@ class FairnessResult(ResultMixin):
         return self.group.null_mean
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"scorer": self.scorer, "metric": f"{metric}_fairness", "estimate": test.estimate,
+        """One row per metric: subject (the scorer), measure (individual_fairness, group_fairness), estimate;
+        se, ci_low, ci_high and level are NaN (no interval, see above); then null_mean, excess, p_value,
+        p_holm, holm_family, significant, alpha."""
+        return result_frame([{"subject": self.scorer, "measure": f"{metric}_fairness", "estimate": test.estimate,
                               "null_mean": test.null_mean, "excess": test.excess, "p_value": test.p_value,
                               "p_holm": test.p_holm, "holm_family": test.family_size,
                               "significant": test.significant, "alpha": test.alpha}
@@ -390,17 +393,20 @@ class FairnessResult(ResultMixin):
             "per_subgroup": self.per_subgroup.to_dict(orient="records"),
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"scorer": self.scorer, "n_samples": self.n_samples, "n_permutations": self.n_permutations}
+
+    def summary(self) -> str:
         return (f"FairnessResult(scorer={self.scorer!r}, n_samples={self.n_samples}, n_permutations={self.n_permutations})\n"
                 f"  individual fairness {self.individual}\n"
                 f"  group fairness      {self.group}")
 
-    def plot(self, k: int = 10):
-        """The ``k`` pairs with the largest W1 (of all pairs), each with its permutation null mean."""
+    def plot(self, ax=None, *, k: int = 10):
+        """The ``k`` pairs with the largest W1 (of all pairs), each with its permutation null mean; on ``ax`` when given."""
         import matplotlib.pyplot as plt
 
         top = self.per_pair.head(k).iloc[::-1]
-        fig, ax = plt.subplots(figsize=(7, 0.35 * len(top) + 1.4))
+        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 0.35 * len(top) + 1.4)))
         labels = top["value_a"] + " vs " + top["value_b"]
         ax.barh(labels, top["w1"], color="#486581")
         ax.scatter(top["null_mean"], labels, color="#b42318", marker="|", s=200, zorder=3, label="null mean of the pair")
@@ -511,7 +517,7 @@ def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", scorer: s
 
 # ----------------------------------------------------------------------------------------------
 # Two models on the same prompts
-@dataclass
+@dataclass(frozen=True, repr=False)
 class ModelComparison(ResultMixin):
     """Paired comparison of two models' fairness on the same prompts: model A minus model B.
 
@@ -537,8 +543,10 @@ class ModelComparison(ResultMixin):
     n_samples_b: int
 
     def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"scorer": self.scorer, "metric": f"{metric}_fairness", "model_a": a, "model_b": b,
-                              "difference": test.estimate, "null_mean": test.null_mean, "p_value": test.p_value,
+        """One row per metric: subject (the scorer), measure (``<metric>_fairness_difference``), the difference
+        A minus B as estimate (no se or interval), then model_a, model_b, null_mean, p-values, verdict."""
+        return result_frame([{"subject": self.scorer, "measure": f"{metric}_fairness_difference", "estimate": test.estimate,
+                              "model_a": a, "model_b": b, "null_mean": test.null_mean, "p_value": test.p_value,
                               "p_holm": test.p_holm, "holm_family": test.family_size, "significant": test.significant,
                               "alpha": test.alpha}
                              for metric, test, a, b in (("individual", self.individual, self.individual_a, self.individual_b),
@@ -550,10 +558,33 @@ class ModelComparison(ResultMixin):
                 "individual_b": self.individual_b, "group_a": self.group_a, "group_b": self.group_b,
                 "n_permutations": self.n_permutations, "n_samples_a": self.n_samples_a, "n_samples_b": self.n_samples_b}
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"scorer": self.scorer, "n_permutations": self.n_permutations}
+
+    def summary(self) -> str:
         return (f"ModelComparison(scorer={self.scorer!r}, A minus B, n_permutations={self.n_permutations})\n"
                 f"  individual fairness {self.individual_a:.4f} - {self.individual_b:.4f} = {self.individual}\n"
                 f"  group fairness      {self.group_a:.4f} - {self.group_b:.4f} = {self.group}")
+
+    def plot(self, ax=None):
+        """Each model's individual and group fairness side by side, each pair labelled with its difference
+        and the permutation test's Holm p (no interval: none has verified coverage); on ``ax`` when given."""
+        import matplotlib.pyplot as plt
+
+        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(5.5, 3.6)))
+        positions = np.arange(2)
+        pairs = ((self.individual_a, self.individual_b, self.individual), (self.group_a, self.group_b, self.group))
+        ax.bar(positions - 0.2, [a for a, _, _ in pairs], 0.4, color="#486581", label="model A")
+        ax.bar(positions + 0.2, [b for _, b, _ in pairs], 0.4, color="#9fb3c8", label="model B")
+        for x, (a, b, test) in zip(positions, pairs):
+            ax.annotate(f"A − B = {test.estimate:+.3f}\nHolm p {test.p_holm:.2g}", (x, max(a, b)), xytext=(0, 3),
+                        textcoords="offset points", ha="center", fontsize=8)
+        ax.set_xticks(positions, ["individual fairness", "group fairness"])
+        ax.set_ylabel(f"W1 of {self.scorer} scores (lower is fairer)")
+        ax.set_title(f"Model A against model B ({self.n_permutations} permutations)", fontsize=10)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        return fig
 
 
 def _aligned(first: _Design, second: _Design) -> _Design:

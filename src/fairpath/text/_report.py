@@ -34,15 +34,15 @@ def _verdict(result) -> str:
     family, alpha = len(tested), float(frame["alpha"].iloc[0])
     flagged = tested[tested["significant"]]
     if len(flagged):
-        named = "; ".join(f"{html.escape(r.scorer)} {r.metric.replace('_', ' ')} (estimate {r.estimate:.4f}, "
+        named = "; ".join(f"{html.escape(r.subject)} {r.measure.replace('_', ' ')} (estimate {r.estimate:.4f}, "
                           f"null mean {r.null_mean:.4f}, p = {r.p_value:.3g}, Holm p = {r.p_holm:.3g})"
                           for r in flagged.itertuples())
         return (f"<span class='fail'>{len(flagged)} of {family} scorer/metric tests reject &ldquo;no counterfactual "
                 f"sentiment difference&rdquo; at &alpha; = {alpha:g} after Holm's adjustment over all {family}: "
                 f"{named}</span>")
     smallest = tested.loc[tested["p_holm"].idxmin()] if family else None
-    detail = (f" (smallest Holm p = {smallest['p_holm']:.3g}: {html.escape(smallest['scorer'])} "
-              f"{smallest['metric'].replace('_', ' ')}, raw p = {smallest['p_value']:.3g})") if family else ""
+    detail = (f" (smallest Holm p = {smallest['p_holm']:.3g}: {html.escape(smallest['subject'])} "
+              f"{smallest['measure'].replace('_', ' ')}, raw p = {smallest['p_value']:.3g})") if family else ""
     return (f"<span class='pass'>none of the {family} scorer/metric tests rejects &ldquo;no counterfactual sentiment "
             f"difference&rdquo; at &alpha; = {alpha:g} after Holm's adjustment{detail}: no bias detectable at this "
             "sample size</span>")
@@ -60,6 +60,12 @@ def _headline(result) -> str:
             f"{len(result.spec.values)} values, {len(result.spec.subgroups)} subgroups, {len(result.spec.templates)} templates, "
             f"{n_prompts} prompts, {len(result.samples)} continuations.</p><p>{_verdict(result)}.</p>"
             f"<p>Largest-W1 pair per scorer (the maximum of many pairs: judge it by its Holm p): {'; '.join(worst)}.</p>")
+
+
+def _fairness_table(result) -> pd.DataFrame:
+    """``to_frame()`` without its interval columns (always empty here) and with the report's column names."""
+    frame = result.to_frame().drop(columns=["se", "ci_low", "ci_high", "level"])
+    return frame.rename(columns={"subject": "scorer", "measure": "metric"})
 
 
 def _readable(frame: pd.DataFrame) -> pd.DataFrame:
@@ -114,12 +120,12 @@ def _settings(result) -> dict:
 def write_text_report(result, path: str | Path) -> Path:
     """Write the audit's HTML report to ``path``."""
     sections = [Section("Fairness per scorer", _EXPLANATION).add_table(
-        _readable(result.to_frame()), "Individual and group fairness with their permutation tests")]
+        _readable(_fairness_table(result)), "Individual and group fairness with their permutation tests")]
     for name, fairness in result.fairness.items():
         section = Section(f"Scorer {name}: distributions and worst pairs")
-        section.add_figure(result.plot(name), f"{name} scores of the continuations per value")
+        section.add_figure(result.plot(scorer=name), f"{name} scores of the continuations per value")
         shown, n_pairs = min(10, len(fairness.per_pair)), len(fairness.per_pair)
-        section.add_figure(fairness.plot(shown), f"The {shown} of {n_pairs} pairs with the largest W1 (mean over "
+        section.add_figure(fairness.plot(k=shown), f"The {shown} of {n_pairs} pairs with the largest W1 (mean over "
                                                  "templates), each with its permutation null mean and Holm p over all pairs")
         section.add_table(fairness.worst_pairs(shown), f"Worst pairs: the top {shown} of {n_pairs} by W1; a selection, "
                                                        "so read p_holm (Holm over all pairs), not p_value")

@@ -24,7 +24,7 @@ from typing import Sequence
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin, write_json
+from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
@@ -41,17 +41,21 @@ def write_parquet_atomic(frame: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+_QUALITY = ("perplexity", "perplexity_sensitive", "ss", "ssc")  # measured once per model, whatever the scorer
+
+
 def model_name(regularizer: str, lam: float) -> str:
     return f"{regularizer}-lambda{lam:g}"
 
 
-@dataclass
+@dataclass(frozen=True, repr=False)
 class DebiasStudyResult(ResultMixin):
     """Fairness and quality of the base model and of each debiased model.
 
     ``evaluations`` has one row per model and scorer: ``model``, ``regularizer``, ``lam``,
-    ``scorer``, individual and group fairness with intervals and noise floors, ``perplexity``,
-    ``perplexity_sensitive``, ``ss`` and ``ssc``.
+    ``scorer``, individual and group fairness with their permutation p-values and noise floors
+    (no interval: none has verified coverage for W1), ``perplexity``, ``perplexity_sensitive``,
+    ``ss`` and ``ssc``; ``to_frame()`` gives them in long form.
     """
 
     attribute: str
@@ -63,7 +67,17 @@ class DebiasStudyResult(ResultMixin):
     timings: dict = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
-        return self.evaluations.copy()
+        """One row per model (``subject``) and measure: individual_fairness and group_fairness per scorer
+        (with its ``p_value`` and ``null_mean``, the noise floor), then perplexity, perplexity_sensitive,
+        ss and ssc once per model (``scorer`` empty); no se or interval. Then scorer, regularizer, lam."""
+        rows = []
+        for model, evaluations in self.evaluations.groupby("model", sort=False):
+            shared = {"subject": model, "regularizer": evaluations["regularizer"].iloc[0], "lam": evaluations["lam"].iloc[0]}
+            rows += [{**shared, "measure": f"{metric}_fairness", "estimate": row[metric], "scorer": row["scorer"],
+                      "p_value": row[f"{metric}_p_value"], "null_mean": row[f"{metric}_noise_floor"]}
+                     for row in evaluations.to_dict(orient="records") for metric in ("individual", "group")]
+            rows += [{**shared, "measure": quality, "estimate": evaluations[quality].iloc[0]} for quality in _QUALITY]
+        return result_frame(rows)
 
     def relative_to_base(self, scorer: str = "vader") -> pd.DataFrame:
         """Per model: change of individual fairness (relative), perplexity (relative) and S.S. (points) vs the base."""
@@ -92,7 +106,10 @@ class DebiasStudyResult(ResultMixin):
             "timings_s": self.timings,
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> dict:
+        return {"attribute": self.attribute, "models": self.evaluations["model"].nunique()}
+
+    def summary(self) -> str:
         scorer = self.evaluations["scorer"].iloc[0]
         rows = self.evaluations[self.evaluations["scorer"] == scorer]
         lines = [f"DebiasStudyResult(attribute={self.attribute!r}, models={len(rows)}, scorer shown: {scorer})"]
@@ -102,32 +119,33 @@ class DebiasStudyResult(ResultMixin):
                          f"ppl {row['perplexity']:.2f} | S.S. {row['ss']:.3f} | S.S.c {row['ssc']:.3f}")
         return "\n".join(lines)
 
-    def plot(self, scorer: str = "vader"):
-        """Trade-off figure: individual fairness against S.S. and against perplexity, one line per regularizer."""
+    def plot(self, ax=None, *, scorer: str = "vader"):
+        """Trade-off figure: individual fairness against S.S. and against perplexity, one line per regularizer;
+        on ``ax`` (a sequence of two axes) when given."""
         import matplotlib.pyplot as plt
 
         rows = self.evaluations[self.evaluations["scorer"] == scorer]
         if rows.empty:
             raise FairpathInputError(f"no evaluations for scorer {scorer!r}; scorers: {sorted(self.evaluations['scorer'].unique())}")
         base = rows[rows["model"] == BASE]
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, column, label in ((axes[0], "ss", "S.S. (share of relevant continuations)"),
-                                  (axes[1], "perplexity", "perplexity on held-out text")):
+        fig, axes = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(10, 4)))
+        for panel, column, label in ((axes[0], "ss", "S.S. (share of relevant continuations)"),
+                                     (axes[1], "perplexity", "perplexity on held-out text")):
             if rows[column].isna().all():
-                ax.text(0.5, 0.5, f"{column} not measured", ha="center", va="center", transform=ax.transAxes)
+                panel.text(0.5, 0.5, f"{column} not measured", ha="center", va="center", transform=panel.transAxes)
                 continue
             for regularizer, group in rows[rows["model"] != BASE].groupby("regularizer"):
                 group = group.sort_values("lam")
-                ax.plot(group["individual"], group[column], marker="o", label=regularizer)
+                panel.plot(group["individual"], group[column], marker="o", label=regularizer)
                 for _, row in group.iterrows():
-                    ax.annotate(f"λ={row['lam']:g}", (row["individual"], row[column]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+                    panel.annotate(f"λ={row['lam']:g}", (row["individual"], row[column]), textcoords="offset points", xytext=(4, 4), fontsize=8)
             if not base.empty:
-                ax.plot(base["individual"], base[column], marker="*", markersize=12, color="black", linestyle="none", label="base model")
-                ax.axvline(float(base["individual_noise_floor"].iloc[0]), color="#b42318", linestyle="--", linewidth=1,
+                panel.plot(base["individual"], base[column], marker="*", markersize=12, color="black", linestyle="none", label="base model")
+                panel.axvline(float(base["individual_noise_floor"].iloc[0]), color="#b42318", linestyle="--", linewidth=1,
                            label="noise floor (base)")
-            ax.set_xlabel(f"average individual fairness ({scorer}, W1; lower is fairer)")
-            ax.set_ylabel(label)
-            ax.legend(fontsize=8)
+            panel.set_xlabel(f"average individual fairness ({scorer}, W1; lower is fairer)")
+            panel.set_ylabel(label)
+            panel.legend(fontsize=8)
         fig.suptitle(f"Fairness against quality across λ ({self.attribute})")
         fig.tight_layout()
         return fig
@@ -160,7 +178,7 @@ class DebiasStudyResult(ResultMixin):
         sections = [
             Section("Trade-off across λ", "<p>Each point is one model (no interval: none has verified "
                     "coverage for W1); the dashed line is the base model's noise floor (the W1 expected from sampling "
-                    "alone).</p>").add_figure(self.plot(scorer), "Fairness against semantic similarity and perplexity"),
+                    "alone).</p>").add_figure(self.plot(scorer=scorer), "Fairness against semantic similarity and perplexity"),
             Section("Changes relative to the base model").add_table(changes, float_format="{:.3f}"),
             Section("All measurements").add_table(self.evaluations.drop(columns=["path"], errors="ignore"), float_format="{:.4f}"),
             Section("Training").add_figure(self.plot_training(), "Fairness loss per training step"),
