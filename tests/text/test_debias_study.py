@@ -34,7 +34,7 @@ def study_run(tiny_lm_path, spec_path, tmp_path_factory):
     out = tmp_path_factory.mktemp("study")
     study = DebiasStudy(out, attribute=spec_path, model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
                         lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
-                        corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_bootstrap=20, semantic=False,
+                        corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_permutations=20, semantic=False,
                         progress=False)
     return study, study.run(), out
 
@@ -91,7 +91,7 @@ def test_rerunning_the_study_reuses_everything(study_run, tiny_lm_path, spec_pat
     timings = json.loads((out / "timings.json").read_text())
     again = DebiasStudy(out, attribute=spec_path, model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
                         lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
-                        corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_bootstrap=20, semantic=False,
+                        corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_permutations=20, semantic=False,
                         progress=False).run()
     assert again.to_frame().equals(result.to_frame())
     assert stamps == {p: p.stat().st_mtime_ns for p in (out / "models").rglob("*.safetensors")}
@@ -102,7 +102,7 @@ def test_command_line_trains_audits_and_rejects_negative_lambda(tiny_lm_path, sp
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(CORPUS))
     common = ["text", "debias", "--attribute", str(spec_path), "--model", str(tiny_lm_path), "--corpus", str(corpus),
-              "--steps", "2", "--batch-size", "4", "--samples", "3", "--max-new-tokens", "3", "--bootstrap", "10",
+              "--steps", "2", "--batch-size", "4", "--samples", "3", "--max-new-tokens", "3", "--permutations", "10",
               "--no-quality"]
     assert main(common + ["--lambdas", "1,-5", "--out", str(tmp_path / "bad")]) == 2
     assert "lambda must be a finite number >= 0 (it weighs the fairness loss), got -5.0" in capsys.readouterr().err

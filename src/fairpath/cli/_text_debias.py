@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.cli._common import comma_list, seed_type
+from fairpath.cli._common import add_alias_argument, comma_list, int_at_least, seed_type
 
 
 def _lambdas(text: str) -> list[float]:
@@ -64,7 +64,8 @@ def register(text_subparsers) -> None:
     parser.add_argument("--samples", type=int, default=20, help="audit continuations per prompt (default 20)")
     parser.add_argument("--max-new-tokens", type=int, default=30, help="audit tokens per continuation (default 30)")
     parser.add_argument("--scorers", default="vader", help="audit scorers, comma-separated (default vader)")
-    parser.add_argument("--bootstrap", type=int, default=200, help="audit bootstrap draws for the intervals")
+    add_alias_argument(parser, "--permutations", "--bootstrap", type=int_at_least(1, "--permutations"), default=999,
+                       help="permutations of the value labels per test in each model's audit (default 999)")
     parser.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
     parser.add_argument("--seed", type=seed_type, default=0, help="seed of corpus sampling, training and audits")
     parser.add_argument("--out", type=Path, required=True, help="folder for models, checkpoints, audits and report.html")
@@ -87,7 +88,7 @@ def run_debias(args: argparse.Namespace) -> int:
                         corpus=args.corpus, corpus_samples_per_prompt=args.corpus_samples,
                         corpus_max_new_tokens=args.corpus_max_new_tokens, audit_samples=args.samples,
                         audit_max_new_tokens=args.max_new_tokens, scorers=comma_list(args.scorers),
-                        n_bootstrap=args.bootstrap, semantic=not args.no_quality, seed=args.seed, device=args.device)
+                        n_permutations=args.permutations, semantic=not args.no_quality, seed=args.seed, device=args.device)
     print(f"fairpath text debias: {len(study.runs)} training runs ({', '.join(study.settings()['runs'])}) "
           f"on {args.model}, attribute {study.spec.attribute}", file=sys.stderr)
     result = study.run()

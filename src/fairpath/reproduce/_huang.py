@@ -173,7 +173,7 @@ class HuangStudy:
                            regularizers=s.regularizers, lambdas=s.lambdas, training=training, corpus=self.corpus,
                            corpus_samples_per_prompt=s.corpus_samples, corpus_max_new_tokens=s.corpus_max_new_tokens,
                            audit_samples=s.audit_samples, audit_max_new_tokens=s.audit_max_new_tokens,
-                           scorers=("vader",), n_bootstrap=s.n_permutations, semantic=s.semantic, seed=s.seed,
+                           scorers=("vader",), n_permutations=s.n_permutations, semantic=s.semantic, seed=s.seed,
                            progress=self.progress, device=self.device)
 
     def compare(self, folder: Path, name: str) -> dict:

@@ -208,7 +208,7 @@ class DebiasStudy:
     corpus : a corpus file (.txt, one text per line, or CSV/Parquet with a ``text`` column), a list
         of texts, or None to sample the default corpus from the base model.
     corpus_samples_per_prompt, corpus_max_new_tokens : size of the sampled default corpus.
-    audit_samples, audit_max_new_tokens, scorers, n_bootstrap : the audit of each model.
+    audit_samples, audit_max_new_tokens, scorers, n_permutations : the audit of each model (permutations per test).
     semantic : measure S.S. and S.S.c with MiniLM.
     seed : seeds the corpus, training, sampling and the bootstrap.
     device : "auto" (CUDA when available, else the CPU), "cpu" or "cuda"; every model is trained,
@@ -222,7 +222,7 @@ class DebiasStudy:
                  regularizers: Sequence[str] = ("embedding",), lambdas: Sequence[float] = (1.0, 10.0, 100.0),
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
-                 scorers: Sequence[str] = ("vader",), n_bootstrap: int = 200, semantic: bool = True,
+                 scorers: Sequence[str] = ("vader",), n_permutations: int = 999, semantic: bool = True,
                  generation_batch_size: int = 64, seed: int = 0, progress: bool = True, device: str = "auto"):
         from fairpath.text._models import resolve_device
         from fairpath.text._spec import FairnessSpec
@@ -242,7 +242,7 @@ class DebiasStudy:
         self.audit_samples = audit_samples
         self.audit_max_new_tokens = audit_max_new_tokens
         self.scorers = tuple(scorers)
-        self.n_bootstrap = n_bootstrap
+        self.n_permutations = n_permutations
         self.semantic = semantic
         self.generation_batch_size = generation_batch_size
         self.seed = seed
@@ -331,7 +331,7 @@ class DebiasStudy:
         backend = HFGenerator(model_path, device=self.device)
         settings = self.audit_settings()
         result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
-                            n_permutations=self.n_bootstrap, seed=self.seed, quality=self.semantic,
+                            n_permutations=self.n_permutations, seed=self.seed, quality=self.semantic,
                             corpus=corpus.heldout_texts, progress=self.progress)
         result.to_json(folder / "audit.json")
         write_parquet_atomic(result.samples, folder / SCORES_NAME)
@@ -384,7 +384,7 @@ class DebiasStudy:
         return {"model": self.model, "attribute": self.spec.source, "training": asdict(self.training),
                 "runs": [model_name(c.regularizer, c.lam) for c in self.runs],
                 "audit_samples": self.audit_samples, "audit_max_new_tokens": self.audit_max_new_tokens,
-                "scorers": list(self.scorers), "n_bootstrap": self.n_bootstrap, "semantic": self.semantic,
+                "scorers": list(self.scorers), "n_permutations": self.n_permutations, "semantic": self.semantic,
                 "seed": self.seed, "device": self.device}
 
     def timings(self) -> dict:
