@@ -23,9 +23,12 @@ from fairpath._exceptions import FairpathInputError
 
 # The floor on the rows of each compared group for a group mean (``prepare_data``, predictive parity).
 MIN_GROUP_ROWS = 2
-# The floor for every estimator that fits models per group (decompose's cross-fitting, the adaptation,
-# fair, constrained and baseline predictors): fits on a handful of rows return effects far outside
-# [−1, 1] for a 0/1 outcome; 10 rows per fold and group keep each fit on a usable sample.
+# The floor for every estimator that fits models per group (decompose's cross-fitting when Z or W is
+# non-empty, the adaptation, fair, constrained and baseline predictors). A training part then holds
+# ≥ 10·(K−1) rows of the group (≥ 5·(K−1) in the halves of decompose's nested and medDML fits) and
+# every test fold ≈ 10 rows of it. Below that, fits on a handful of rows return arbitrary numbers
+# (Ctf-IE = −493 for a 0/1 outcome with 3 rows in a group), so the estimators refuse instead.
+# Without Z and W every nuisance is a group mean: MIN_GROUP_ROWS do.
 MIN_GROUP_ROWS_PER_FOLD = 10
 
 

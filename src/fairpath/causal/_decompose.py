@@ -26,12 +26,6 @@ from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
 from fairpath.causal._sfm import SFM, check_sfm
 
-# Each group needs MIN_GROUP_ROWS_PER_FOLD (fairpath._validation) rows per cross-fitting fold when
-# learners are fitted (Z or W non-empty): a training part then holds ≥ 10·(K−1) rows of the group
-# (≥ 5·(K−1) in the halves of the nested and medDML fits) and every test fold ≈ 10 rows of it. Below
-# that, fits on a handful of rows return arbitrary numbers (Ctf-IE = −493 for a 0/1 outcome with 3
-# rows in a group), so decompose refuses instead. Without Z and W every nuisance is a group mean:
-# 2 rows per group do.
 # When more than this share of rows has a propensity outside [eps, 1 − eps], the groups barely
 # overlap: the effects are then not estimable from these data and the result says so.
 NON_ESTIMABLE_SHARE = 0.5
@@ -58,9 +52,9 @@ def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nbo
                                  "(or n_rep=1 for bootstrap intervals)")
 
 
-def check_group_sizes(x: np.ndarray, n_folds: int, groups: tuple) -> None:
-    """Refuse groups with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold; ``groups`` is
-    (column, (x0, x1)), for the message."""
+def check_fold_group_sizes(x: np.ndarray, n_folds: int, groups: tuple) -> None:
+    """Refuse groups (``x`` coded 0/1) with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold;
+    ``groups`` is (column, (x0, x1)), for the message."""
     column, levels = groups
     check_fit_group_sizes({level: int((x == code).sum()) for code, level in enumerate(levels)}, column, n_folds)
 
@@ -91,7 +85,7 @@ class _Fitter:
 
     def __call__(self, data: PreparedData, seed: int, progress: bool = False):
         if data.z.shape[1] or data.w.shape[1]:
-            check_group_sizes(data.x, self.n_folds, self.groups)  # again on a medDML resample
+            check_fold_group_sizes(data.x, self.n_folds, self.groups)  # again on a medDML resample
         nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.method, self.n_jobs, self.nested, progress)
         overlap = overlap_diagnostic(data.x, nuisances.px_z, nuisances.px_zw, self.eps)
         extreme = overlap.pop("outside")
@@ -216,11 +210,11 @@ def decompose(
         √median(se_s² + (θ_s − θ)²), so that the spread over splits enters the interval; costs
         ``n_rep`` times the fits. Needs ``n_boot=0``.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
-    scheduler, workers : run the medDML refits and the bootstrap blocks as Dask tasks, on the
+    scheduler, workers : run the medDML refits, the bootstrap blocks and the n_rep splits as Dask tasks, on the
         scheduler at this address (or a ``distributed.Client``) or on a ``LocalCluster`` of this many
         workers (see :func:`fairpath._parallel.run_tasks`; needs ``fairpath[dask]``). Each task has its
         own seed, so the numbers equal those of a local run.
-    progress : show progress bars (cross-fitting, medDML refits) on stderr when it is a terminal.
+    progress : show progress bars (cross-fitting, medDML refits, splits) on stderr when it is a terminal.
     """
     measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)
     _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures, n_rep)
@@ -232,19 +226,18 @@ def decompose(
     prepared = prepare_data(data, sfm, outcomes)
     groups = (sfm.x, (sfm.x0, sfm.x1))
     if prepared.z.shape[1] or prepared.w.shape[1]:
-        check_group_sizes(prepared.x, n_folds, groups)
+        check_fold_group_sizes(prepared.x, n_folds, groups)
     learner = learner if learner is not None else estimator.default_learner
     check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups)
-    pseudo, overlap, n_trimmed, kept_index = fitter(prepared, seed, progress)
+    pseudo, overlap, n_trimmed, _ = fitter(prepared, seed, progress)
     _warn_overlap(overlap, prepared.n, trim)
     frames = {name: measure_frame(pseudo[name], measures) for name in outcomes}
-    request = DrawRequest(frames, prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress,
-                          where={"scheduler": scheduler, "workers": workers})
-    draws = estimator.draws(request)
-    more = _more_splits(prepared, fitter, measures, seed, n_rep, progress, {"scheduler": scheduler, "workers": workers})
+    where = {"scheduler": scheduler, "workers": workers}
+    draws = estimator.draws(DrawRequest(frames, prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress, where))
+    more = _more_splits(prepared, fitter, measures, seed, n_rep, progress, where)
     fits = {name: OutcomeFit(frames[name], pseudo[name], None if draws is None else draws[name],
                              tuple((split[0][name], split[1][name]) for split in more)) for name in outcomes}
     settings = {

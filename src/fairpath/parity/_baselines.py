@@ -16,8 +16,7 @@ from sklearn.model_selection import StratifiedKFold
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._seeds import child_seed
-from fairpath._validation import check_fit_group_sizes
-from fairpath.causal import fit_predict, prepare_data
+from fairpath.causal import check_fold_group_sizes, fit_predict, prepare_data
 
 
 def _check_rate(selection_rate) -> float:
@@ -60,7 +59,7 @@ class UnconstrainedPredictor(BaseEstimator):
     def fit(self, data: pd.DataFrame, sfm) -> "UnconstrainedPredictor":
         """Out-of-fold scores of every row of ``data`` (roles from ``sfm``) in ``scores_``."""
         prepared = prepare_data(data, sfm, [sfm.y])
-        check_fit_group_sizes({level: int((prepared.x == code).sum()) for code, level in enumerate((sfm.x0, sfm.x1))}, sfm.x, self.n_folds)
+        check_fold_group_sizes(prepared.x, self.n_folds, (sfm.x, (sfm.x0, sfm.x1)))
         y = prepared.outcomes[sfm.y]
         binary = prepared.binary(sfm.y)
         if len(prepared.index) != len(data):

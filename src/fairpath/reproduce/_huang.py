@@ -66,7 +66,7 @@ class HuangSettings:
     @classmethod
     def quick(cls, **overrides) -> "HuangSettings":
         """One λ per regularizer, a few steps, two templates and a handful of samples (minutes on a CPU)."""
-        sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, corpus_samples=1,
+        sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, corpus_samples=2,
                      corpus_max_new_tokens=16, templates=2, audit_samples=4, audit_max_new_tokens=10,
                      n_permutations=99)
         return cls(**{**sizes, **overrides})
