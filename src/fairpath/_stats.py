@@ -8,6 +8,18 @@ import numpy as np
 from scipy import stats
 
 
+def format_p(p: float) -> str:
+    """A p-value for display: 3 significant digits, and ``< 1e-16`` below double precision (never ``0``)."""
+    if p != p:  # NaN
+        return "n/a"
+    return "< 1e-16" if p < 1e-16 else f"{p:.3g}"
+
+
+def p_clause(name: str, p: float) -> str:
+    """``name = 0.0457``, or ``name < 1e-16`` below double precision (a p is never printed as 0)."""
+    return f"{name} < 1e-16" if p < 1e-16 else f"{name} = {format_p(p)}"
+
+
 def z_value(level: float) -> float:
     """Two-sided standard-normal quantile for a confidence level such as 0.95."""
     if not 0 < level < 1:

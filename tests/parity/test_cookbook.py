@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from fairpath._stats import p_clause
 from fairpath.causal import decompose
 from fairpath.datasets import make_binary_sfm
 from fairpath.parity import DOCTRINE, business_necessity_cookbook, holm, parse_bn, tost_p_value
@@ -133,9 +134,9 @@ def test_verdict_lines_print_the_p_value_of_their_claim(fitted):
     assert certified["tost_p_holm"] != pytest.approx(certified["p_holm"])
     assert (certified["verdict_p_name"], certified["verdict_p"]) == ("TOST Holm p", certified["tost_p_holm"])
     assert (violation["verdict_p_name"], violation["verdict_p"]) == ("Holm p", violation["p_holm"])
-    line = f"certified (TOST Holm p = {certified['tost_p_holm']:.3g})"
+    line = f"certified ({p_clause('TOST Holm p', certified['tost_p_holm'])})"
     text = result.summary()
-    assert line in text and f"violation (Holm p = {violation['p_holm']:.3g})" in text
+    assert line in text and f"violation ({p_clause('Holm p', violation['p_holm'])})" in text
     assert f": certified (Holm p = {certified['p_holm']:.3g})" not in text
     table = _cookbook_table(result)
     assert line in list(table["verdict"])

@@ -28,3 +28,10 @@ def test_p_values_and_intervals_for_display():
     assert format_p(0.04567) == "0.0457" and format_p(1.0) == "1" and format_p(float("nan")) == "n/a"
     assert format_ci(-0.01234, 0.5) == "[-0.0123,\u00a0+0.5000]"  # a non-breaking space: one line in every table
     assert format_ci(-0.01234, 0.5, digits=3, percent=True) == "[-1.2%,\u00a0+50.0%]"
+
+
+def test_a_p_clause_never_prints_zero():
+    from fairpath._stats import p_clause
+
+    assert p_clause("Holm p", 0.0) == "Holm p < 1e-16" and p_clause("Holm p", 3e-96) == "Holm p < 1e-16" and p_clause("p", 3e-10) == "p = 3e-10"
+    assert p_clause("p", 0.04567) == "p = 0.0457"

@@ -17,7 +17,7 @@ from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame  # noqa: E402
-from fairpath._stats import holm  # noqa: E402  (re-exported by fairpath.parity)
+from fairpath._stats import holm, p_clause  # noqa: E402  (holm re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 
 DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
@@ -51,7 +51,7 @@ def verdict_p(row) -> tuple[str, float]:
 def verdict_line(row) -> str:
     """``verdict (name p = value)``: the verdict with the p-value of the claim it makes."""
     name, p = verdict_p(row)
-    return f"{row['verdict']} ({name} = {p:.3g})"
+    return f"{row['verdict']} ({p_clause(name, p)})"
 
 
 def _claim(row: dict, alpha: float, margin: float | None, estimable: bool = True) -> str:
@@ -68,30 +68,30 @@ def _pathway_claim(row: dict, alpha: float, margin: float | None) -> str:
     if row["verdict"] == VIOLATION:
         if row["in_bn"]:
             return (
-                f"Shown (Holm p = {row['p_holm']:.3g} < {alpha}): {tested} ≠ 0. Business necessity permits {where}, "
+                f"Shown ({p_clause('Holm p', row['p_holm'])} < {alpha}): {tested} ≠ 0. Business necessity permits {where}, "
                 "but the predictor does not transmit the outcome's effect along it."
             )
         return (
-            f"Shown (Holm p = {row['p_holm']:.3g} < {alpha}): {tested} ≠ 0. The predictor transmits an effect along "
+            f"Shown ({p_clause('Holm p', row['p_holm'])} < {alpha}): {tested} ≠ 0. The predictor transmits an effect along "
             f"{where}, which business necessity does not permit."
         )
     if row["verdict"] == CERTIFIED:
         target = "the outcome's effect" if row["in_bn"] else "no effect"
         detected = (
-            f" A non-zero value is also detected (Holm p = {row['p_holm']:.3g}), but it is smaller than the margin."
+            f" A non-zero value is also detected ({p_clause('Holm p', row['p_holm'])}), but it is smaller than the margin."
             if row["rejected"]
             else ""
         )
         return (
-            f"Certified (equivalence test, Holm p = {row['tost_p_holm']:.3g} < {alpha}): |{tested}| < {margin:g}; "
+            f"Certified (equivalence test, {p_clause('Holm p', row['tost_p_holm'])} < {alpha}): |{tested}| < {margin:g}; "
             f"the predictor transmits {target} along {where} within the margin.{detected}"
         )
     if margin is None:
         hint = " Give a margin δ for an equivalence test."
     else:
-        hint = f" Equivalence within ±{margin:g} was not shown (Holm p = {row['tost_p_holm']:.3g})."
+        hint = f" Equivalence within ±{margin:g} was not shown ({p_clause('Holm p', row['tost_p_holm'])})."
     return (
-        f"Not rejected (Holm p = {row['p_holm']:.3g}): no evidence that {tested} ≠ 0 along {where}. "
+        f"Not rejected ({p_clause('Holm p', row['p_holm'])}): no evidence that {tested} ≠ 0 along {where}. "
         f"This is absence of evidence, not a proof of equality.{hint}"
     )
 

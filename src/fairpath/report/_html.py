@@ -29,13 +29,6 @@ def figure_to_data_uri(fig, dpi: int = DPI) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def format_p(p: float) -> str:
-    """A p-value for display: 3 significant digits, and ``< 1e-16`` below double precision (never ``0``)."""
-    if p != p:  # NaN
-        return "n/a"
-    return "< 1e-16" if p < 1e-16 else f"{p:.3g}"
-
-
 def format_ci(low: float, high: float, digits: int = 4, percent: bool = False) -> str:
     """An interval ``[low, high]`` that does not break across lines (non-breaking space after the comma)."""
     if percent:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
+from fairpath._stats import p_clause
 from fairpath.reproduce._paper import PaperSettings, StepStore
 
 MEDIAN_SALARY = 42_000  # the paper's threshold, which it calls the median salary
@@ -122,7 +123,7 @@ def _claims(cookbook: pd.DataFrame, status: dict) -> pd.DataFrame:
     for predictor, name, expected in (("boosted", "ŷ", "FAIL"), ("fair", "ŷ^FP", "SUCCESS")):
         failed = [p for p in ("DE", "IE", "SE") if test(predictor, p)["verdict"] == "violation"]
         detail = "; ".join(f"{p}: {test(predictor, p)['tested']} = {100 * test(predictor, p)['estimate']:+.2f}%, "
-                           f"Holm p = {test(predictor, p)['p_holm']:.3g}" for p in ("DE", "IE", "SE"))
+                           f"{p_clause('Holm p', test(predictor, p)['p_holm'])}" for p in ("DE", "IE", "SE"))
         got = status[predictor]
         why = ("an unconstrained predictor of salary transmits the direct and indirect effects of sex"
                if expected == "FAIL" else "adaptation with Z resolving removes the direct and indirect effects and keeps the spurious one")

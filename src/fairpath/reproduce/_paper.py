@@ -20,6 +20,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import to_json_text
+from fairpath._stats import p_clause
 
 class PaperSettings:
     """What the paper studies' settings dataclasses share: a dict for the step files and the audit's options."""
@@ -108,9 +109,9 @@ def compare(paper: PaperValue, estimate: float, ci_low: float | None = None, ci_
     if paper.kind == "p":
         same = (paper.value < 0.05) == (estimate < 0.05)
         verdict = "the same decision at the 5% level" if same else "a different decision at the 5% level"
-        sentence = (f"The paper's p = {paper.value:.2f} and fairpath's p = {estimate:.3g} lead to {verdict} "
+        sentence = (f"The paper's p = {paper.value:.2f} and fairpath's {p_clause('p', estimate)} lead to {verdict} "
                     f"({'rejected' if estimate < 0.05 else 'not rejected'} by fairpath)." + (f" {paper.note}" if paper.note else ""))
-        return {**row, "paper": f"p = {paper.value:.2f}", "fairpath": f"p = {estimate:.3g}", "difference": "",
+        return {**row, "paper": f"p = {paper.value:.2f}", "fairpath": p_clause("p", estimate), "difference": "",
                 "within": same, "sentence": sentence}
     difference = estimate - paper.value
     interval = f"[{_pct(ci_low)}, {_pct(ci_high)}]" if ci_low is not None else ""
