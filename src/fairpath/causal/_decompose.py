@@ -11,7 +11,6 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
-from fairpath._progress import progress as progress_bar
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
     check_bool, check_choice, check_columns_arg, check_fit_group_sizes, check_float, check_int,
@@ -20,7 +19,7 @@ from fairpath._validation import (
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._learners import check_learner, check_learner_for
 from fairpath.causal._measures import MEASURES, measures_need_nested
-from fairpath.causal._methods import METHODS, DrawRequest, EstimationMethod, measure_frame, resolve_method
+from fairpath.causal._methods import METHODS, DrawRequest, EstimationMethod, collect_in_order, measure_frame, resolve_method
 from fairpath.causal._nuisance import OutcomeNuisances, cross_fit
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
@@ -146,11 +145,8 @@ def _more_splits(data, fitter, measures, seed, n_rep, progress, where) -> list:
     if n_rep == 1:
         return []
     shared = {"data": data, "fitter": fitter, "measures": measures, "seed": seed}
-    splits = [None] * (n_rep - 1)
     results = run_tasks(_split_task, range(1, n_rep), shared=shared, **where)
-    for position, split in progress_bar(results, desc="cross-fitting splits", total=n_rep - 1, enabled=progress):
-        splits[position] = split
-    return splits
+    return collect_in_order(results, n_rep - 1, "cross-fitting splits", progress)
 
 
 def decompose(

@@ -147,7 +147,7 @@ def _refit_task(rep: int, *, data: PreparedData, fitter, measures, nboot2: int, 
     return bootstrap_means(values, nboot2, rng)
 
 
-def _collect(results, n_tasks: int, desc: str, progress: bool) -> list:
+def collect_in_order(results, n_tasks: int, desc: str, progress: bool) -> list:
     """Results of ``run_tasks`` in task order, with a progress bar over the tasks."""
     ordered = [None] * n_tasks
     for position, result in progress_bar(results, desc=desc, total=n_tasks, unit="task", enabled=progress and n_tasks > 1):
@@ -177,7 +177,7 @@ class Debiasing(EstimationMethod):
         values = _as_arrays(request.frames)
         results = run_tasks(_bootstrap_task, list(enumerate(sizes)), shared={"values": values, "seed": request.seed},
                             **request.where)
-        blocks = _collect(results, len(sizes), "bootstrap", request.progress)
+        blocks = collect_in_order(results, len(sizes), "bootstrap", request.progress)
         return _stacked({name: [block[name] for block in blocks] for name in values}, request.frames)
 
 
@@ -200,7 +200,7 @@ class MedDML(EstimationMethod):
         shared = {"data": request.data, "fitter": request.fitter, "measures": request.measures,
                   "nboot2": request.nboot2, "seed": request.seed, "first": _as_arrays(request.frames)}
         results = run_tasks(_refit_task, range(request.nboot1), shared=shared, **request.where)
-        refits = _collect(results, request.nboot1, "medDML refits", request.progress)
+        refits = collect_in_order(results, request.nboot1, "medDML refits", request.progress)
         return _stacked({name: [refit[name] for refit in refits] for name in request.frames}, request.frames)
 
     def point_estimate(self, rows_mean, draws):
