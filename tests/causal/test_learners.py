@@ -42,3 +42,19 @@ def test_stack_preset_weighs_a_quadratic_glm_against_the_gbm():
     gbm = EarlyStoppingGBM().fit(X, y)
     assert np.mean((stacked.predict(X) - truth) ** 2) < 0.5 * np.mean((gbm.predict(X) - truth) ** 2)
     assert isinstance(make_learner("stack", True, 0), StackedLearner)
+
+
+def test_quadratic_features_match_the_scikit_learn_pipeline_they_replace():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    from fairpath.causal._learners import QuadraticFeatures
+
+    rng = np.random.default_rng(2)
+    train = np.column_stack([rng.normal(size=500), rng.exponential(size=500), np.full(500, 3.0), rng.integers(0, 2, 500)])
+    new = np.vstack([train[:50], train[:5] * 4 - 2])  # rows beyond the training range are clipped to it
+    low, high = train.min(axis=0), train.max(axis=0)
+    reference = make_pipeline(StandardScaler(), PolynomialFeatures(2, include_bias=False), StandardScaler()).fit(train)
+    fast = QuadraticFeatures().fit(train)
+    np.testing.assert_allclose(fast.transform(train), reference.transform(train), atol=1e-10)
+    np.testing.assert_allclose(fast.transform(new), reference.transform(np.clip(new, low, high)), atol=1e-10)

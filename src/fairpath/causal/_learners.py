@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import has_fit_parameter
 
 from fairpath._exceptions import FairpathInputError
@@ -63,22 +63,43 @@ class EarlyStoppingGBM(BaseEstimator):
         return self.booster_.predict(X, num_iteration=self.booster_.best_iteration or None, num_threads=1)
 
 
-class _RangeClip(TransformerMixin, BaseEstimator):
-    """Clip each column to its training range, so polynomial terms never extrapolate beyond it."""
+class QuadraticFeatures(TransformerMixin, BaseEstimator):
+    """All squares and pairwise products of the standardised, range-clipped columns, standardised.
+
+    The same features as ``make_pipeline(<clip to the training range>, StandardScaler(),
+    PolynomialFeatures(2, include_bias=False), StandardScaler())`` (tested against it), in one
+    step: the GLM is fitted about 70 times per decomposition on a few thousand rows, where the four
+    steps' input validation cost more than the arithmetic. Clipping keeps the squares from
+    extrapolating beyond the training range.
+    """
 
     def fit(self, X, y=None):
-        self.low_, self.high_ = np.min(X, axis=0), np.max(X, axis=0)
+        X = np.asarray(X, dtype=float)
+        self.low_, self.high_ = X.min(axis=0), X.max(axis=0)
+        self.center_, self.scale_ = _moments(np.clip(X, self.low_, self.high_))
+        self.pairs_ = np.triu_indices(X.shape[1])  # PolynomialFeatures' order: (0,0), (0,1), …, (1,1), …
+        self.poly_center_, self.poly_scale_ = _moments(self._expand(X))
         return self
 
+    def _expand(self, X):
+        Z = (np.clip(np.asarray(X, dtype=float), self.low_, self.high_) - self.center_) / self.scale_
+        return np.hstack([Z, Z[:, self.pairs_[0]] * Z[:, self.pairs_[1]]])
+
     def transform(self, X):
-        return np.clip(X, self.low_, self.high_)
+        return (self._expand(X) - self.poly_center_) / self.poly_scale_
+
+
+def _moments(X):
+    """Column means and standard deviations, a (near-)constant column's scale 1 (as StandardScaler)."""
+    scale = X.std(axis=0)
+    scale[scale < 10 * np.finfo(float).eps] = 1.0
+    return X.mean(axis=0), scale
 
 
 def _quadratic_glm(binary: bool) -> BaseEstimator:
-    """Ridge (or logistic) regression on all squares and pairwise products of the standardised,
-    range-clipped features."""
+    """Ridge (or logistic) regression on :class:`QuadraticFeatures`."""
     final = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=100) if binary else Ridge(alpha=1.0)
-    return make_pipeline(_RangeClip(), StandardScaler(), PolynomialFeatures(2, include_bias=False), StandardScaler(), final)
+    return make_pipeline(QuadraticFeatures(), final)
 
 
 class StackedLearner(BaseEstimator):
