@@ -163,41 +163,43 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     are fitted on all of a fold's training rows; the nested means too, on μ predictions from an
     inner 2-fold split, so no row's μ comes from a model that saw it. medDML follows faircause's
     mediation DML: propensities and μ(x, z) on all training rows, per-group μ(x, z, w) on one half
-    and the nested means on the other. Folds run in ``n_jobs`` threads (the learners release the
-    GIL); every fold has its own seed (a ``SeedSequence`` child of ``seed``), so results do not
-    depend on ``n_jobs``. ``nested=False``
-    skips the nested means (and their inner split); the other fits keep their seeds and values.
-    ``progress`` shows a bar that advances per fold and per outcome column.
+    and the nested means on the other. The fits run in ``n_jobs`` threads (the learners release
+    the GIL), one task per fold and outcome column and one per fold's propensities; every fold has
+    its own seed (a ``SeedSequence`` child of ``seed``), so results do not depend on ``n_jobs``.
+    ``nested=False`` skips the nested means (and their inner split); the other fits keep their
+    seeds and values.
+    ``progress`` shows a bar that advances per task.
     """
     n = data.n
     layout = _fold_rows(n, n_folds, method, child_rng(seed, FOLD_LAYOUT))
     bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="fit", enabled=progress, leave=False)
 
-    def run(k: int):
+    def run(k: int, name: str | None):
+        """One fold's fits of outcome column ``name``, or its propensities (``name`` None)."""
         fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested)
-        parts = []
-        for name in outcomes:
-            parts.append(fold.outcome(data.outcomes[name], data.binary(name)))
-            bar.update()
-        propensities = fold.propensities()
+        part = fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name))
         bar.update()
-        return propensities, parts
+        return part
 
+    # One task per fold and outcome column (the heavy ones first) rather than per fold: 5 folds on
+    # 2 cores would leave one core idle for the last fold. Each task's fits keep their fold's
+    # seeds, so the values do not depend on the grouping.
+    tasks = [(k, name) for name in outcomes for k in range(n_folds)] + [(k, None) for k in range(n_folds)]
     # Learners' UserWarnings (e.g. feature names) are silenced here, in the calling thread: the
     # warning filters are process-wide, and catch_warnings inside the worker threads would
-    # restore them out of order (leaving them changed after decompose returns).
-    # Parallel folds already fill the cores: a multi-threaded BLAS inside each (the GLMs' solves)
-    # would oversubscribe them, which made the COMPAS decomposition about 1.5x slower.
+    # restore them out of order (leaving them changed after decompose returns). Parallel tasks
+    # already fill the cores: a multi-threaded BLAS inside each (the GLMs' solves) would
+    # oversubscribe them, which made the COMPAS decomposition about 1.5x slower.
     blas_threads = 1 if n_jobs != 1 else None
     with bar, warnings.catch_warnings(), threadpool_limits(limits=blas_threads, user_api="blas"):
         warnings.simplefilter("ignore", UserWarning)
-        results = Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(k) for k in range(n_folds))
+        parts = dict(zip(tasks, Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(*task) for task in tasks)))
     px_z, px_zw = np.empty(n), np.empty(n)
     per_outcome = {name: OutcomeNuisances() for name in outcomes}
-    for rows, ((pz, pzw), parts) in zip(layout, results):
-        px_z[rows.test], px_zw[rows.test] = pz, pzw
-        for name, part in zip(outcomes, parts):
-            _scatter(per_outcome[name], part, rows.test, n)
+    for k, rows in enumerate(layout):
+        px_z[rows.test], px_zw[rows.test] = parts[(k, None)]
+        for name in outcomes:
+            _scatter(per_outcome[name], parts[(k, name)], rows.test, n)
     return Nuisances(px_z=px_z, px_zw=px_zw, outcomes=per_outcome)
 
 
