@@ -69,6 +69,9 @@ def summarise(out: Path) -> pd.DataFrame:
         sd_estimate=("estimate", "std"), mean_se=("se", "mean"), seconds=("seconds", "mean"), loadavg=("loadavg", "mean"),
     )
     table["se_over_sd"] = table["mean_se"] / table["sd_estimate"]
+    # A measure that is exactly zero by the model's structure (ctfse with Z empty: zero-width
+    # intervals at the truth) is no test of coverage: shown as NaN, not as 1.
+    table.loc[(table["sd_estimate"] == 0) & (table["mean_se"] == 0), "coverage"] = float("nan")
     return table
 
 
