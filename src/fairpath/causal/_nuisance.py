@@ -167,8 +167,7 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     the GIL), one task per fold and outcome column and one per fold's propensities; every fold has
     its own seed (a ``SeedSequence`` child of ``seed``), so results do not depend on ``n_jobs``.
     ``nested=False`` skips the nested means (and their inner split); the other fits keep their
-    seeds and values.
-    ``progress`` shows a bar that advances per task.
+    seeds and values. ``progress`` shows a bar that advances per task.
     """
     n = data.n
     layout = _fold_rows(n, n_folds, method, child_rng(seed, FOLD_LAYOUT))
