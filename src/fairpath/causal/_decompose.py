@@ -105,7 +105,7 @@ class _Fitter:
                 data.x[keep], data.outcomes[name][keep], px_z, px_zw, restricted, has_w, has_z,
                 group_means=self.method.group_means,
             )
-        return pseudo, overlap, int((~keep).sum()), data.index[keep]
+        return pseudo, overlap, int((~keep).sum())
 
 
 def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
@@ -228,7 +228,7 @@ def decompose(
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups)
-    pseudo, overlap, n_trimmed, _ = fitter(prepared, seed, progress)
+    pseudo, overlap, n_trimmed = fitter(prepared, seed, progress)
     _warn_overlap(overlap, prepared.n, trim)
     frames = {name: measure_frame(pseudo[name], measures) for name in outcomes}
     where = {"scheduler": scheduler, "workers": workers}
