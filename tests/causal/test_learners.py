@@ -58,3 +58,4 @@ def test_quadratic_features_match_the_scikit_learn_pipeline_they_replace():
     fast = QuadraticFeatures().fit(train)
     np.testing.assert_allclose(fast.transform(train), reference.transform(train), atol=1e-10)
     np.testing.assert_allclose(fast.transform(new), reference.transform(np.clip(new, low, high)), atol=1e-10)
+    np.testing.assert_array_equal(QuadraticFeatures().fit_transform(train), fast.transform(train))

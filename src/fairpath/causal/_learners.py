@@ -74,19 +74,31 @@ class QuadraticFeatures(TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X, y=None):
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        return self._standardise(self._fit(X))  # the pipeline's fit: the features are built once
+
+    def transform(self, X):
+        return self._standardise(self._expand(X))
+
+    def _fit(self, X):
+        """Learn the clipping range and both standardisations; returns the unstandardised features."""
         X = np.asarray(X, dtype=float)
         self.low_, self.high_ = X.min(axis=0), X.max(axis=0)
         self.center_, self.scale_ = _moments(np.clip(X, self.low_, self.high_))
         self.pairs_ = np.triu_indices(X.shape[1])  # PolynomialFeatures' order: (0,0), (0,1), …, (1,1), …
-        self.poly_center_, self.poly_scale_ = _moments(self._expand(X))
-        return self
+        features = self._expand(X)
+        self.poly_center_, self.poly_scale_ = _moments(features)
+        return features
 
     def _expand(self, X):
         Z = (np.clip(np.asarray(X, dtype=float), self.low_, self.high_) - self.center_) / self.scale_
         return np.hstack([Z, Z[:, self.pairs_[0]] * Z[:, self.pairs_[1]]])
 
-    def transform(self, X):
-        return (self._expand(X) - self.poly_center_) / self.poly_scale_
+    def _standardise(self, features):
+        return (features - self.poly_center_) / self.poly_scale_
 
 
 def _moments(X):
