@@ -8,6 +8,7 @@ from fairpath.text._generation import (
     GenerationSettings,
     HFGenerator,
     SampleRequest,
+    _OwnLoad,
     _pick_tokens,
     sample_uniforms,
 )
@@ -170,3 +171,14 @@ def test_bfloat16_precision_is_part_of_the_model_id(tiny_lm_path):
     settings = GenerationSettings(max_new_tokens=5, n_samples=2, batch_size=4, seed=1)
     texts = half.generate(["Hello there"], settings=settings)
     assert len(texts[0]) == 2 and half.tokens_generated > 0
+
+
+def test_own_load_is_the_kernels_exponential_average_of_own_cpu_use():
+    clock = {"wall": 0.0, "cpu": 0.0}
+    load = _OwnLoad(wall_clock=lambda: clock["wall"], cpu_clock=lambda: clock["cpu"])
+    clock.update(wall=60.0, cpu=120.0)  # a minute on both cores
+    assert load.update() == pytest.approx(2 * (1 - np.exp(-1)))
+    clock.update(wall=120.0, cpu=120.0)  # then a minute idle: the estimate decays by e
+    assert load.update() == pytest.approx(2 * (1 - np.exp(-1)) * np.exp(-1))
+    assert load.update() == pytest.approx(2 * (1 - np.exp(-1)) * np.exp(-1))  # no time passed: unchanged
+

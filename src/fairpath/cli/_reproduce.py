@@ -97,6 +97,8 @@ def _register_huang(studies) -> None:
     huang.add_argument("--lambdas", default=None, help="comma-separated lambdas (default 10,100; --quick 100)")
     huang.add_argument("--samples", type=int, default=None, help="audit samples per prompt (default 50; --quick 4)")
     huang.add_argument("--steps", type=int, default=None, help="training steps per model (default 60; --quick 3)")
+    huang.add_argument("--templates", type=int, default=None,
+                       help="audit the first K templates of each attribute (default: all 10; --quick 2)")
     huang.add_argument("--corpus", default=None, help="training text for every attribute (default: sampled from the model)")
     huang.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
     huang.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda (default: %(default)s)")
@@ -115,6 +117,8 @@ def _run_huang(args: argparse.Namespace) -> int:
         overrides["audit_samples"] = args.samples
     if args.steps is not None:
         overrides["steps"] = args.steps
+    if args.templates is not None:
+        overrides["templates"] = args.templates
     settings = HuangSettings.quick(**overrides) if args.quick else HuangSettings(**overrides)
     result = reproduce_huang(args.out, model=args.model, corpus=args.corpus, device=args.device, settings=settings)
     print(result.summary())

@@ -62,6 +62,8 @@ class HuangSettings:
     def __post_init__(self):
         if len(self.lambdas) < 1 or len(self.regularizers) < 1 or len(self.attributes) < 1:
             raise FairpathInputError("give at least one attribute, regularizer and λ")
+        if self.templates is not None and self.templates < 1:
+            raise FairpathInputError(f"templates must be at least 1 (got {self.templates}); leave it unset for all templates")
 
     @classmethod
     def quick(cls, **overrides) -> "HuangSettings":

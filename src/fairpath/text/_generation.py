@@ -34,7 +34,9 @@ import contextlib
 import functools
 import hashlib
 import json
+import math
 import os
+import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple, Sequence
@@ -167,13 +169,42 @@ def _check_prompts(prompts) -> list[str]:
     return prompts
 
 
+class _OwnLoad:
+    """This process's part of the 1-minute load average, estimated the way the kernel computes the load.
+
+    The kernel's figure is an exponential average (time constant 60 s) of the runnable threads; this
+    one averages the process's own CPU use (cores busy, from its CPU time) between looks the same way.
+    """
+
+    TIME_CONSTANT = 60.0
+
+    def __init__(self, wall_clock=time.monotonic, cpu_clock=time.process_time):
+        self._wall_clock, self._cpu_clock = wall_clock, cpu_clock
+        self._wall, self._cpu, self.value = wall_clock(), cpu_clock(), 0.0
+
+    def update(self) -> float:
+        wall, cpu = self._wall_clock(), self._cpu_clock()
+        elapsed = wall - self._wall
+        if elapsed > 0:
+            decay = math.exp(-elapsed / self.TIME_CONSTANT)
+            self.value = decay * self.value + (1 - decay) * (cpu - self._cpu) / elapsed
+            self._wall, self._cpu = wall, cpu
+        return self.value
+
+
+_OWN_LOAD = _OwnLoad()
+
+
 def _auto_threads() -> int:
     """Torch's thread count, cut to the cores other processes leave idle (at least one).
 
     On an oversubscribed machine every parallel region waits for all its threads to be scheduled:
-    measured here under a load of 17 on 2 cores, 2 threads decoded ten times slower than 1.
+    measured here under a load of 17 on 2 cores, 2 threads decoded ten times slower than 1. The
+    process's own part of the load is left out: counted, a run's first batch would leave it on
+    one core for good (its own one-core load leaves one core "idle" on two).
     """
-    idle = (os.cpu_count() or 1) - os.getloadavg()[0]
+    others = max(0.0, os.getloadavg()[0] - _OWN_LOAD.update())
+    idle = (os.cpu_count() or 1) - others
     return max(1, min(torch.get_num_threads(), int(idle + 0.5)))
 
 
