@@ -9,9 +9,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 
+from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath.cli import main  # noqa: E402
 from fairpath.reproduce import HuangSettings  # noqa: E402
-from fairpath.reproduce._huang import target_check  # noqa: E402
+from fairpath.reproduce._huang import _spec, target_check  # noqa: E402
 from fairpath.text._testing import make_tiny_causal_lm  # noqa: E402
 
 MOODS = ["was wonderful, happy and great", "had a lovely, excellent day", "was terrible, awful and sad",
@@ -70,3 +71,12 @@ def test_target_check_needs_every_attribute():
     assert "occupation: individual -10.0% (paired p = 0.001)" in check["lines"][0]
     rows[3]["individual_change"] = -0.4
     assert target_check(pd.DataFrame(rows))["models_meeting"] == ["embedding-lambda10"]
+
+
+def test_templates_must_be_positive_and_cut_every_attribute(capsys):
+    with pytest.raises(FairpathInputError, match=r"templates must be at least 1 \(got 0\)"):
+        HuangSettings(templates=0)
+    assert main(["reproduce", "huang", "--templates", "0", "--out", "unused"]) == 2
+    assert "templates must be at least 1" in capsys.readouterr().err
+    assert [len(_spec(a, 3).templates) for a in ("country", "occupation")] == [3, 3]
+    assert _spec("country", None).templates == _spec("country", 99).templates  # None or too many: all of them
