@@ -6,7 +6,9 @@ import html.parser
 import json
 import shutil
 import subprocess
+from dataclasses import asdict
 
+import pandas as pd
 import pytest
 
 from fairpath.cli import main
@@ -14,6 +16,10 @@ from fairpath.datasets import make_binary_sfm
 from fairpath.parity import audit
 from fairpath.parity._oracles import oracle_predictors
 from fairpath.parity._report import SECTION_IDS
+from fairpath.report import provenance
+from fairpath.reproduce import HuangSettings
+from fairpath.reproduce._huang import HuangResult, target_check
+from fairpath.reproduce._report import write_huang_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 VIEWPORT = 1200
@@ -71,10 +77,33 @@ def reports(tmp_path_factory, shared_dir):
     text = audit_text(spec, PoolGenerator(spec, {"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}), scorers=["vader"],
                       settings=GenerationSettings(n_samples=30), quality=False, n_permutations=49, progress=False)
     found["text"] = text.write_report(folder / "text" / "report.html")
+    found["huang"] = _huang_report(folder / "huang")
     return found
 
 
-@pytest.mark.parametrize("kind", ["audit", "repair", "frontier", "reproduce", "text"])
+def _huang_report(folder):
+    """The reproduce huang report of a hand-made study table (the study itself runs in tests/reproduce/test_huang.py)."""
+    rows = []
+    for attribute, scale in (("country", 1.0), ("occupation", 1.4)):
+        for model, regularizer, lam, individual, p, perplexity, ss in (
+                ("base", "none", float("nan"), 0.060, float("nan"), 21.0, 0.310),
+                ("embedding-lambda10", "embedding", 10.0, 0.050, 0.04, 21.4, 0.305),
+                ("embedding-lambda100", "embedding", 100.0, 0.038, 0.002, 22.3, 0.290),
+                ("sentiment-lambda10", "sentiment", 10.0, 0.047, 0.03, 21.2, 0.309),
+                ("sentiment-lambda100", "sentiment", 100.0, 0.035, 0.001, 21.9, 0.300)):
+            rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lam": lam,
+                         "individual": scale * individual, "individual_change": individual / 0.060 - 1, "individual_p": p,
+                         "group": scale * individual / 2, "group_change": individual / 0.060 - 1, "group_p": p,
+                         "perplexity": perplexity, "perplexity_change": perplexity / 21.0 - 1, "perplexity_sensitive": perplexity + 3,
+                         "ss": ss, "ss_points": 100 * (ss - 0.310), "ssc": ss - 0.1, "ssc_points": 100 * (ss - 0.310)})
+    table = pd.DataFrame(rows)
+    settings = HuangSettings(templates=3)
+    result = HuangResult(table, target_check(table), asdict(settings), folder, 12.0,
+                         provenance(seed=settings.seed, dtype="float32", packages=("torch",)))
+    return write_huang_report(result, folder / "report.html")
+
+
+@pytest.mark.parametrize("kind", ["audit", "repair", "frontier", "reproduce", "text", "huang"])
 def test_report_embeds_its_figures_and_records_provenance(reports, kind):
     page = reports[kind].read_text(encoding="utf-8")
     parser = _Collector()
@@ -88,7 +117,8 @@ def test_report_embeds_its_figures_and_records_provenance(reports, kind):
         assert 300 < width <= 1100 and height > 150  # never scaled down by the page, so its fonts stay legible
     assert parser.external == []  # self-contained: nothing to fetch
     if kind != "text":  # the text report's settings belong to its own module
-        assert "SHA-256" in page and "versions" in page and "dtype" in page
+        assert "versions" in page and "dtype" in page
+        assert "SHA-256" in page or kind == "huang"  # the hand-made huang study read no input file
     if kind == "audit":
         assert set(SECTION_IDS) <= parser.ids
 
@@ -127,7 +157,7 @@ document.getElementById('r').addEventListener('load', () => {
 
 
 @pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (apt-get install chromium)")
-@pytest.mark.parametrize("kind", ["audit", "repair", "frontier", "reproduce", "text"])
+@pytest.mark.parametrize("kind", ["audit", "repair", "frontier", "reproduce", "text", "huang"])
 def test_report_renders_in_headless_chromium(reports, kind, tmp_path):
     report = reports[kind]
     harness = tmp_path / "harness.html"

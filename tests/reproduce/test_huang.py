@@ -57,6 +57,12 @@ def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, cap
     assert main(args) == 0
     assert stamps == {p: p.stat().st_mtime_ns for p in stamps}
     assert pd.read_csv(out / "table.csv").equals(table)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == 2  # one trade-off figure per attribute
+    assert "paired permutation p" in page and ("MISSED by every model" in page or "MET by" in page)
+    assert "SHA-256" in page and "torch" in page and "dtype" in page  # provenance: the corpus file, versions
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["provenance"]["inputs"][0]["name"] == "corpus.txt" and summary["provenance"]["dtype"] == "float32"
 
 
 def test_target_check_needs_every_attribute():

@@ -122,6 +122,6 @@ def _run_huang(args: argparse.Namespace) -> int:
     settings = HuangSettings.quick(**overrides) if args.quick else HuangSettings(**overrides)
     result = reproduce_huang(args.out, model=args.model, corpus=args.corpus, device=args.device, settings=settings)
     print(result.summary())
-    for path in ("table.csv", "summary.json", *(f"tradeoffs_{a}.png" for a in settings.attributes)):
+    for path in ("report.html", "table.csv", "summary.json", *(f"tradeoffs_{a}.png" for a in settings.attributes)):
         print(f"wrote {result.out / path}")
     return 0

@@ -12,9 +12,10 @@ from pathlib import Path
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "quantile-forest", "matplotlib")
 
 
-def package_versions() -> dict[str, str]:
+def package_versions(extra=()) -> dict[str, str]:
+    """Versions of Python and of the packages a result depends on (``extra``: more of them, e.g. torch)."""
     versions = {"python": platform.python_version()}
-    for name in _VERSIONED:
+    for name in (*_VERSIONED, *extra):
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
@@ -38,18 +39,20 @@ def command_line() -> str:
     return " ".join([program, *map(shlex.quote, sys.argv[1:])])
 
 
-def provenance(*, inputs=(), call: str | None = None, seed: int | None = None, dtype: str = "float64") -> dict:
+def provenance(*, inputs=(), call: str | None = None, seed: int | None = None, dtype: str = "float64",
+               packages=()) -> dict:
     """The provenance block every report and JSON carries.
 
     ``inputs``: paths of the files read; ``call``: the API call that produced the result (by default
-    the process's command line); ``dtype``: the floating-point precision of the computation.
+    the process's command line); ``dtype``: the floating-point precision of the computation;
+    ``packages``: versions to record beyond the tabular stack's (e.g. torch, transformers).
     """
     return {
         "inputs": [file_record(p) for p in inputs],
         "call": call if call is not None else command_line(),
         "seed": seed,
         "dtype": dtype,
-        "versions": package_versions(),
+        "versions": package_versions(packages),
         "platform": platform.platform(),
     }
 

@@ -26,15 +26,17 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
+from fairpath.reproduce._report import write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
+_TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vaderSentiment")
 TARGET = {"individual_change": -0.30, "p": 0.01, "perplexity_change": 0.10, "ss_points": -5.0}
 
 
@@ -110,6 +112,7 @@ class HuangResult(ResultMixin):
     settings: dict
     out: Path
     seconds: float
+    provenance: dict = field(default_factory=dict)  # inputs, call, seed, dtype, versions (fairpath.report.provenance)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per attribute and model (``subject`` ``<attribute>: <model>``) and measure: individual and
@@ -128,7 +131,7 @@ class HuangResult(ResultMixin):
 
     def to_dict(self) -> dict:
         return {"settings": self.settings, "target": self.target, "table": self.table.to_dict(orient="records"),
-                "out": self.out, "seconds": self.seconds}
+                "out": self.out, "seconds": self.seconds, "provenance": self.provenance}
 
     def _repr_fields(self) -> dict:
         return {"attributes": list(self.table["attribute"].unique()), "target_met": self.target["met"]}
@@ -216,11 +219,18 @@ class HuangStudy:
         partial = self.out / "table.tmp"
         table.to_csv(partial, index=False)
         os.replace(partial, self.out / "table.csv")
-        seconds = time.perf_counter() - started
-        _write_json_atomic({"settings": asdict(self.settings), "model": self.model, "target": target,
-                            "table": table.to_dict(orient="records"), "seconds_this_session": seconds},
-                           self.out / "summary.json")
-        return HuangResult(table, target, asdict(self.settings), self.out, seconds)
+        result = HuangResult(table, target, asdict(self.settings), self.out, time.perf_counter() - started, self._provenance())
+        _write_json_atomic({"settings": result.settings, "model": self.model, "target": target,
+                            "table": table.to_dict(orient="records"), "seconds_this_session": result.seconds,
+                            "provenance": result.provenance}, self.out / "summary.json")
+        write_huang_report(result, self.out / "report.html")
+        return result
+
+    def _provenance(self) -> dict:
+        from fairpath.report import provenance
+
+        inputs = [path for path in (self.corpus, self.model) if path and Path(path).is_file()]
+        return provenance(inputs=inputs, seed=self.settings.seed, dtype="float32", packages=_TEXT_PACKAGES)
 
     def _rows(self, attribute: str, result) -> list[dict]:
         from fairpath.text.debias import BASE
@@ -268,26 +278,26 @@ def target_check(table: pd.DataFrame) -> dict:
 def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
     """Individual and group fairness against perplexity and S.S., one line per regularizer through λ; on ``ax``
     (four axes: individual against perplexity and S.S., then group) when given."""
-    import matplotlib.pyplot as plt
+    from fairpath.report import styled, subplots
 
-    fig, panels = panel_axes(ax, 4, lambda: plt.subplots(2, 2, figsize=(10, 8)))
-    base = rows[rows["model"] == "base"].iloc[0]
-    for i, (fairness, label) in enumerate((("individual", "individual fairness (W1, VADER; lower is fairer)"),
-                                           ("group", "group fairness (W1, VADER; lower is fairer)"))):
-        for j, (quality, quality_label) in enumerate((("perplexity", "perplexity on held-out text"), ("ss", "S.S."))):
-            ax = panels[2 * i + j]
-            ax.scatter([base[quality]], [base[fairness]], marker="*", s=150, color="black", label="base", zorder=3)
-            for regularizer, group in rows[rows["model"] != "base"].groupby("regularizer"):
-                group = group.sort_values("lam")
-                ax.plot(group[quality], group[fairness], marker="o", label=regularizer)
-                for r in group.itertuples():
-                    ax.annotate(f"λ={r.lam:g}", (getattr(r, quality), getattr(r, fairness)), textcoords="offset points",
-                                xytext=(4, 4), fontsize=8)
-            ax.set_xlabel(quality_label)
-            ax.set_ylabel(label)
-            ax.legend(fontsize=8)
-    fig.suptitle(f"Huang et al. (2020) trade-offs on {attribute}: fairness against quality per regularizer and λ")
-    fig.tight_layout()
+    with styled():  # the report's fonts for every text of the figure, not only its axes
+        fig, panels = panel_axes(ax, 4, lambda: subplots(2, 2, height=8.0))
+        base = rows[rows["model"] == "base"].iloc[0]
+        for i, (fairness, label) in enumerate((("individual", "individual fairness (W1)"), ("group", "group fairness (W1)"))):
+            for j, (quality, quality_label) in enumerate((("perplexity", "perplexity on held-out text"), ("ss", "S.S."))):
+                ax = panels[2 * i + j]
+                ax.scatter([base[quality]], [base[fairness]], marker="*", s=150, color="black", label="base", zorder=3)
+                for regularizer, group in rows[rows["model"] != "base"].groupby("regularizer"):
+                    group = group.sort_values("lam")
+                    ax.plot(group[quality], group[fairness], marker="o", label=regularizer)
+                    for r in group.itertuples():
+                        ax.annotate(f"λ={r.lam:g}", (getattr(r, quality), getattr(r, fairness)), textcoords="offset points",
+                                    xytext=(4, 4), fontsize=9)
+                ax.set_xlabel(quality_label)
+                ax.set_ylabel(label)
+                ax.legend()
+        fig.suptitle(f"Huang et al. (2020) trade-offs on {attribute}: VADER fairness (lower is fairer) against quality")
+        fig.tight_layout()
     return fig
 
 

@@ -116,3 +116,67 @@ def write_census_report(study, path) -> Path:
     sections = [figure9, cookbook, comparison_section(study.comparison)]
     return write_report(path, "fairpath reproduce census: the paper's Appendix F", sections, summary,
                         settings_block(study))
+
+
+_HUANG_EXPLANATION = (
+    "<p>Individual fairness: the mean over templates and pairs of values of the Wasserstein-1 distance between the "
+    "VADER sentiment distributions of their continuations; group fairness: the mean distance between each subgroup's "
+    "distribution and the whole's (Huang et al., Sec. 3). Lower is fairer. Each trained model is compared with the "
+    "base on the same prompts and per-sample random streams by a paired permutation test (model labels permuted among "
+    "the samples of each prompt); change is relative to the base, p two-sided. Perplexity is measured on held-out "
+    "text and on its sentences that name a sensitive value; S.S. is the semantic similarity of a continuation to its "
+    "prompt, S.S.c its similarity to the sensitive context (both with all-MiniLM-L6-v2; changes in points of 100).</p>")
+
+
+def _huang_tables(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The fairness table (with the paired tests) and the quality table of one attribute, display-formatted."""
+    def change(values):
+        return ["" if pd.isna(v) else f"{100 * v:+.1f}%" for v in values]
+
+    def points(values):
+        return ["" if pd.isna(v) else f"{v:+.1f}" for v in values]
+
+    def p(values):
+        return ["" if pd.isna(v) else format_p(v) for v in values]
+
+    shared = {"model": rows["model"], "regularizer": rows["regularizer"],
+              "λ": ["" if pd.isna(v) else f"{v:g}" for v in rows["lam"]]}
+    fairness = pd.DataFrame({**shared, "individual (W1)": rows["individual"].map("{:.4f}".format),
+                             "individual change": change(rows["individual_change"]), "individual p": p(rows["individual_p"]),
+                             "group (W1)": rows["group"].map("{:.4f}".format),
+                             "group change": change(rows["group_change"]), "group p": p(rows["group_p"])})
+    quality = pd.DataFrame({"model": rows["model"], "perplexity": rows["perplexity"].map("{:.2f}".format),
+                            "perplexity change": change(rows["perplexity_change"]),
+                            "perplexity (sensitive)": rows["perplexity_sensitive"].map("{:.2f}".format),
+                            "S.S.": rows["ss"].map("{:.3f}".format), "S.S. change": points(rows["ss_points"]),
+                            "S.S.c": rows["ssc"].map("{:.3f}".format), "S.S.c change": points(rows["ssc_points"])})
+    return fairness, quality.replace("nan", "not measured")
+
+
+def write_huang_report(result, path) -> Path:
+    """The HTML report of ``fairpath reproduce huang``: the target check, then per attribute the trade-off
+    figure, the fairness table with the paired tests and the quality table."""
+    from fairpath.reproduce._huang import tradeoff_figure
+
+    settings = result.settings
+    sizes = (f"{settings['audit_samples']} samples per prompt of {settings['audit_max_new_tokens']} tokens, "
+             f"{'all' if settings['templates'] is None else 'the first ' + str(settings['templates'])} templates, "
+             f"{settings['steps']} LoRA steps per model, λ ∈ {{{', '.join(f'{v:g}' for v in settings['lambdas'])}}}")
+    verdict = html.escape(result.target["verdict"])
+    summary = (f"<p>Huang et al. (2020)'s debiasing result rerun by fairpath: {sizes}. Target: <strong>{verdict}</strong>."
+               "</p><ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in result.target["lines"][:-1]) + "</ul>")
+    sections = []
+    for attribute, rows in result.table.groupby("attribute", sort=False):
+        fairness, quality = _huang_tables(rows)
+        section = Section(f"{attribute.capitalize()}: fairness against quality", _HUANG_EXPLANATION if not sections else "",
+                          anchor=f"huang-{attribute}")
+        section.add_figure(tradeoff_figure(rows, attribute),
+                           "Points: the base (star) and each model, one line per regularizer through its λ values. "
+                           "Each point is one audit; see the table for the paired test of its difference from the base.")
+        section.add_table(fairness, "Individual and group fairness (VADER), change against the base and paired permutation p")
+        section.add_table(quality, "Generation quality: perplexity, S.S. and S.S.c")
+        sections.append(section)
+    block = dict(provenance_lines(result.provenance)) if result.provenance else {}
+    block.update({f"setting {k}": str(v) for k, v in settings.items()})
+    block["time"] = f"{result.seconds:.0f} s this run (finished stages are loaded, not recomputed)"
+    return write_report(path, "fairpath reproduce huang: Huang et al. (2020)'s debiasing result", sections, summary, block)
