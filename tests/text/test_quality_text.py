@@ -69,16 +69,20 @@ def test_corpus_semantic_similarity_with_backends_of_known_relevance():
         """Continues every prefix with the prefix itself (cosine 1), or with one fixed unrelated text."""
 
         def __init__(self, echo):
-            self.echo = echo
+            self.echo = echo  # True, False or "even": echo only the even-numbered samples of a prefix
 
         model_id = "echo"
 
         def generate_requests(self, requests, settings):
-            return [r.prompt if self.echo else "quarterly derivatives margin accounting" for r in requests]
+            echo = [self.echo if self.echo != "even" else r.sample_index % 2 == 0 for r in requests]
+            return [r.prompt if e else "quarterly derivatives margin accounting" for r, e in zip(requests, echo)]
 
     corpus = ["The children played football in the park all afternoon.", "Fresh bread smells wonderful in the morning."]
     assert corpus_semantic_similarity(EchoGenerator(True), corpus, GenerationSettings()) == 1.0
     assert corpus_semantic_similarity(EchoGenerator(False), corpus, GenerationSettings()) == 0.0
+    # several continuations per prefix: the share is over all of them
+    assert corpus_semantic_similarity(EchoGenerator("even"), corpus, GenerationSettings()) == 1.0
+    assert corpus_semantic_similarity(EchoGenerator("even"), corpus, GenerationSettings(), n_samples=4) == 0.5
 
 
 def test_sensitive_prefixes_reach_the_first_sensitive_mention():

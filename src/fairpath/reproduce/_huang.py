@@ -59,6 +59,7 @@ class HuangSettings:
     audit_max_new_tokens: int = 20
     n_permutations: int = 999  # of every audit's tests and of every comparison with the base
     semantic: bool = True
+    quality_samples: int = 10  # continuations per held-out prefix for S.S. and S.S.c
     seed: int = 0
 
     def __post_init__(self):
@@ -72,7 +73,7 @@ class HuangSettings:
         """One λ per regularizer, a few steps, two templates and a handful of samples (minutes on a CPU)."""
         sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, corpus_samples=2,
                      corpus_max_new_tokens=16, templates=2, audit_samples=4, audit_max_new_tokens=10,
-                     n_permutations=99)
+                     n_permutations=99, quality_samples=2)
         return cls(**{**sizes, **overrides})
 
 
@@ -178,7 +179,8 @@ class HuangStudy:
                            regularizers=s.regularizers, lambdas=s.lambdas, training=training, corpus=self.corpus,
                            corpus_samples_per_prompt=s.corpus_samples, corpus_max_new_tokens=s.corpus_max_new_tokens,
                            audit_samples=s.audit_samples, audit_max_new_tokens=s.audit_max_new_tokens,
-                           scorers=("vader",), n_permutations=s.n_permutations, semantic=s.semantic, seed=s.seed,
+                           scorers=("vader",), n_permutations=s.n_permutations, semantic=s.semantic,
+                           quality_samples=s.quality_samples, seed=s.seed,
                            progress=self.progress, device=self.device)
 
     def compare(self, folder: Path, name: str) -> dict:

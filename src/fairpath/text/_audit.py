@@ -144,6 +144,7 @@ def audit_text(
     quality: bool = True,
     embedder=None,
     corpus: Sequence[str] | None = None,
+    quality_samples: int = 10,
     progress: bool = True,
 ) -> TextAuditResult:
     """Run the whole audit of one attribute with one generation backend.
@@ -167,12 +168,16 @@ def audit_text(
         prompts (``ss_templates``) and, with a corpus, S.S. and S.S.c (see fairpath.text._quality).
     corpus : texts, optional
         Perplexity of the backend's model on these texts and on those mentioning a value; with
-        ``quality``, also S.S. and S.S.c from one continuation of each prefix (100 at most).
+        ``quality``, also S.S. and S.S.c from ``quality_samples`` continuations of each prefix (100
+        prefixes at most): S.S. is a share, so one continuation of 35 prefixes leaves it a binomial
+        SE of about 6 points, more than the differences between models it has to resolve.
     """
     from fairpath.text._generation import GenerationSettings
     from fairpath.text._samples import SampleStore, generate_samples
 
     _check_settings(n_permutations, alpha)  # before any generation
+    if isinstance(quality_samples, bool) or not isinstance(quality_samples, int) or quality_samples < 1:
+        raise FairpathInputError(f"quality_samples must be a whole number >= 1 (continuations per prefix for S.S.), got {quality_samples!r}")
     spec = FairnessSpec.load(spec)
     settings = settings or GenerationSettings(seed=seed)
     scorer_objects = _scorer_objects(scorers, embedder)  # fail on a bad name before generating
@@ -191,7 +196,7 @@ def audit_text(
                       seed, quality, embedder, {"generation": generation})
     if corpus is not None:
         started = time.perf_counter()
-        result.quality.update(_corpus_quality(spec, backend, quality, embedder, corpus, settings))
+        result.quality.update(_corpus_quality(spec, backend, quality, embedder, corpus, settings, quality_samples))
         result.timings["quality"] += time.perf_counter() - started
     return result
 
@@ -303,7 +308,7 @@ def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, embedder) -> di
     }
 
 
-def _corpus_quality(spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings) -> dict:
+def _corpus_quality(spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings, samples: int) -> dict:
     """Perplexity (and S.S., S.S.c) on a corpus: needs the backend's local model."""
     from fairpath.text._quality import corpus_semantic_similarity, perplexity, sensitive_semantic_similarity
 
@@ -312,6 +317,7 @@ def _corpus_quality(spec: FairnessSpec, backend, semantic: bool, embedder, corpu
         raise FairpathInputError(f"perplexity needs a backend with a local model; {type(backend).__name__} has none")
     numbers = {"perplexity": perplexity(model, tokenizer, list(corpus), spec).to_dict()}
     if semantic:
-        numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder)
-        numbers["ssc"] = sensitive_semantic_similarity(backend, list(corpus), spec, settings, embedder)
+        numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder, n_samples=samples)
+        numbers["ssc"] = sensitive_semantic_similarity(backend, list(corpus), spec, settings, embedder, n_samples=samples)
+        numbers["quality_samples"] = samples
     return numbers

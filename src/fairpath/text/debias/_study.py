@@ -210,6 +210,8 @@ class DebiasStudy:
     corpus_samples_per_prompt, corpus_max_new_tokens : size of the sampled default corpus.
     audit_samples, audit_max_new_tokens, scorers, n_permutations : the audit of each model (permutations per test).
     semantic : measure S.S. and S.S.c with MiniLM.
+    quality_samples : continuations per held-out prefix for S.S. and S.S.c (see ``audit_text``); an
+        evaluation stored with another number is recomputed (its samples are reused).
     seed : seeds the corpus, training, sampling and the bootstrap.
     device : "auto" (CUDA when available, else the CPU), "cpu" or "cuda"; every model is trained,
         sampled and scored for perplexity there.
@@ -223,7 +225,7 @@ class DebiasStudy:
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
                  scorers: Sequence[str] = ("vader",), n_permutations: int = 999, semantic: bool = True,
-                 generation_batch_size: int = 64, seed: int = 0, progress: bool = True, device: str = "auto"):
+                 quality_samples: int = 10, generation_batch_size: int = 64, seed: int = 0, progress: bool = True, device: str = "auto"):
         from fairpath.text._models import resolve_device
         from fairpath.text._spec import FairnessSpec
 
@@ -244,6 +246,7 @@ class DebiasStudy:
         self.scorers = tuple(scorers)
         self.n_permutations = n_permutations
         self.semantic = semantic
+        self.quality_samples = quality_samples
         self.generation_batch_size = generation_batch_size
         self.seed = seed
         self.progress = progress
@@ -326,20 +329,23 @@ class DebiasStudy:
         folder = self.out_dir / "audits" / name
         cached = folder / "evaluation.json"
         if cached.exists():
-            return json.loads(cached.read_text())
+            record = json.loads(cached.read_text())
+            if record.get("quality_samples", 1) == self.quality_samples or not self.semantic:  # older ones used 1
+                return record
         started = time.perf_counter()
         backend = HFGenerator(model_path, device=self.device)
         settings = self.audit_settings()
         result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
                             n_permutations=self.n_permutations, seed=self.seed, quality=self.semantic,
-                            corpus=corpus.heldout_texts, progress=self.progress)
+                            corpus=corpus.heldout_texts, quality_samples=self.quality_samples, progress=self.progress)
         result.to_json(folder / "audit.json")
         write_parquet_atomic(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
         record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
                   "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
                   "perplexity": ppl["perplexity"],
-                  "perplexity_sensitive": ppl["perplexity_sensitive"], "timings_s": result.timings,
+                  "perplexity_sensitive": ppl["perplexity_sensitive"], "quality_samples": self.quality_samples,
+                  "timings_s": result.timings,
                   "fairness": {scorer: _fairness_numbers(f) for scorer, f in result.fairness.items()}}
         write_json(record, cached)
         self._timed(f"evaluation:{name}", started)
