@@ -123,9 +123,10 @@ _HUANG_EXPLANATION = (
     "VADER sentiment distributions of their continuations; group fairness: the mean distance between each subgroup's "
     "distribution and the whole's (Huang et al., Sec. 3). Lower is fairer. Each trained model is compared with the "
     "base on the same prompts and per-sample random streams by a paired permutation test (model labels permuted among "
-    "the samples of each prompt); change is relative to the base, p two-sided. Perplexity is measured on held-out "
-    "text and on its sentences that name a sensitive value; S.S. is the semantic similarity of a continuation to its "
-    "prompt, S.S.c its similarity to the sensitive context (both with all-MiniLM-L6-v2; changes in points of 100).</p>")
+    "the samples of each prompt); change is relative to the base, p two-sided. Perplexity is measured on the held-out "
+    "texts and on those that name a sensitive value. S.S. is the share of continuations of held-out text prefixes whose "
+    "all-MiniLM-L6-v2 cosine similarity to their prefix is at least 0.4; S.S.c the same share on prefixes that reach a "
+    "sensitive mention (changes in points of 100).</p>")
 
 
 def _huang_tables(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
