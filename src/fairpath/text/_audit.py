@@ -172,11 +172,11 @@ def audit_text(
         prefixes at most): S.S. is a share, so one continuation of 35 prefixes leaves it a binomial
         SE of about 6 points, more than the differences between models it has to resolve.
     """
-    from fairpath.text._generation import GenerationSettings
+    from fairpath.text._generation import GenerationSettings, _positive_int
     from fairpath.text._samples import SampleStore, generate_samples
 
     _check_settings(n_permutations, alpha)  # before any generation
-    if isinstance(quality_samples, bool) or not isinstance(quality_samples, int) or quality_samples < 1:
+    if not _positive_int(quality_samples):
         raise FairpathInputError(f"quality_samples must be a whole number >= 1 (continuations per prefix for S.S.), got {quality_samples!r}")
     spec = FairnessSpec.load(spec)
     settings = settings or GenerationSettings(seed=seed)
