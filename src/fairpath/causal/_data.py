@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,8 @@ class PreparedData:
     z_names: list[str]
     w_names: list[str]
     n_excluded: int  # rows whose X is neither x0 nor x1
+    # predictor column -> {x: f(x, Z, W) per row} for predictors whose function is known (see _known.py)
+    known: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -49,6 +51,11 @@ def _check_columns(data: pd.DataFrame, sfm: SFM, outcomes: list[str]) -> None:
         raise FairpathInputError(f"outcome column(s) {duplicated} listed twice")
 
 
+def group_rows(data: pd.DataFrame, sfm: SFM) -> pd.Series:
+    """The rows the estimators analyse: X is x0 or x1."""
+    return (data[sfm.x] == sfm.x0) | (data[sfm.x] == sfm.x1)
+
+
 def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int]:
     column = data[sfm.x]
     levels = list(pd.unique(column))
@@ -57,7 +64,7 @@ def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarr
         raise FairpathInputError(
             f"protected attribute {sfm.x!r} has no rows with level(s) {absent}; its levels are {levels[:20]}"
         )
-    keep = (column == sfm.x0) | (column == sfm.x1)
+    keep = group_rows(data, sfm)
     n_excluded = int((~keep).sum())
     if n_excluded:
         others = sorted({str(v) for v in column[~keep].unique()})

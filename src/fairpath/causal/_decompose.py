@@ -17,6 +17,7 @@ from fairpath._validation import (
     check_probability, check_seed,
 )
 from fairpath.causal._data import PreparedData, prepare_data
+from fairpath.causal._known import check_predictor_functions, known_means
 from fairpath.causal._learners import check_learner, check_learner_for
 from fairpath.causal._measures import MEASURES, measures_need_nested
 from fairpath.causal._methods import METHODS, DrawRequest, EstimationMethod, collect_in_order, measure_frame, resolve_method
@@ -154,6 +155,7 @@ def decompose(
     sfm: SFM,
     predictors=(),
     *,
+    predictor_functions=None,
     method: str = "debiasing",
     learner=None,
     measures=None,
@@ -178,6 +180,12 @@ def decompose(
     data : DataFrame with the SFM's columns and the predictor columns.
     sfm : the Standard Fairness Model (:class:`SFM`).
     predictors : predictor columns Ŷ, decomposed alongside Y with the same propensity models.
+    predictor_functions : {predictor column: f} for predictors whose function you hold (the fitted
+        model): f takes rows of ``data`` (all its columns) and returns the predictor's values. It must
+        reproduce its column; fairpath then sets X to each level and calls f, so the predictor's
+        E[Ŷ | x, z, w] is exact instead of estimated (see ``fairpath.causal._known``). This removes
+        the error an estimated mean leaves in a predictor's measures, which the intervals do not
+        include: a predictor that never reads X gets Ctf-DE 0 on every row.
     method : ``"debiasing"`` (one-step influence-function estimator with cross-fitting, the default)
         or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap); each
         is an object in ``fairpath.causal._methods`` with the hooks decompose calls.
@@ -219,7 +227,9 @@ def decompose(
     trim = estimator.trims_by_default if trim is None else bool(trim)
     started = time.perf_counter()
     outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
+    functions = check_predictor_functions(predictor_functions, outcomes[1:])
     prepared = prepare_data(data, sfm, outcomes)
+    prepared.known = known_means(data, sfm, prepared, functions)
     groups = (sfm.x, (sfm.x0, sfm.x1))
     if prepared.z.shape[1] or prepared.w.shape[1]:
         check_fold_group_sizes(prepared.x, n_folds, groups)
@@ -240,7 +250,7 @@ def decompose(
         "method": estimator.name, "learner": learner if isinstance(learner, str) else repr(learner), "n_folds": n_folds,
         "seed": seed, "level": level, "eps": eps, "trim": trim, **estimator.settings(n_boot, nboot1, nboot2),
         "n_rep": n_rep,
-        "measures": list(measures),
+        "measures": list(measures), "known_means": list(functions),
     }
     counts = {
         "n": int(prepared.n), "n_x0": int((prepared.x == 0).sum()), "n_x1": int((prepared.x == 1).sum()),

@@ -72,6 +72,7 @@ def subset(data: PreparedData, rows: np.ndarray) -> PreparedData:
     return PreparedData(
         x=data.x[rows], z=data.z[rows], w=data.w[rows], outcomes={k: v[rows] for k, v in data.outcomes.items()},
         index=data.index[rows], z_names=data.z_names, w_names=data.w_names, n_excluded=data.n_excluded,
+        known={name: {v: means[rows] for v, means in by_level.items()} for name, by_level in data.known.items()},
     )
 
 

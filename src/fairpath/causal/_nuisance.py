@@ -105,11 +105,17 @@ class _Fold:
         (px_zw,) = self._fit(2, zw[base], x[base], [zw[t]], True)
         return px_z, px_zw
 
-    def outcome(self, y: np.ndarray, binary: bool) -> OutcomeNuisances:
+    def outcome(self, y: np.ndarray, binary: bool, known: dict[int, np.ndarray] | None = None) -> OutcomeNuisances:
+        """The outcome regressions of column ``y`` on this fold. ``known`` ({x: f(x, Z, W) per row},
+        for a predictor whose function is known) replaces the fits of μ(x, z, w), and of μ(x, z)
+        when W is empty, by those values; see ``fairpath.causal._known``."""
         d, r = self.data, self.rows
         # Every outcome column gets the same learner seeds: identical columns get identical fits.
         offset = 10
         result = OutcomeNuisances()
+        if known is not None and not self.has_w:
+            result.mu_xz = result.mu_xzw = {v: known[v][r.test] for v in (0, 1)}
+            return result
         # Without Z, μ(x) is a group mean; taken over all rows, E[Y | x] is estimated exactly.
         mu_rows = r.base if self.has_z else np.arange(d.n)
         mu_xz = self._by_level(offset, d.z, y, mu_rows, [d.z[r.test]], binary)
@@ -117,11 +123,27 @@ class _Fold:
         if not self.has_w:
             result.mu_xzw = result.mu_xz
             return result
+        if known is not None:
+            result.mu_xzw = {v: known[v][r.test] for v in (0, 1)}
+            honest = known  # not fitted on any row, so honest on the nested rows as it stands
+        else:
+            honest = self._mediator_means(offset, y, binary, result)
+        if self.nested:
+            for x_y in (0, 1):
+                x_w = 1 - x_y
+                nested = self._by_level(offset + 4 + 2 * x_y, d.z, honest[x_y], r.nested, [d.z[r.test]], False, levels=(x_w,))
+                result.nested[(x_w, x_y)] = nested[x_w][0]
+        return result
+
+    def _mediator_means(self, offset: int, y: np.ndarray, binary: bool, result: OutcomeNuisances):
+        """Fit μ(x, z, w) into ``result``; with ν requested, also μ's honest predictions on the
+        nested rows ({x: array over all rows}), which ν is fitted to."""
+        d, r = self.data, self.rows
         zw = np.hstack([d.z, d.w])
         if not self.nested:  # no requested measure uses ν: skip its fits (about half of a fold's work)
             mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test]], binary)
             result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
-            return result
+            return None
         honest = {0: np.zeros(d.n), 1: np.zeros(d.n)}
         if r.honest:
             mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test]], binary)
@@ -134,11 +156,7 @@ class _Fold:
             for v in (0, 1):
                 honest[v][r.nested] = mu[v][1]
         result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
-        for x_y in (0, 1):
-            x_w = 1 - x_y
-            nested = self._by_level(offset + 4 + 2 * x_y, d.z, honest[x_y], r.nested, [d.z[r.test]], False, levels=(x_w,))
-            result.nested[(x_w, x_y)] = nested[x_w][0]
-        return result
+        return honest
 
 
 def _fold_rows(n: int, n_folds: int, method, rng: np.random.Generator) -> list[FoldRows]:
@@ -176,7 +194,7 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     def run(k: int, name: str | None):
         """One fold's fits of outcome column ``name``, or its propensities (``name`` None)."""
         fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested)
-        part = fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name))
+        part = fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name), data.known.get(name))
         bar.update()
         return part
 

@@ -162,6 +162,7 @@ def audit(
     predictors,
     bn,
     *,
+    predictor_functions=None,
     method: str = "debiasing",
     learner=None,
     n_folds: int = 5,
@@ -184,8 +185,9 @@ def audit(
 ) -> AuditResult:
     """Audit predictors against an outcome under a business-necessity set ``bn`` (subset of DE, IE, SE).
 
-    Runs :func:`fairpath.causal.decompose` on Y and every predictor (``method``, ``learner``,
-    ``n_folds``, ``eps``, ``trim``, ``nboot1``, ``n_rep`` are passed to it), the predictive parity measures of
+    Runs :func:`fairpath.causal.decompose` on Y and every predictor (``predictor_functions``, ``method``,
+    ``learner``, ``n_folds``, ``eps``, ``trim``, ``nboot1``, ``n_rep`` are passed to it; a predictor's
+    function makes its E[Ŷ | x, z, w] exact instead of estimated), the predictive parity measures of
     every predictor (``n_bins`` quantile bins, ``n_boot`` bootstrap draws), and the Business Necessity
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
     by ``seed``. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report; ``provenance``
@@ -217,7 +219,7 @@ def audit(
         parity[predictor] = predictive_parity(data, sfm, predictor, n_bins=n_bins, n_boot=n_boot, level=level, seed=seed)
         steps.update()
     steps.set_postfix_str("decomposition")
-    decomposition = decompose(data, sfm, predictors=predictors, method=method, learner=learner, n_folds=n_folds,
+    decomposition = decompose(data, sfm, predictors=predictors, predictor_functions=predictor_functions, method=method, learner=learner, n_folds=n_folds,
                               seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, n_rep=n_rep, scheduler=scheduler,
                               workers=workers, progress=progress)
     steps.update()
@@ -225,6 +227,9 @@ def audit(
     cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
     steps.update()
     steps.close()
+    if decomposition.settings_["known_means"]:
+        notes.append(f"E[Ŷ | x, z, w] of {', '.join(decomposition.settings_['known_means'])} evaluated from the predictor's function "
+                     "(exact, not estimated), so no regression error of that mean enters its measures")
     if not decomposition.estimable:
         notes.append(f"NOT ESTIMABLE: {decomposition.overlap_['share_outside']:.0%} of rows have a propensity outside "
                      f"[{eps}, {1 - eps}]; the groups barely overlap, so the effects are not estimable from these data "
@@ -243,6 +248,7 @@ def audit(
         "margin": margin,
         "method": method,
         "learner": decomposition.settings_["learner"],
+        "known_means": decomposition.settings_["known_means"],
         "n_folds": n_folds,
         "seed": seed,
         "level": level,

@@ -15,11 +15,12 @@ from fairpath.adaptation import (
 from fairpath._vocabulary import parse_bn_set
 from fairpath.repair._constrained import ConstrainedLearner, ConstrainedPath
 from fairpath.repair._frontier import BN_OF_RESOLVING, FrontierResult, decision_spm, frontier, parse_bn_sets
-from fairpath.repair._predictor import FairPredictor, encode_features
+from fairpath.repair._predictor import FairPredictor, encode_features, feature_encoder
 from fairpath.repair._report import frontier_section, write_frontier_report, write_repair_report
 
 __all__ = [
     "encode_features",
+    "feature_encoder",
     "frontier_section",
     "write_frontier_report",
     "write_repair_report",

@@ -91,6 +91,14 @@ class Theorem1Settings:
 def fit_boosted_predictor(features: np.ndarray, y: np.ndarray, *, learning_rate: float = 0.1, max_rounds: int = 100,
                           early_stopping: int = 3, n_folds: int = 10, seed: int = 0) -> tuple[np.ndarray, int]:
     """In-sample predictions of a LightGBM regressor whose number of rounds is chosen by k-fold CV."""
+    booster, rounds = fit_booster(features, y, learning_rate=learning_rate, max_rounds=max_rounds,
+                                  early_stopping=early_stopping, n_folds=n_folds, seed=seed)
+    return booster.predict(features), rounds
+
+
+def fit_booster(features: np.ndarray, y: np.ndarray, *, learning_rate: float, max_rounds: int, early_stopping: int,
+                n_folds: int, seed: int):
+    """The LightGBM regressor of ``fit_boosted_predictor`` itself (to score other rows) and its rounds."""
     import lightgbm as lgb
 
     params = {"objective": "regression", "learning_rate": learning_rate, "num_threads": 1, "verbose": -1,
@@ -99,8 +107,7 @@ def fit_boosted_predictor(features: np.ndarray, y: np.ndarray, *, learning_rate:
     history = lgb.cv(params, train, num_boost_round=max_rounds, nfold=n_folds, stratified=False, seed=seed,
                      callbacks=[lgb.early_stopping(early_stopping, verbose=False)])
     rounds = len(next(iter(history.values())))
-    booster = lgb.train(params, train, num_boost_round=rounds)
-    return booster.predict(features), rounds
+    return lgb.train(params, train, num_boost_round=rounds), rounds
 
 
 def run_task(n: int, rep: int, settings: Theorem1Settings) -> dict:
