@@ -92,8 +92,10 @@ def _huang_report(folder):
                 ("sentiment-lambda10", "sentiment", 10.0, 0.047, 0.03, 21.2, 0.309),
                 ("sentiment-lambda100", "sentiment", 100.0, 0.035, 0.001, 21.9, 0.300)):
             rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lam": lam,
-                         "individual": scale * individual, "individual_change": individual / 0.060 - 1, "individual_p": p,
-                         "group": scale * individual / 2, "group_change": individual / 0.060 - 1, "group_p": p,
+                         "individual": scale * individual, "individual_floor": scale * 0.036, "individual_own_p": 0.001 if model == "base" else 0.3,
+                         "individual_change": individual / 0.060 - 1, "individual_p": p,
+                         "group": scale * individual / 2, "group_floor": scale * 0.015, "group_own_p": 0.001 if model == "base" else 0.3,
+                         "group_change": individual / 0.060 - 1, "group_p": p,
                          "perplexity": perplexity, "perplexity_change": perplexity / 21.0 - 1, "perplexity_sensitive": perplexity + 3,
                          "ss": ss, "ss_points": 100 * (ss - 0.310), "ssc": ss - 0.1, "ssc_points": 100 * (ss - 0.310)})
     table = pd.DataFrame(rows)

@@ -46,6 +46,9 @@ def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, cap
     assert ((trained["individual_p"] > 0) & (trained["individual_p"] <= 1)).all()
     assert (trained["individual_p"] >= 1 / (HuangSettings.quick().n_permutations + 1)).all()  # exact p never below 1/(B+1)
     assert np.isfinite(table[["perplexity", "perplexity_sensitive", "individual", "group"]].to_numpy()).all()
+    # every model's own permutation test against no bias: its null mean (the floor) and p
+    assert ((table["individual_floor"] > 0) & (table["individual_own_p"] > 0) & (table["individual_own_p"] <= 1)).all()
+    assert ((table["group_floor"] > 0) & (table["group_own_p"] > 0) & (table["group_own_p"] <= 1)).all()
     assert np.allclose(trained["individual_change"],
                        trained["individual"].to_numpy() / table.loc[table["model"] == "base", "individual"].repeat(2).to_numpy() - 1)
     summary = json.loads((out / "summary.json").read_text())
@@ -59,6 +62,7 @@ def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, cap
     assert pd.read_csv(out / "table.csv").equals(table)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 2  # one trade-off figure per attribute
+    assert "p (no bias)" in page and "W1 (floor)" in page
     assert "paired permutation p" in page and ("MISSED by every model" in page or "MET by" in page)
     assert "SHA-256" in page and "torch" in page and "dtype" in page  # provenance: the corpus file, versions
     summary = json.loads((out / "summary.json").read_text())

@@ -244,10 +244,12 @@ class HuangStudy:
             test = self.compare(self.out / attribute, name) if name != BASE else None
             rows.append({
                 "attribute": attribute, "model": name, "regularizer": row["regularizer"] if name != BASE else "none",
-                "lam": row["lam"], "individual": row["individual"],
+                "lam": row["lam"], "individual": row["individual"], "individual_floor": row["individual_noise_floor"],
+                "individual_own_p": row["individual_p_value"],
                 "individual_change": row["individual"] / base["individual"] - 1,
                 "individual_p": test["individual_p"] if test else math.nan,
-                "group": row["group"], "group_change": row["group"] / base["group"] - 1,
+                "group": row["group"], "group_floor": row["group_noise_floor"], "group_own_p": row["group_p_value"],
+                "group_change": row["group"] / base["group"] - 1,
                 "group_p": test["group_p"] if test else math.nan,
                 "perplexity": row["perplexity"], "perplexity_change": row["perplexity"] / base["perplexity"] - 1,
                 "perplexity_sensitive": row["perplexity_sensitive"],
@@ -288,6 +290,7 @@ def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
         for i, (fairness, label) in enumerate((("individual", "individual fairness (W1)"), ("group", "group fairness (W1)"))):
             for j, (quality, quality_label) in enumerate((("perplexity", "perplexity on held-out text"), ("ss", "S.S."))):
                 ax = panels[2 * i + j]
+                ax.axhline(base[f"{fairness}_floor"], color="#b42318", linestyle="--", linewidth=1, label="noise floor (base)")
                 ax.scatter([base[quality]], [base[fairness]], marker="*", s=150, color="black", label="base", zorder=3)
                 for regularizer, group in rows[rows["model"] != "base"].groupby("regularizer"):
                     group = group.sort_values("lam")

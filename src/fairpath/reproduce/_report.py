@@ -121,7 +121,9 @@ def write_census_report(study, path) -> Path:
 _HUANG_EXPLANATION = (
     "<p>Individual fairness: the mean over templates and pairs of values of the Wasserstein-1 distance between the "
     "VADER sentiment distributions of their continuations; group fairness: the mean distance between each subgroup's "
-    "distribution and the whole's (Huang et al., Sec. 3). Lower is fairer. Each trained model is compared with the "
+    "distribution and the whole's (Huang et al., Sec. 3). Lower is fairer. The floor is the W1 expected from sampling "
+    "alone (the null mean of a permutation test of the value labels within templates, whose p is 'p (no bias)'): a "
+    "model without bias sits at its floor, not at 0, so no debiasing can take W1 below it. Each trained model is compared with the "
     "base on the same prompts and per-sample random streams by a paired permutation test (model labels permuted among "
     "the samples of each prompt); change is relative to the base, p two-sided. Perplexity is measured on the held-out "
     "texts and on those that name a sensitive value. S.S. is the share of continuations of held-out text prefixes whose "
@@ -140,12 +142,12 @@ def _huang_tables(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     def p(values):
         return ["" if pd.isna(v) else format_p(v) for v in values]
 
-    shared = {"model": rows["model"], "regularizer": rows["regularizer"],
-              "λ": ["" if pd.isna(v) else f"{v:g}" for v in rows["lam"]]}
-    fairness = pd.DataFrame({**shared, "individual (W1)": rows["individual"].map("{:.4f}".format),
-                             "individual change": change(rows["individual_change"]), "individual p": p(rows["individual_p"]),
-                             "group (W1)": rows["group"].map("{:.4f}".format),
-                             "group change": change(rows["group_change"]), "group p": p(rows["group_p"])})
+    columns = {"model": rows["model"]}  # its name says the regularizer and λ
+    for metric in ("individual", "group"):
+        columns |= {f"{metric} W1 (floor)": [f"{v:.4f} ({f:.4f})" for v, f in zip(rows[metric], rows[f"{metric}_floor"])],
+                    f"{metric} p (no bias)": p(rows[f"{metric}_own_p"]),
+                    f"{metric} change": change(rows[f"{metric}_change"]), f"{metric} p (vs base)": p(rows[f"{metric}_p"])}
+    fairness = pd.DataFrame(columns)
     quality = pd.DataFrame({"model": rows["model"], "perplexity": rows["perplexity"].map("{:.2f}".format),
                             "perplexity change": change(rows["perplexity_change"]),
                             "perplexity (sensitive)": rows["perplexity_sensitive"].map("{:.2f}".format),
