@@ -148,8 +148,9 @@ def _huang():
 
     table = pd.DataFrame({
         "attribute": ["country", "country"], "model": ["base", "embedding-lambda10"], "regularizer": ["none", "embedding"],
-        "lam": [np.nan, 10.0], "individual": [0.08, 0.05], "individual_change": [0.0, -0.375], "individual_p": [np.nan, 0.004],
-        "group": [0.04, 0.03], "group_change": [0.0, -0.25], "group_p": [np.nan, 0.2], "perplexity": [20.0, 21.0],
+        "lam": [np.nan, 10.0], "individual": [0.08, 0.05], "individual_floor": [0.045, 0.046], "individual_own_p": [0.001, 0.3],
+        "individual_change": [0.0, -0.375], "individual_p": [np.nan, 0.004],
+        "group": [0.04, 0.03], "group_floor": [0.02, 0.021], "group_own_p": [0.001, 0.2], "group_change": [0.0, -0.25], "group_p": [np.nan, 0.2], "perplexity": [20.0, 21.0],
         "perplexity_change": [0.0, 0.05], "perplexity_sensitive": [25.0, 26.0], "ss": [0.6, 0.59], "ss_points": [0.0, -1.0],
         "ssc": [0.4, 0.41], "ssc_points": [0.0, 1.0]})
     return HuangResult(table, target_check(table), {"seed": 0}, Path("huang"), 1.0)
