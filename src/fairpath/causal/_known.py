@@ -77,7 +77,8 @@ def known_means(data: pd.DataFrame, sfm: SFM, prepared: PreparedData, functions:
         values = _call(function, name, rows, "as given")
         wrong = ~np.isclose(values, observed, rtol=RTOL, atol=ATOL)
         if wrong.any():
-            i = int(np.argmax(np.abs(values - observed)))
+            rows_wrong = np.flatnonzero(wrong)
+            i = int(rows_wrong[np.argmax(np.abs(values - observed)[rows_wrong])])  # the largest miss among those out of tolerance
             raise FairpathInputError(
                 f"predictor_functions[{name!r}] does not reproduce column {name!r}: it differs on {int(wrong.sum())} of "
                 f"{len(rows)} rows (at row {rows.index[i]!r} it gives {values[i]:.6g}, the column holds {observed[i]:.6g}); "

@@ -113,8 +113,9 @@ class _Fold:
         # Every outcome column gets the same learner seeds: identical columns get identical fits.
         offset = 10
         result = OutcomeNuisances()
-        if known is not None and not self.has_w:
-            result.mu_xz = result.mu_xzw = {v: known[v][r.test] for v in (0, 1)}
+        known_test = None if known is None else {v: known[v][r.test] for v in (0, 1)}
+        if known_test is not None and not self.has_w:
+            result.mu_xz = result.mu_xzw = known_test
             return result
         # Without Z, μ(x) is a group mean; taken over all rows, E[Y | x] is estimated exactly.
         mu_rows = r.base if self.has_z else np.arange(d.n)
@@ -123,8 +124,8 @@ class _Fold:
         if not self.has_w:
             result.mu_xzw = result.mu_xz
             return result
-        if known is not None:
-            result.mu_xzw = {v: known[v][r.test] for v in (0, 1)}
+        if known_test is not None:
+            result.mu_xzw = known_test
             honest = known  # not fitted on any row, so honest on the nested rows as it stands
         else:
             honest = self._mediator_means(offset, y, binary, result)
