@@ -47,3 +47,32 @@ def test_census_needs_its_data_file(tmp_path):
         reproduce_census(tmp_path, data=None, quick=True, progress=False)
     with pytest.raises(FairpathInputError, match="does not exist"):
         reproduce_census(tmp_path, data=tmp_path / "missing.csv", quick=True, progress=False)
+
+
+def test_the_fair_predictor_learns_the_twins_adapted_outcome(shared_dir):
+    # ŷ^FP's target is the twins' adapted Y (as FairPredictor trains), not the observed Y, whose direct
+    # effect of sex would reward any trace of sex left in the adapted W; the audit still uses the observed Y.
+    import numpy as np
+
+    from fairpath.adaptation import FairAdapt, graph_from_sfm
+    from fairpath.reproduce._census import CensusSettings, _fair_audit
+
+    targets = []
+
+    class Recording(CensusSettings):
+        def boost(self, data, columns, target):
+            targets.append(np.asarray(target, dtype=float).copy())
+            return super().boost(data, columns, target)
+
+    settings = Recording(rows=2000, max_rounds=10, cv_folds=3, n_folds=2, n_boot=20, seed=0)
+    frame, sfm, _ = load_census(shared_dir / "data" / "gov_census.csv", settings.rows, settings.seed, settings.threshold)
+    record = _fair_audit(frame, sfm, settings)
+    adapted = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x1, sfm.y, resolving=list(sfm.z), random_state=0).fit(frame[sfm.columns])
+    expected = adapted.adapted_train_[sfm.y].to_numpy(float)
+    observed = frame[sfm.y].to_numpy(float)
+    assert len(targets) == 1 and np.array_equal(targets[0], expected) and not np.array_equal(targets[0], observed)
+    men = (frame[sfm.x] == sfm.x0).to_numpy()
+    assert np.array_equal(targets[0][~men], observed[~men])  # women are the baseline: their Y is unchanged
+    # the audit's outcome is the observed Y: its TV is the observed difference of the groups' means
+    tv = next(r["estimate"] for r in record["estimates"] if r["subject"].endswith("(twins)") and r["measure"] == "tv")
+    assert tv == pytest.approx(observed[~men].mean() - observed[men].mean(), abs=1e-12)
