@@ -71,3 +71,19 @@ def test_make_engine_by_name_and_by_prototype():
     prototype = ForestQuantileEngine(n_estimators=7)
     made = make_engine(prototype, seed=11)
     assert made is not prototype and made.n_estimators == 7 and made.random_state == 11
+
+
+def test_out_of_bag_ranks_when_the_forest_learns_from_a_subset():
+    # The forest learns from 600 of 1,000 rows: those are ranked from the trees that did not draw them
+    # (quantile-forest's own out-of-bag prediction), the other 400 from every tree. This used to raise.
+    x, y, _ = heteroscedastic(1000, seed=4)
+    engine = ForestQuantileEngine(max_train_rows=600, oob_ranks=True, random_state=0).fit(x, y)
+    ranks = engine.ranks(x, y, in_sample=True)
+    learned = np.zeros(1000, bool)
+    learned[engine.train_rows_] = True
+    out_of_bag = engine.forest_.predict(x[learned], quantiles=list(_GRID), oob_score=True, weighted_quantile=False,
+                                        indices=np.arange(learned.sum()))
+    np.testing.assert_allclose(ranks[learned], _rank_in_rows(out_of_bag, y[learned]))
+    every_tree = ForestQuantileEngine(max_train_rows=600, random_state=0).fit(x, y).ranks(x, y, in_sample=True)
+    np.testing.assert_array_equal(ranks[~learned], every_tree[~learned])
+    assert not np.allclose(ranks[learned], every_tree[learned])

@@ -11,6 +11,11 @@ Conventions of this implementation:
 - The protected attribute must have no parents (fairadapt's "root" case); one quantile model per
   group. Confounders joined to X by a bidirected edge (Z in the SFM) are transported as well,
   unless resolving: that is what removes the spurious effect.
+- The comparison group's estimated ranks are calibrated to be uniform (their mid-ranks among the
+  group's training ranks) before quantile matching: estimated conditional distributions spread the
+  ranks out, and matching carried that into the twins (on Census 2018 the adapted mediators' gaps
+  given Z were up to 0.026 standard deviations, against under 0.01 calibrated). New rows
+  (``transform``) are calibrated against the same training ranks.
 - Discrete variables (non-numeric, integer, boolean, or fewer than ``discrete_max_levels`` distinct
   values) are adapted as integer codes plus uniform jitter in (-1/2, 1/2) and rounded back;
   categories are ordered by their mean outcome on the training rows, numeric levels by value.
@@ -82,6 +87,21 @@ class _VariableModel:
     engine_baseline: object
     engine_comparison: object
     matching_cuts: np.ndarray | None  # continuous cut points -> codes (marginal matching)
+    training_ranks: np.ndarray  # the comparison group's estimated ranks in training, sorted
+
+    def calibrate(self, ranks: np.ndarray) -> np.ndarray:
+        """Estimated ranks made uniform: each one's position among the training ranks.
+
+        A forest's ranks of a group's own rows are not uniform (noise in the estimated conditional
+        distributions spreads them out; in-sample leaves pull them in), and quantile matching would
+        carry that distortion into the twins: on a 5-level variable with 85% of its mass at one level
+        (100,000 rows) it moved that level's share by 1.0 point with in-sample ranks and 2.5 out of bag,
+        against 0.3 calibrated. Their empirical distribution function (mid-ranks) restores uniformity
+        and keeps each row's order.
+        """
+        below = np.searchsorted(self.training_ranks, ranks, side="left")
+        at_most = np.searchsorted(self.training_ranks, ranks, side="right")
+        return (below + at_most) / (2.0 * len(self.training_ranks))
 
 
 class FairAdapt(TransformerMixin, BaseEstimator):
@@ -211,9 +231,9 @@ class FairAdapt(TransformerMixin, BaseEstimator):
             features = _stack(original, parents)
             engines = [make_engine(self.engine, self.random_state_ + 2 * step + g).fit(features[group == g], target[group == g]) for g in (0, 1)]
             ranks = engines[1].ranks(features[group], target[group], in_sample=True)
-            moved = engines[0].quantiles(_stack(adapted, parents)[group], ranks)
-            cuts = self._matching_cuts(column, original[column][~group], moved)
-            model = _VariableModel(column, parents, engines[0], engines[1], cuts)
+            model = _VariableModel(column, parents, engines[0], engines[1], None, np.sort(ranks))
+            moved = engines[0].quantiles(_stack(adapted, parents)[group], model.calibrate(ranks))
+            model.matching_cuts = self._matching_cuts(column, original[column][~group], moved)
             adapted[column][group] = self._to_codes(model, moved)
             self.models_[column] = model
         self.order_ = list(self.models_)
@@ -280,7 +300,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
                 continue
             target = self._jitter(original[column], column, rng)
             ranks = model.engine_comparison.ranks(_stack(original, model.parents)[group], target[group], in_sample=False)
-            moved = model.engine_baseline.quantiles(_stack(adapted, model.parents)[group], ranks)
+            moved = model.engine_baseline.quantiles(_stack(adapted, model.parents)[group], model.calibrate(ranks))
             adapted[column][group] = self._to_codes(model, moved)
         return self._assemble(data, adapted)
 

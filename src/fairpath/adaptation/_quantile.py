@@ -35,9 +35,9 @@ class ForestQuantileEngine:
     row's quantiles on a grid of 101 levels, read off the values pooled from the row's leaves in every
     tree (quantile-forest's unweighted-leaves, leaves-aggregated-first prediction, computed here in
     vectorised numpy, which is several times faster); rows with equal parents share one prediction.
-    ``oob_ranks=True`` reads in-sample ranks from the trees that did not see the row (fairadapt's
-    choice); the default uses all trees, which is several times faster and, with leaves of 20 or
-    more rows, moves a rank by well under 1%.
+    ``oob_ranks=True`` reads the in-sample ranks of the rows the forest learned from off the trees that
+    did not draw them (fairadapt's choice); the default uses all trees, which is faster. Either way
+    the ranks are spread or pulled in by the estimation; ``FairAdapt`` makes them uniform again.
     """
 
     def __init__(self, n_estimators: int = 30, min_samples_leaf: int = 5, max_samples: float = 0.5,
@@ -59,9 +59,10 @@ class ForestQuantileEngine:
             # (and a forest of single huge leaves would be slow).
             self.forest_ = LinearQuantileEngine().fit(features, target)
             return self
+        self.train_rows_ = np.arange(len(target))  # which of the given rows the forest learns from
         if self.max_train_rows is not None and len(target) > self.max_train_rows:
-            rows = np.sort(np.random.default_rng(self.random_state).choice(len(target), self.max_train_rows, replace=False))
-            features, target = features[rows], target[rows]
+            self.train_rows_ = np.sort(np.random.default_rng(self.random_state).choice(len(target), self.max_train_rows, replace=False))
+            features, target = features[self.train_rows_], target[self.train_rows_]
         rows_per_tree = max(2 * self.min_samples_leaf, min(int(self.max_samples * len(target)), self.max_rows_per_tree))
         self.forest_ = RandomForestQuantileRegressor(
             n_estimators=self.n_estimators,
@@ -77,12 +78,23 @@ class ForestQuantileEngine:
         self.sorted_targets_ = np.asarray(self.forest_.forest_.y_train)[0]
         return self
 
-    def _grid_values(self, features: np.ndarray, oob: bool) -> np.ndarray:
-        """Each row's quantiles on ``_GRID`` (rows x 101)."""
-        if oob:
-            return self.forest_.predict(features, quantiles=list(_GRID), oob_score=True)
-        unique, inverse = np.unique(features, axis=0, return_inverse=True)
-        return self._pooled_quantiles(self.forest_.apply(unique))[inverse.ravel()]
+    def _grid_values(self, features: np.ndarray, rows: slice, out_of_bag: bool = False) -> np.ndarray:
+        """The quantiles on ``_GRID`` (rows x 101) of ``features[rows]``; with ``out_of_bag``, the rows that
+        ``fit`` learned from (``features`` being the rows given to it) are read only from the trees that did not draw them."""
+        chunk = features[rows]
+        learned, order = np.zeros(len(chunk), bool), None
+        if out_of_bag:
+            positions = np.arange(len(features))[rows]
+            order = np.minimum(np.searchsorted(self.train_rows_, positions), len(self.train_rows_) - 1)
+            learned = self.train_rows_[order] == positions
+        values = np.empty((len(chunk), len(_GRID)))
+        if learned.any():
+            values[learned] = self.forest_.predict(chunk[learned], quantiles=list(_GRID), oob_score=True,
+                                                   weighted_quantile=False, indices=order[learned])
+        if not learned.all():
+            unique, inverse = np.unique(chunk[~learned], axis=0, return_inverse=True)
+            values[~learned] = self._pooled_quantiles(self.forest_.apply(unique))[inverse.ravel()]
+        return values
 
     def _pooled_quantiles(self, leaves: np.ndarray) -> np.ndarray:
         """Quantiles on ``_GRID`` of the values pooled from each row's leaves (``leaves``: rows x trees).
@@ -103,13 +115,13 @@ class ForestQuantileEngine:
     def ranks(self, features: np.ndarray, target: np.ndarray, in_sample: bool) -> np.ndarray:
         if isinstance(self.forest_, LinearQuantileEngine):
             return self.forest_.ranks(features, target, in_sample)
-        oob = in_sample and self.oob_ranks
-        return _in_chunks(lambda rows: _rank_in_rows(self._grid_values(features[rows], oob), target[rows]), len(target))
+        out_of_bag = in_sample and self.oob_ranks
+        return _in_chunks(lambda rows: _rank_in_rows(self._grid_values(features, rows, out_of_bag), target[rows]), len(target))
 
     def quantiles(self, features: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         if isinstance(self.forest_, LinearQuantileEngine):
             return self.forest_.quantiles(features, ranks)
-        return _in_chunks(lambda rows: _interpolate_rows(self._grid_values(features[rows], False), ranks[rows]), len(ranks))
+        return _in_chunks(lambda rows: _interpolate_rows(self._grid_values(features, rows), ranks[rows]), len(ranks))
 
 
 def _in_chunks(compute, n: int) -> np.ndarray:
