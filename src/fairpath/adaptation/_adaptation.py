@@ -44,7 +44,7 @@ from fairpath._vocabulary import Engine
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import check_finite, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed
 from fairpath.adaptation._graph import CausalGraph
-from fairpath.adaptation._quantile import make_engine
+from fairpath.adaptation._quantile import make_engine, mid_ranks
 
 
 @dataclass
@@ -99,9 +99,7 @@ class _VariableModel:
         against 0.3 calibrated. Their empirical distribution function (mid-ranks) restores uniformity
         and keeps each row's order.
         """
-        below = np.searchsorted(self.training_ranks, ranks, side="left")
-        at_most = np.searchsorted(self.training_ranks, ranks, side="right")
-        return (below + at_most) / (2.0 * len(self.training_ranks))
+        return mid_ranks(self.training_ranks, ranks)
 
 
 class FairAdapt(TransformerMixin, BaseEstimator):
@@ -231,9 +229,10 @@ class FairAdapt(TransformerMixin, BaseEstimator):
             features = _stack(original, parents)
             engines = [make_engine(self.engine, self.random_state_ + 2 * step + g).fit(features[group == g], target[group == g]) for g in (0, 1)]
             ranks = engines[1].ranks(features[group], target[group], in_sample=True)
-            model = _VariableModel(column, parents, engines[0], engines[1], None, np.sort(ranks))
-            moved = engines[0].quantiles(_stack(adapted, parents)[group], model.calibrate(ranks))
-            model.matching_cuts = self._matching_cuts(column, original[column][~group], moved)
+            training_ranks = np.sort(ranks)
+            moved = engines[0].quantiles(_stack(adapted, parents)[group], mid_ranks(training_ranks, ranks))
+            cuts = self._matching_cuts(column, original[column][~group], moved)
+            model = _VariableModel(column, parents, engines[0], engines[1], cuts, training_ranks)
             adapted[column][group] = self._to_codes(model, moved)
             self.models_[column] = model
         self.order_ = list(self.models_)

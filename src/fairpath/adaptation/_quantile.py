@@ -170,16 +170,20 @@ class LinearQuantileEngine:
         return self.coef_[0] + features @ self.coef_[1:]
 
     def ranks(self, features: np.ndarray, target: np.ndarray, in_sample: bool) -> np.ndarray:
-        residual = target - self._mean(features)
-        below = np.searchsorted(self.residuals_, residual, side="left")
-        at_most = np.searchsorted(self.residuals_, residual, side="right")
-        return (below + at_most) / (2.0 * len(self.residuals_))
+        return mid_ranks(self.residuals_, target - self._mean(features))
 
     def quantiles(self, features: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         # Hazen's plotting positions (k + 1/2) / n invert the mid-ranks of ``ranks`` exactly: numpy's
         # quantile(method="hazen"), read off the sorted residuals by interpolation (no partition per rank).
         n = len(self.residuals_)
         return self._mean(features) + np.interp(np.clip(ranks, 0.0, 1.0) * n - 0.5, np.arange(n), self.residuals_)
+
+
+def mid_ranks(sorted_sample: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each value's mid-rank in ``sorted_sample``: the share below it plus half the share equal to it."""
+    below = np.searchsorted(sorted_sample, values, side="left")
+    at_most = np.searchsorted(sorted_sample, values, side="right")
+    return (below + at_most) / (2.0 * len(sorted_sample))
 
 
 def _interpolate_rows(grid_values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
