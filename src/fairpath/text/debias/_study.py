@@ -212,6 +212,9 @@ class DebiasStudy:
     semantic : measure S.S. and S.S.c with MiniLM.
     quality_samples : continuations per held-out prefix for S.S. and S.S.c (see ``audit_text``); an
         evaluation stored with another number is recomputed (its samples are reused).
+    generation_batch_size : rows sampled together in the audits. 256 decodes SmolLM2 on 2 CPU cores
+        at 190 tok/s against 145 at 64 (larger matrix products amortise reading the weights), for
+        about 1 GB of key/value cache.
     seed : seeds the corpus, training, sampling and the bootstrap.
     device : "auto" (CUDA when available, else the CPU), "cpu" or "cuda"; every model is trained,
         sampled and scored for perplexity there.
@@ -225,7 +228,7 @@ class DebiasStudy:
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
                  scorers: Sequence[str] = ("vader",), n_permutations: int = 999, semantic: bool = True,
-                 quality_samples: int = 10, generation_batch_size: int = 64, seed: int = 0, progress: bool = True, device: str = "auto"):
+                 quality_samples: int = 10, generation_batch_size: int = 256, seed: int = 0, progress: bool = True, device: str = "auto"):
         from fairpath.text._models import resolve_device
         from fairpath.text._spec import FairnessSpec
 
