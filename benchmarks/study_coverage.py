@@ -1,6 +1,6 @@
 """Coverage of the 95% confidence intervals of the default decomposition on the synthetic SCMs.
 
-    python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--learner stack] [--n-rep 1]
+    python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--learner stack] [--n-rep auto | K]
         [--subject y | bayes | bayes-known] [--out DIR] [--jobs 2 | --scheduler tcp://HOST:8786 | --workers N]
 
 Each replication draws a fresh sample, decomposes it (default learner unless --learner; only the
@@ -41,7 +41,7 @@ def _path(out: Path, model: str, rep: int) -> Path:
     return out / f"{model}_{rep:04d}.json"
 
 
-def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int = 1, subject: str = "y") -> dict:
+def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | str = "auto", subject: str = "y") -> dict:
     model, rep = task
     sample = MODELS[model](n, seed=10_000 + rep)
     data, options, column = sample.data, {}, None
@@ -53,7 +53,8 @@ def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int = 1
             options["predictor_functions"] = {column: sample.outcome_mean}
     started = time.perf_counter()
     result = decompose(data, sample.sfm, seed=rep, learner=learner, n_rep=n_rep, n_jobs=1, measures=MEASURES, **options)
-    record = {"model": model, "rep": rep, "seconds": time.perf_counter() - started, "loadavg": os.getloadavg()[0]}
+    record = {"model": model, "rep": rep, "n_rep": result.settings_["n_rep"], "seconds": time.perf_counter() - started,
+              "loadavg": os.getloadavg()[0]}
     for measure in MEASURES:
         e = result.estimate(measure, column)
         truth = sample.truth[measure]
@@ -95,7 +96,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--learner", default=None, help="a learner preset (default: decompose's default)")
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--n-rep", type=int, default=1, help="cross-fitting splits per replication (decompose's n_rep)")
+    parser.add_argument("--n-rep", type=lambda text: text if text == "auto" else int(text), default="auto",
+                        help="cross-fitting splits per replication (decompose's n_rep; default auto)")
     parser.add_argument("--subject", choices=SUBJECTS, default="y", help="decompose Y, or the Bayes predictor (mean estimated or known)")
     parser.add_argument("--jobs", type=int, default=2, help="threads (default 2)")
     parser.add_argument("--scheduler", default=None, help="run the replications on this Dask scheduler")
@@ -103,7 +105,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.out is None:
-        suffix = (f"_rep{args.n_rep}" if args.n_rep > 1 else "") + ("" if args.subject == "y" else f"_{args.subject.replace('-', '_')}")
+        suffix = f"_rep{args.n_rep}" + ("" if args.subject == "y" else f"_{args.subject.replace('-', '_')}")
         args.out = Path(__file__).parent / "results" / f"coverage_n{args.n}_{args.learner or 'default'}{suffix}"
     args.out.mkdir(parents=True, exist_ok=True)
     tasks = [(m, r) for m in args.models.split(",") for r in range(args.reps) if not _path(args.out, m, r).exists()]

@@ -49,6 +49,15 @@ def check_int(name: str, value, minimum: int | None = None, maximum: int | None 
     return value
 
 
+def check_n_rep(value, name: str = "n_rep"):
+    """``"auto"`` or an integer ≥ 1 (the cross-fitting splits of the debiasing decomposition)."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise FairpathInputError(f"{name} must be 'auto' or an integer ≥ 1, got {value!r}")
+        return value
+    return check_int(name, value, minimum=1)
+
+
 def check_float(name: str, value, low: float | None = None, high: float | None = None, *, open_low: bool = False,
                 open_high: bool = False) -> float:
     """``value`` as a finite float (ints accepted, bools not) within the given bounds."""

@@ -56,7 +56,7 @@ def test_same_seed_same_numbers_and_threads_do_not_matter():
 def test_paired_difference_uses_per_row_contributions():
     sample = make_binary_sfm(2000, seed=4)
     data = sample.data.assign(oracle=sample.outcome_mean(sample.data))
-    result = decompose(data, sample.sfm, predictors=["oracle"], seed=1)
+    result = decompose(data, sample.sfm, predictors=["oracle"], seed=1, n_rep=1)  # one split's rows
     rows = result.pseudo_outcomes("oracle")["ctfde"] - result.pseudo_outcomes()["ctfde"]
     diff = result.difference("ctfde", "oracle")
     assert diff.estimate == pytest.approx(rows.mean())
@@ -108,7 +108,7 @@ def test_meddml_identities_and_bootstrap_draws():
 
 def test_bootstrap_option_gives_percentile_intervals():
     sample = make_binary_sfm(1500, seed=2)
-    normal = decompose(sample.data, sample.sfm, seed=3)
+    normal = decompose(sample.data, sample.sfm, seed=3, n_rep=1)  # the bootstrap resamples one split's rows
     boot = decompose(sample.data, sample.sfm, seed=3, n_boot=400)
     for measure in ("tv", "ctfde"):
         a, b = normal.estimate(measure), boot.estimate(measure)

@@ -225,6 +225,7 @@ def test_duplicated_column_names(sample):
 
 @pytest.mark.parametrize("options, message", [
     ({"n_rep": 0}, "n_rep must be an integer ≥ 1, got 0"),
+    ({"n_rep": "five"}, "n_rep must be 'auto' or an integer ≥ 1, got 'five'"),
     ({"n_rep": 2, "method": "medDML"}, r"n_rep=2: method 'medDML' takes its uncertainty from its own refits \(nboot1\)"),
     ({"n_rep": 2, "n_boot": 50}, r"n_rep=2 aggregates influence-function intervals over splits; set n_boot=0"),
 ])

@@ -8,6 +8,7 @@ import pytest
 
 from fairpath._seeds import BOOTSTRAP, FOLDS, REFITS, child_rng, child_seed
 from fairpath.causal import METHODS, decompose
+from fairpath.causal._decompose import AUTO_SPLITS, AUTO_SPLITS_BELOW_ROWS, resolve_n_rep
 from fairpath.causal._methods import DRAWS_PER_TASK, ESTIMATION_METHODS, Debiasing, MedDML, bootstrap_means
 from fairpath.datasets import make_binary_sfm
 
@@ -71,25 +72,44 @@ def test_meddml_refits_and_bootstrap_blocks_on_a_dask_local_cluster_equal_the_lo
     assert local_med.fits_["y"].draws["ctfde"].nunique() == 30  # three refits, ten draws each, all distinct
 
 
-def test_repeated_cross_fitting_aggregates_the_splits_as_doubleml(sample):
-    """n_rep = 3: the median of the three splits' estimates, and √median(se_s² + (θ_s − θ)²), by hand;
-    the first split is the n_rep = 1 fit, the others have their own spawned seeds."""
-    one = decompose(sample.data, sample.sfm, learner="linear", seed=3, measures=COUNTERFACTUAL)
-    three = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=3, measures=COUNTERFACTUAL)
+def test_repeated_cross_fitting_aggregates_the_splits_by_their_mean(sample):
+    """n_rep = 3: the mean of the three splits' estimates, and √mean(se_s² + (θ_s − θ)²), by hand;
+    the first split is the n_rep = 1 fit, the others have their own spawned seeds. The mean keeps
+    TV = Ctf-DE − Ctf-IE − Ctf-SE exact."""
+    measures = ["tv", *COUNTERFACTUAL]
+    one = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=1, measures=measures)
+    three = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=3, measures=measures)
     fit = three.fits_["y"]
     pd.testing.assert_frame_equal(fit.rows, one.fits_["y"].rows)
     by_split = [rows["ctfie"].to_numpy() for rows in fit.all_rows]
     assert len(by_split) == 3 and len({float(r.mean()) for r in by_split}) == 3
     theta = np.array([r.mean() for r in by_split])
     se = np.array([r.std(ddof=1) / np.sqrt(len(r)) for r in by_split])
-    median = np.median(theta)
     e = three.estimate("ctfie")
-    assert e.estimate == pytest.approx(median, rel=1e-12)
-    assert e.se == pytest.approx(np.sqrt(np.median(se ** 2 + (theta - median) ** 2)), rel=1e-12)
-    assert e.se >= np.median(se) - 1e-15 and three.settings_["n_rep"] == 3
+    assert e.estimate == pytest.approx(theta.mean(), rel=1e-12)
+    assert e.se == pytest.approx(np.sqrt(np.mean(se ** 2 + (theta - theta.mean()) ** 2)), rel=1e-12)
+    assert e.se >= np.sqrt(np.mean(se ** 2)) - 1e-15 and three.settings_["n_rep"] == 3
+    parts = {m: three.estimate(m).estimate for m in measures}
+    assert parts["tv"] == pytest.approx(parts["ctfde"] - parts["ctfie"] - parts["ctfse"], abs=1e-12)
     # ψ contrasts and paired differences aggregate the same way
-    assert three.psi(1, 1, 1).estimate == pytest.approx(np.median([p(1, 1, 1).mean() for p in fit.all_pseudo]), rel=1e-12)
+    assert three.psi(1, 1, 1).estimate == pytest.approx(np.mean([p(1, 1, 1).mean() for p in fit.all_pseudo]), rel=1e-12)
     assert three.difference("ctfie", "y", "y").estimate == 0.0
+
+
+def test_auto_splits_follow_the_number_of_rows(sample):
+    """n_rep="auto" (the default) is five splits below AUTO_SPLITS_BELOW_ROWS rows, the same numbers
+    as n_rep=5; one split from that many rows on, for medDML and with a bootstrap; a number stays."""
+    auto = decompose(sample.data, sample.sfm, learner="linear", seed=3, measures=COUNTERFACTUAL)
+    five = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=5, measures=COUNTERFACTUAL)
+    assert len(sample.data) < AUTO_SPLITS_BELOW_ROWS and (AUTO_SPLITS, auto.settings_["n_rep"]) == (5, 5)
+    pd.testing.assert_frame_equal(auto.to_frame(), five.to_frame())
+    debiasing, med = ESTIMATION_METHODS["debiasing"], ESTIMATION_METHODS["medDML"]
+    assert resolve_n_rep("auto", AUTO_SPLITS_BELOW_ROWS - 1, debiasing, n_boot=0) == 5
+    assert resolve_n_rep("auto", AUTO_SPLITS_BELOW_ROWS, debiasing, n_boot=0) == 1
+    assert resolve_n_rep("auto", 100, med, n_boot=0) == 1 and resolve_n_rep("auto", 100, debiasing, n_boot=200) == 1
+    assert resolve_n_rep(3, 10**6, debiasing, n_boot=0) == 3
+    booted = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_boot=50, measures=COUNTERFACTUAL)
+    assert booted.settings_["n_rep"] == 1 and len(booted.fits_["y"].draws) == 50
 
 
 def test_repeated_cross_fitting_on_dask_equals_the_local_run(sample):

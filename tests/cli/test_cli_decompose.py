@@ -28,6 +28,7 @@ def test_decompose_writes_json_and_plot(csv_path, tmp_path, capsys):
     assert set(payload["estimates"]) == {"y", "score"}
     assert set(payload["estimates"]["score"]["ctfse"]) == {"estimate", "se", "ci_low", "ci_high"}
     assert payload["settings"]["seed"] == 4 and payload["counts"]["n"] == 1200
+    assert payload["settings"]["n_rep"] == 5  # --n-rep auto (default) on 1200 rows
     assert {"n_x0", "n_x1", "n_trimmed"} <= set(payload["counts"])
     e = payload["estimates"]["y"]
     assert e["tv"]["estimate"] == pytest.approx(e["ctfde"]["estimate"] - e["ctfie"]["estimate"] - e["ctfse"]["estimate"])
@@ -41,8 +42,9 @@ def test_numeric_levels_from_the_command_line(tmp_path):
     sample.data.to_csv(path, index=False)
     out = tmp_path / "r.json"
     assert main(["decompose", str(path), "--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2",
-                 "--y", "y", "--folds", "3", "--json", str(out)]) == 0
-    assert json.loads(out.read_text())["sfm"]["x1"] == 1
+                 "--y", "y", "--folds", "3", "--n-rep", "2", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["sfm"]["x1"] == 1 and payload["settings"]["n_rep"] == 2
 
 
 def test_meddml_refits_on_a_dask_scheduler_give_the_local_numbers(csv_path, tmp_path):

@@ -61,6 +61,7 @@ def test_negative_or_float_seed_on_every_command(command, seed, message, data_fi
     ("--folds", "1", "--folds must be an integer ≥ 2, got 1"),
     ("--folds", "five", "--folds must be an integer ≥ 2, got 'five'"),
     ("--bootstrap", "-3", "--bootstrap must be an integer ≥ 0, got -3"),
+    ("--n-rep", "many", "--n-rep (or 'auto') must be an integer ≥ 1, got 'many'"),
 ])
 def test_counts_are_checked_by_the_parser(flag, value, message, data_file, capsys):
     code, err = run(["decompose", str(data_file), *SFM_ARGS, flag, value], capsys)

@@ -101,7 +101,7 @@ class EstimationMethod:
     trims_by_default: ClassVar[bool]
     per_group_fits: ClassVar[bool]  # outcome regressions within each group, else pooled with X as a feature
     group_means: ClassVar[bool]  # cross-world pseudo-outcomes averaged within the group (faircause)
-    repeats_splits: ClassVar[bool]  # n_rep > 1 cross-fitting splits, aggregated by their median
+    repeats_splits: ClassVar[bool]  # n_rep > 1 cross-fitting splits, aggregated by their mean
 
     def fold_rows(self, train: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, test: np.ndarray) -> FoldRows:
         raise NotImplementedError

@@ -8,7 +8,7 @@ import sys
 
 from fairpath._vocabulary import BN_HELP
 from fairpath.cli._common import (
-    add_alias_argument, add_parallel_arguments, add_predictor_argument, comma_list, int_at_least, parallel_options, predictor_columns,
+    add_alias_argument, add_parallel_arguments, add_predictor_argument, comma_list, int_at_least, n_rep_type, parallel_options, predictor_columns,
     seed_type,
 )
 
@@ -76,8 +76,8 @@ def register(subparsers) -> None:
     parser.add_argument("--trim", action="store_const", const=True,
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), help=f"medDML refits on resampled rows {default('nboot1')}")
-    parser.add_argument("--n-rep", type=int_at_least(1, "--n-rep"),
-                        help=f"debiasing: cross-fitting splits, aggregated by their median {default('n_rep')}")
+    parser.add_argument("--n-rep", type=n_rep_type,
+                        help=f"debiasing: cross-fitting splits, aggregated by their mean; auto: 5 below 5000 rows, else 1 {default('n_rep')}")
     add_parallel_arguments(parser, "medDML refits and cross-fitting splits", threads=False)
     parser.set_defaults(func=_run_audit)
 

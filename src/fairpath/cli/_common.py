@@ -13,7 +13,7 @@ from fairpath._io import read_table
 from fairpath._validation import check_columns_present
 
 __all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_sfm_arguments",
-           "comma_list", "int_at_least", "parallel_options", "predictor_columns", "read_table", "seed_type", "sfm_from_args",
+           "comma_list", "int_at_least", "n_rep_type", "parallel_options", "predictor_columns", "read_table", "seed_type", "sfm_from_args",
            "signature_default"]
 
 
@@ -70,6 +70,11 @@ def int_at_least(minimum: int, what: str = "a count"):
 
 
 seed_type = int_at_least(0, "the seed")
+
+
+def n_rep_type(text: str):
+    """An argparse ``type`` for ``--n-rep``: ``auto`` or an integer ≥ 1."""
+    return "auto" if text == "auto" else int_at_least(1, "--n-rep (or 'auto')")(text)
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ from fairpath.cli._common import (
     add_predictor_argument,
     add_sfm_arguments,
     int_at_least,
+    n_rep_type,
     parallel_options,
     predictor_columns,
     read_table,
@@ -49,8 +50,9 @@ def register(subparsers) -> None:
                         help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=default("nboot1"), help="medDML: refits on resampled rows")
     parser.add_argument("--nboot2", type=int_at_least(1, "--nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
-    parser.add_argument("--n-rep", type=int_at_least(1, "--n-rep"), default=default("n_rep"),
-                        help="debiasing: cross-fitting splits, aggregated by their median (DoubleML's n_rep)")
+    parser.add_argument("--n-rep", type=n_rep_type, default=default("n_rep"),
+                        help="debiasing: cross-fitting splits, aggregated by their mean (DoubleML's n_rep); "
+                             "auto (default): 5 below 5000 rows, else 1")
     add_parallel_arguments(parser, "medDML refits, bootstrap blocks and cross-fitting splits", threads=False)
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")

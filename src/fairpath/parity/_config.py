@@ -10,7 +10,7 @@ import yaml
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_text
-from fairpath._validation import check_bool, check_choice, check_float, check_int, check_probability, check_seed
+from fairpath._validation import check_bool, check_choice, check_float, check_int, check_n_rep, check_probability, check_seed
 from fairpath._vocabulary import parse_bn
 
 _LIST_KEYS = ("z", "w", "predictors", "empty_category")
@@ -42,7 +42,7 @@ class AuditConfig:
     eps: float = 0.01
     trim: bool = False
     nboot1: int = 1
-    n_rep: int = 1
+    n_rep: int | str = "auto"
     empty_category: list[str] = dataclasses.field(default_factory=list)  # columns where "" is a category
 
     def audit_options(self) -> dict:
@@ -120,7 +120,7 @@ def _checks() -> dict:
         "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
         "trim": check_bool,
         "nboot1": lambda name, v: check_int(name, v, minimum=1),
-        "n_rep": lambda name, v: check_int(name, v, minimum=1),
+        "n_rep": lambda name, v: check_n_rep(v, name),
     }
 
 
