@@ -30,8 +30,8 @@ from fairpath.causal._sfm import SFM, check_sfm
 # overlap: the effects are then not estimable from these data and the result says so.
 NON_ESTIMABLE_SHARE = 0.5
 # n_rep="auto": below this many rows the debiasing estimate aggregates AUTO_SPLITS cross-fitting
-# splits. At n = 2000 one split's 95% intervals covered 0.905-0.92 for ctfde / ctfie on the binary
-# and confounded SFMs, five splits 0.93-0.96; at n = 5000 one split covers 0.935-0.97 already
+# splits. At n = 2000 one split's 95% intervals covered 0.905-0.92 in four (SFM, measure) cells of
+# the synthetic SFMs, five splits 0.93-0.97 in every cell; at n = 5000 one split covers 0.935-0.98
 # (benchmarks/study_coverage.py, 200 replications each).
 AUTO_SPLITS_BELOW_ROWS = 5000
 AUTO_SPLITS = 5
@@ -234,7 +234,7 @@ def decompose(
         interval and TV = Ctf-DE − Ctf-IE − Ctf-SE stays exact (DoubleML's median breaks it); costs
         ``n_rep`` times the fits. Needs ``n_boot=0``. ``"auto"`` (default): ``AUTO_SPLITS`` (5)
         splits below ``AUTO_SPLITS_BELOW_ROWS`` (5000) rows, where one split's intervals measurably
-        undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.96 with five), else 1; always 1
+        undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.97 with five), else 1; always 1
         for medDML or with ``n_boot``. ``settings_["n_rep"]`` holds the number used.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
     scheduler, workers : run the medDML refits, the bootstrap blocks and the n_rep splits as Dask tasks, on the
