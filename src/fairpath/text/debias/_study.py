@@ -213,8 +213,8 @@ class DebiasStudy:
     quality_samples : continuations per held-out prefix for S.S. and S.S.c (see ``audit_text``); an
         evaluation stored with another number is recomputed (its samples are reused).
     generation_batch_size : rows sampled together in the audits. 256 decodes SmolLM2 on 2 CPU cores
-        at 190 tok/s against 145 at 64 (larger matrix products amortise reading the weights), for
-        about 1 GB of key/value cache.
+        at 183 tok/s against 158 at 64 (``benchmarks/bench_generation.py``; larger matrix products
+        amortise reading the weights), for about 0.7 GB more memory.
     seed : seeds the corpus, training, sampling and the bootstrap.
     device : "auto" (CUDA when available, else the CPU), "cpu" or "cuda"; every model is trained,
         sampled and scored for perplexity there.
