@@ -5,7 +5,7 @@ Public contract
 ``run_tasks(function, tasks, *, shared=None, n_jobs=1, scheduler=None, workers=None, processes=True)``
     A generator of ``(position, function(task, **shared))`` for every task, in the order the tasks
     finish. ``n_jobs=1`` (the default) runs them one after another here; ``n_jobs > 1`` on that many
-    threads (``-1``: one per core). ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a
+    threads (``-1``: one per core), with BLAS on one thread (``single_threaded_blas``). ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a
     ``distributed.Client``) or ``workers`` (a ``LocalCluster`` of that many single-threaded workers,
     processes unless ``processes=False``) runs them as Dask tasks with ``client.map``; ``shared``
     data (values with a ``shape``) are scattered to the workers once instead of travelling with
@@ -13,6 +13,9 @@ Public contract
     Each task must take its randomness from its own arguments (a seed), so that where it runs
     changes no number. Needs ``distributed`` only for a scheduler or workers (``pip install
     'fairpath[dask]'``).
+``single_threaded_blas()``
+    A context in which BLAS runs on one thread, safe to enter from several threads at once: the
+    first to enter sets the limit, the last to leave restores the limits it found.
 """
 
 from __future__ import annotations
@@ -20,11 +23,42 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
+from threadpoolctl import threadpool_limits
+
 from fairpath._exceptions import FairpathInputError
+
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limit = None
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """One BLAS thread inside, for tasks that already fill the cores (parallel folds, replications).
+
+    threadpoolctl's limits are process-wide, so two threads that each entered and left their own
+    ``threadpool_limits`` would restore them out of order: the first to leave lifts the other's
+    limit while it still runs, and the last leaves the process limited. A count shared by all
+    threads keeps one limit for as long as any of them is inside.
+    """
+    global _blas_users, _blas_limit
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limit = threadpool_limits(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
 
 
 def run_tasks(function: Callable, tasks: Sequence, *, shared: dict | None = None, n_jobs: int = 1, scheduler=None,
@@ -53,7 +87,9 @@ def _check_options(n_jobs, scheduler, workers) -> None:
 
 
 def _on_threads(function, tasks, shared, n_jobs) -> Iterator[tuple[int, Any]]:
-    with ThreadPoolExecutor(n_jobs) as pool:
+    # The tasks fill the cores, so BLAS gets one thread; the limit is set here, in the calling
+    # thread: OpenBLAS ignores a worker thread's limit once the process has set one.
+    with single_threaded_blas(), ThreadPoolExecutor(n_jobs) as pool:
         futures = {pool.submit(function, task, **shared): position for position, task in enumerate(tasks)}
         for future in as_completed(futures):
             yield futures[future], future.result()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+from threadpoolctl import threadpool_info, threadpool_limits
 
+from fairpath._parallel import run_tasks
 from fairpath.causal import MEASURES, decompose
 from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm
 
@@ -51,6 +54,38 @@ def test_same_seed_same_numbers_and_threads_do_not_matter():
     c = decompose(sample.data, sample.sfm, seed=6).to_frame()
     assert a.equals(b)
     assert not np.allclose(a["estimate"].iloc[1:4], c["estimate"].iloc[1:4])
+
+
+class _RecordsBlasThreads(RegressorMixin, BaseEstimator):
+    """Predicts the training mean; records the BLAS thread counts each fit ran under."""
+
+    seen: list = []
+
+    def fit(self, X, y):
+        self.seen.append({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def _decompose_recording_blas_threads(seed, sample):
+    return decompose(sample.data, sample.sfm, learner=_RecordsBlasThreads(), seed=seed, n_jobs=1, n_rep=1, measures=("tv",))
+
+
+def test_fits_run_on_one_blas_thread_with_one_job_here_and_on_threads():
+    # A multi-threaded BLAS beside other busy threads oversubscribes the cores (5x slower on
+    # COMPAS with n_jobs=1 beside a busy process); the process's own limit comes back afterwards.
+    sample = make_binary_sfm(600, seed=2)
+    _RecordsBlasThreads.seen.clear()
+    with threadpool_limits(limits=2, user_api="blas"):
+        _decompose_recording_blas_threads(0, sample)
+        list(run_tasks(_decompose_recording_blas_threads, (1, 2), shared={"sample": sample}, n_jobs=2))
+        after = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+    assert len(_RecordsBlasThreads.seen) > 30
+    assert all(threads == {1} for threads in _RecordsBlasThreads.seen)
+    assert after == {2}
 
 
 def test_paired_difference_uses_per_row_contributions():

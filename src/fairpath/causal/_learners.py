@@ -53,9 +53,12 @@ class EarlyStoppingGBM(BaseEstimator):
         self.validation_mask_ = valid
         train = lgb.Dataset(X[~valid], y[~valid], params=dataset_params)
         valid_set = lgb.Dataset(X[valid], y[valid], reference=train, params=dataset_params)
+        # keep_training_booster: the booster is used as it stands, without the round trip through
+        # a model string that LightGBM makes by default to free the training data (5% of a COMPAS
+        # decomposition); the fitted learner lives only as long as its predictions are made.
         self.booster_ = lgb.train(
             params, train, num_boost_round=self.max_rounds, valid_sets=[valid_set],
-            callbacks=[lgb.early_stopping(self.early_stopping_rounds, verbose=False)],
+            callbacks=[lgb.early_stopping(self.early_stopping_rounds, verbose=False)], keep_training_booster=True,
         )
         return self
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import Parallel, delayed
-from threadpoolctl import threadpool_limits
 
+from fairpath._parallel import single_threaded_blas
 from fairpath._progress import progress as progress_bar
 from fairpath._seeds import FOLD_LAYOUT, FOLDS, child_rng, child_seed
 
@@ -205,11 +205,11 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     tasks = [(k, name) for name in outcomes for k in range(n_folds)] + [(k, None) for k in range(n_folds)]
     # Learners' UserWarnings (e.g. feature names) are silenced here, in the calling thread: the
     # warning filters are process-wide, and catch_warnings inside the worker threads would
-    # restore them out of order (leaving them changed after decompose returns). Parallel tasks
-    # already fill the cores: a multi-threaded BLAS inside each (the GLMs' solves) would
-    # oversubscribe them, which made the COMPAS decomposition about 1.5x slower.
-    blas_threads = 1 if n_jobs != 1 else None
-    with bar, warnings.catch_warnings(), threadpool_limits(limits=blas_threads, user_api="blas"):
+    # restore them out of order (leaving them changed after decompose returns). BLAS runs on one
+    # thread, also with n_jobs=1: the GLMs' matrices are small, and a multi-threaded BLAS beside
+    # other busy threads (parallel folds, replications, another program) oversubscribes the
+    # cores: 1.5x slower with parallel folds, 5x with n_jobs=1 beside a busy process.
+    with bar, warnings.catch_warnings(), single_threaded_blas():
         warnings.simplefilter("ignore", UserWarning)
         parts = dict(zip(tasks, Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(*task) for task in tasks)))
     px_z, px_zw = np.empty(n), np.empty(n)
