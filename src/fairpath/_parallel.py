@@ -5,9 +5,10 @@ Public contract
 ``run_tasks(function, tasks, *, shared=None, n_jobs=1, scheduler=None, workers=None, processes=True)``
     A generator of ``(position, function(task, **shared))`` for every task, in the order the tasks
     finish. ``n_jobs=1`` (the default) runs them one after another here; ``n_jobs > 1`` on that many
-    threads (``-1``: one per core), with BLAS on one thread (``single_threaded_blas``). ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a
-    ``distributed.Client``) or ``workers`` (a ``LocalCluster`` of that many single-threaded workers,
-    processes unless ``processes=False``) runs them as Dask tasks with ``client.map``; ``shared``
+    threads (``-1``: one per core), with BLAS on one thread (``single_threaded_blas``).
+    ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a ``distributed.Client``) or
+    ``workers`` (a ``LocalCluster`` of that many single-threaded workers, processes unless
+    ``processes=False``) runs them as Dask tasks with ``client.map``; ``shared``
     data (values with a ``shape``) are scattered to the workers once instead of travelling with
     every task.
     Each task must take its randomness from its own arguments (a seed), so that where it runs
