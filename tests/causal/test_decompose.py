@@ -56,13 +56,17 @@ def test_same_seed_same_numbers_and_threads_do_not_matter():
     assert not np.allclose(a["estimate"].iloc[1:4], c["estimate"].iloc[1:4])
 
 
+def _blas_threads() -> set[int]:
+    return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+
 class _RecordsBlasThreads(RegressorMixin, BaseEstimator):
     """Predicts the training mean; records the BLAS thread counts each fit ran under."""
 
     seen: list = []
 
     def fit(self, X, y):
-        self.seen.append({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+        self.seen.append(_blas_threads())
         self.mean_ = float(np.mean(y))
         return self
 
@@ -82,7 +86,7 @@ def test_fits_run_on_one_blas_thread_with_one_job_here_and_on_threads():
     with threadpool_limits(limits=2, user_api="blas"):
         _decompose_recording_blas_threads(0, sample)
         list(run_tasks(_decompose_recording_blas_threads, (1, 2), shared={"sample": sample}, n_jobs=2))
-        after = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+        after = _blas_threads()
     assert len(_RecordsBlasThreads.seen) > 30
     assert all(threads == {1} for threads in _RecordsBlasThreads.seen)
     assert after == {2}
