@@ -51,5 +51,5 @@ def test_bad_number_of_bins(n_bins):
 
 
 def test_bad_number_of_bootstrap_draws(data):
-    with pytest.raises(FairpathInputError, match="n_boot must be an integer >= 2"):
+    with pytest.raises(FairpathInputError, match="n_boot must be an integer ≥ 2, got 1"):
         predictive_parity(data, SFM_XY, "score", n_boot=1)

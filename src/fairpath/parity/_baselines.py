@@ -16,6 +16,7 @@ from sklearn.model_selection import StratifiedKFold
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._seeds import child_seed
+from fairpath._validation import check_seed
 from fairpath.causal import check_fold_group_sizes, fit_predict, prepare_data
 
 
@@ -58,6 +59,7 @@ class UnconstrainedPredictor(BaseEstimator):
 
     def fit(self, data: pd.DataFrame, sfm) -> "UnconstrainedPredictor":
         """Out-of-fold scores of every row of ``data`` (roles from ``sfm``) in ``scores_``."""
+        check_seed(self.random_state, "random_state")
         prepared = prepare_data(data, sfm, [sfm.y])
         check_fold_group_sizes(prepared.x, self.n_folds, (sfm.x, (sfm.x0, sfm.x1)))
         y = prepared.outcomes[sfm.y]
