@@ -181,3 +181,9 @@ def test_parquet_na_values(tmp_path):
     data = read_table(path, empty_category="b", na_values=["?"])
     assert data["a"].isna().tolist() == [False, True, False]
     assert data["b"].tolist()[:2] == ["x", ""] and pd.isna(data["b"].iloc[2])
+
+
+@pytest.mark.parametrize("path", [5, None])
+def test_path_must_be_a_path(path):
+    with pytest.raises(FairpathInputError, match=rf"data file must be a path \(a string or pathlib\.Path\), got {path!r}"):
+        read_table(path)

@@ -114,6 +114,8 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
     Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not UTF-8, duplicated
     column names.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise FairpathInputError(f"{what} must be a path (a string or pathlib.Path), got {path!r} ({type(path).__name__})")
     path = Path(path)
     empty_category = check_columns_arg("empty_category", empty_category)
     na_values = check_columns_arg("na_values", na_values, item="missing-value token")

@@ -157,6 +157,13 @@ def check_columns_arg(name: str, value, item: str = "column name") -> list[str]:
     return columns
 
 
+def check_column_name(name: str, value) -> str:
+    """One column name (a string); a list is refused rather than read as several."""
+    if not isinstance(value, str):
+        raise FairpathInputError(f"{name} must be one column name (a string), got {_describe(value)}")
+    return value
+
+
 def check_list_arg(name: str, value, single: tuple[type, ...] = (str,), item: str = "name") -> list:
     """A list argument: one ``single`` item is a list of one (a string is one name, never its characters)."""
     if isinstance(value, single):

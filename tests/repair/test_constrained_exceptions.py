@@ -86,3 +86,15 @@ def test_penalties_and_seed(options, message):
     synthetic = make_binary_sfm(300, seed=0)
     with pytest.raises(FairpathInputError, match=message):
         ConstrainedLearner(synthetic.sfm, "SE", targets=TARGETS, **options).fit(synthetic.data)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"bn": 3}, "the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways, got 3"),
+    ({"targets": [0.1]}, r"targets must be a mapping pathway -> Ctf-CE\(y\)"),
+    ({"targets": {"DE": 0.0}}, r"targets lack the BN pathway\(s\) \['SE'\]"),
+    ({"targets": {"SE": "0.1"}}, r"the target of SE must be a number, got '0\.1' \(str\)"),
+])
+def test_bn_and_targets(options, message):
+    synthetic = make_binary_sfm(300, seed=0)
+    with pytest.raises(FairpathInputError, match=message):
+        ConstrainedLearner(synthetic.sfm, **{"bn": "SE", **options}).fit(synthetic.data)

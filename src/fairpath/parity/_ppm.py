@@ -17,7 +17,7 @@ from scipy import stats  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath._validation import check_draws, check_seed  # noqa: E402
+from fairpath._validation import check_column_name, check_draws, check_seed  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
@@ -85,6 +85,7 @@ class _Prepared:
 def _prepare(data: pd.DataFrame, sfm, predictor: str) -> _Prepared:
     # Only X, Y and the predictor matter here; the causal core's checks name the column at fault.
     reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
+    check_column_name("predictor", predictor)
     outcomes = [sfm.y] if predictor == sfm.y else [sfm.y, predictor]
     prepared = prepare_data(data, reduced, outcomes)
     return _Prepared(prepared.outcomes[sfm.y], prepared.outcomes[predictor], prepared.x.astype(np.intp), prepared.n_excluded)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import check_draws, check_seed
+from fairpath._validation import check_column_name, check_draws, check_seed
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
@@ -255,6 +255,7 @@ def _select_rows(data, sfm, predictor) -> tuple[np.ndarray, np.ndarray]:
             f"Z = {list(sfm.z)}: drop Z from the SFM if X has no common cause with the other variables"
         )
     reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
+    check_column_name("predictor", predictor)
     prepared = prepare_data(data, reduced, [sfm.y] if predictor == sfm.y else [sfm.y, predictor])
     keep = data[sfm.x].isin([sfm.x0, sfm.x1]).to_numpy()
     return keep, prepared.x.astype(bool)

@@ -24,7 +24,7 @@ and the model is then refitted on all rows at that λ.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -167,11 +167,16 @@ class ConstrainedLearner(BaseEstimator):
     def _outcome_targets(self, data: pd.DataFrame) -> dict[str, float]:
         pathways = parse_bn(self.bn)
         if self.targets is not None:
+            if not isinstance(self.targets, Mapping):
+                raise FairpathInputError(f"targets must be a mapping pathway -> Ctf-CE(y), e.g. {{'SE': 0.02}}, got {self.targets!r}")
             effects = dict(self.targets)
+            missing = [p for p in pathways if p not in effects]
+            if missing:
+                raise FairpathInputError(f"targets lack the BN pathway(s) {missing}; give Ctf-CE(y) of each pathway in the BN set")
         else:
             result = decompose(data, self.sfm, seed=self.random_state_)
             effects = {p: result.estimate(MEASURE_OF_PATHWAY[p]).estimate for p in pathways}
-        return {p: (float(effects[p]) if p in pathways else 0.0) for p in PATHWAYS}
+        return {p: (check_float(f"the target of {p}", effects[p]) if p in pathways else 0.0) for p in PATHWAYS}
 
     def _problem(self, data: pd.DataFrame, rows: np.ndarray | slice = slice(None)) -> _Problem:
         subset = data.iloc[rows] if not isinstance(rows, slice) else data
