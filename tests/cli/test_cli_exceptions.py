@@ -224,3 +224,11 @@ def test_repair_refuses_the_outcome_as_a_resolving_variable(data_file, tmp_path,
     code, err = run([*_commands(data_file, tmp_path / "out")["repair"], "--resolving", "y"], capsys)
     assert code == 2 and "fairpath: error: the outcome 'y' cannot be a resolving variable" in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("study", ["compas", "census", "huang"])
+def test_seed_of_the_paper_studies_is_checked_by_the_parser(study, tmp_path, capsys):
+    for seed, message in (("-1", "the seed must be an integer ≥ 0, got -1"), (str(2**32), "the seed must be an integer ≤ 4294967295")):
+        code, err = run(["reproduce", study, "--out", str(tmp_path / "out"), "--seed", seed], capsys)
+        assert code == 2 and f"fairpath: error: argument --seed: {message}" in err
+    assert not (tmp_path / "out").exists()
