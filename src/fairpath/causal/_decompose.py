@@ -226,9 +226,9 @@ def decompose(
         is flagged not estimable.
     trim : leave rows outside the bounds out; default True for medDML (as faircause), else False.
     n_boot : debiasing only: if > 0, percentile intervals from this many row resamples of the
-        pseudo-outcomes instead of normal intervals from the influence function.
+        pseudo-outcomes instead of normal intervals from the influence function (0, or 2 … 100,000 draws).
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
-        resamples of the pseudo-outcomes per refit; estimate and SE are the mean and SD of all draws.
+        resamples of the pseudo-outcomes per refit (1 … 100,000 and 2 … 100,000); estimate and SE are the mean and SD of all draws.
     n_rep : debiasing only: repeat the cross-fitting on this many random fold splits (the first
         seeded by ``seed``) and aggregate them by the mean (Chernozhukov et al. 2018): the mean
         estimate θ and the SE √mean(se_s² + (θ_s − θ)²), so that the spread over splits enters the
