@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -107,3 +109,81 @@ def test_parquet_empty_string_is_missing_unless_a_category(tmp_path):
     pd.DataFrame({"g": ["a", "b"], "industry": ["", "6111"], "y": [1.0, np.inf]}).to_parquet(path)
     assert read_table(path)["industry"].isna().tolist() == [True, False]
     assert read_table(path, empty_category=["industry"])["industry"].tolist() == ["", "6111"]
+
+
+# -- the input layer: dirty numeric columns, declared missing tokens and categories ----------------
+
+def _priors_table(tmp_path, token: str, rows=(3, 17)):
+    """60 rows; ``priors`` is numeric but holds ``token`` in the given rows (0-based data rows)."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"x": ["a", "b"] * 30, "z": rng.normal(size=60).round(3), "priors": rng.integers(0, 12, 60), "y": rng.integers(0, 2, 60)})
+    cells = frame["priors"].astype(str).tolist()
+    for row in rows:
+        cells[row] = token
+    path = tmp_path / "d.csv"
+    frame.assign(priors=cells).to_csv(path, index=False)
+    return path, frame
+
+
+@pytest.mark.parametrize("token", ["?", "-", " ", "na", "1,000"])
+def test_unrecognised_token_in_a_numeric_column_names_column_token_count_row_and_remedy(tmp_path, token):
+    path, _ = _priors_table(tmp_path, token)
+    data = read_table(path)
+    sfm = SFM(x="x", x0="a", x1="b", z=["z"], w=["priors"], y="y")
+    with pytest.raises(FairpathInputError) as error:
+        decompose(data, sfm, learner="linear", progress=False)
+    message = str(error.value)
+    assert f"column 'priors' holds numbers in 58 of 60 non-missing cells and the non-numeric token(s) {token!r} (2x)" in message
+    assert "the first in row 3 (data row 4, line 5 of a CSV file with a header)" in message
+    assert next(csv.reader([path.read_text().splitlines()[4]]))[2] == token  # line 5 of the file holds it
+    assert "--na-values TOKEN" in message and "na_values=" in message and "--categorical priors" in message
+
+
+def test_na_values_declares_the_token_missing_and_gives_the_numbers_of_the_clean_rows(tmp_path):
+    path, frame = _priors_table(tmp_path, "?")
+    data = read_table(path, na_values="?")  # one string is one token
+    assert data["priors"].dtype == float
+    assert data.index[data["priors"].isna()].tolist() == [3, 17]
+    sfm = SFM(x="x", x0="a", x1="b", z=["z"], w=["priors"], y="y")
+    options = dict(learner="linear", n_folds=2, n_rep=1, seed=0, progress=False)
+    from_file = decompose(data.dropna().reset_index(drop=True), sfm, **options).to_frame()
+    clean = decompose(frame.drop(index=[3, 17]).reset_index(drop=True), sfm, **options).to_frame()
+    pd.testing.assert_frame_equal(from_file, clean)
+
+
+def test_categorical_declares_a_numeric_looking_column_a_category(tmp_path):
+    path, _ = _priors_table(tmp_path, "?")
+    data = read_table(path, categorical=["priors"])
+    assert isinstance(data["priors"].dtype, pd.CategoricalDtype)
+    assert (data["priors"] == "?").sum() == 2
+
+
+def test_a_text_column_of_mostly_words_stays_categorical(tmp_path):
+    path = tmp_path / "d.csv"
+    rows = ["x,charge,y"] + [f"{'ab'[i % 2]},{['F', 'M', '3'][i % 3]},{i % 2}" for i in range(30)]
+    path.write_text("\n".join(rows) + "\n")
+    from fairpath._validation import check_finite
+
+    check_finite(read_table(path))  # one third numbers: a category with a level "3", not dirty numbers
+
+
+def test_na_values_and_categorical_must_name_tokens_and_columns(tmp_path):
+    path, _ = _priors_table(tmp_path, "?")
+    with pytest.raises(FairpathInputError, match=r"na_values must hold missing-value tokens \(strings\), got 1 \(int\)"):
+        read_table(path, na_values=["?", 1])
+    with pytest.raises(FairpathInputError, match=r"categorical column\(s\) \['nope'\] are not columns of"):
+        read_table(path, categorical="nope")
+
+
+def test_parquet_na_values(tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"a": ["1", "?", "3"], "b": ["x", "", "?"]}).to_parquet(path)
+    data = read_table(path, empty_category="b", na_values=["?"])
+    assert data["a"].isna().tolist() == [False, True, False]
+    assert data["b"].tolist()[:2] == ["x", ""] and pd.isna(data["b"].iloc[2])
+
+
+@pytest.mark.parametrize("path", [5, None])
+def test_path_must_be_a_path(path):
+    with pytest.raises(FairpathInputError, match=rf"data file must be a path \(a string or pathlib\.Path\), got {path!r}"):
+        read_table(path)

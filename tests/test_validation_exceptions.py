@@ -8,8 +8,8 @@ import pytest
 
 from fairpath import FairpathInputError
 from fairpath._validation import (
-    check_bool, check_choice, check_columns_arg, check_finite, check_frame, check_int, check_output_dir,
-    check_output_file, check_probability, check_seed,
+    MAX_DRAWS, MAX_SEED, check_bool, check_choice, check_columns_arg, check_comparable_scales, check_draws, check_figure_file, check_finite,
+    check_frame, check_int, check_list_arg, check_nonnegative, check_output_dir, check_output_file, check_probability, check_seed,
 )
 
 
@@ -77,3 +77,70 @@ def test_frames():
         check_frame(pd.DataFrame([[1, 2]], columns=["a", "a"]))
     with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('b': 2\)"):
         check_finite(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [np.inf, -np.inf, 0.0]}))
+
+
+def test_seeds_are_bounded_by_numpy():
+    assert check_seed(MAX_SEED) == 2**32 - 1
+    np.random.RandomState(check_seed(MAX_SEED))  # the largest seed numpy takes
+    with pytest.raises(FairpathInputError, match=r"seed must be an integer ≤ 4294967295, got 4294967296"):
+        check_seed(2**32)
+
+
+def test_bootstrap_draws_have_a_minimum_and_a_documented_maximum():
+    assert check_draws("n_boot", 0, allow_zero=True) == 0 and check_draws("n_boot", 2) == 2 and check_draws("n_boot", MAX_DRAWS) == MAX_DRAWS
+    with pytest.raises(FairpathInputError, match="n_boot must be 0 \\(no interval\\) or an integer ≥ 2, got 1: one draw gives a zero-width interval"):
+        check_draws("n_boot", 1, allow_zero=True)
+    with pytest.raises(FairpathInputError, match="n_boot must be an integer ≥ 2, got 1"):
+        check_draws("n_boot", 1)
+    with pytest.raises(FairpathInputError, match="n_boot must be an integer ≤ 100000, got 100001"):
+        check_draws("n_boot", MAX_DRAWS + 1)
+
+
+def test_nonnegative_and_list_arguments():
+    assert check_nonnegative("λ", 0) == 0.0 and check_nonnegative("λ", np.inf) == np.inf
+    for bad in (-0.1, np.nan, "1", True):
+        with pytest.raises(FairpathInputError, match="λ must be a number ≥ 0"):
+            check_nonnegative("λ", bad)
+    assert check_list_arg("scorers", "vader") == ["vader"]
+    assert check_columns_arg("resolving", {"w", "z"}) == ["w", "z"]
+    with pytest.raises(FairpathInputError, match="scorers must be a name or a list of them, got 5 \\(int\\)"):
+        check_list_arg("scorers", 5)
+
+
+@pytest.mark.parametrize("value", [1e308, -1e60])
+def test_huge_finite_values_are_refused_before_they_overflow(value):
+    frame = pd.DataFrame({"age": [20.0, 30.0, value, 40.0]})
+    with pytest.raises(FairpathInputError, match=r"column 'age' holds 1 value\(s\) beyond ±1e\+50 .*first in row 2 \(data row 3, line 4 .*rescale"):
+        check_finite(frame)
+    check_finite(frame.assign(age=[20.0, 30.0, 1e50, 40.0]))  # the bound itself is fine
+
+
+def test_a_numeric_role_refuses_any_text_naming_the_role():
+    frame = pd.DataFrame({"score": [0.1, 0.5, "high", 0.7]}, index=["r1", "r2", "r3", "r4"])
+    with pytest.raises(FairpathInputError, match=r"predictor column 'score' is not numeric: 1 of 4 non-missing cells are not numbers, "
+                                                 r"token\(s\) 'high' \(1x\), the first in row 'r3'; encode it as 0/1"):
+        check_finite(frame, {"score": "predictor"})
+
+
+@pytest.mark.parametrize("y, p, scale", [
+    ([-1, 1, 1, -1], [0.2, 0.9, 0.6, 0.1], r"values \{-1, 1\}"),
+    ([0, 100, 100, 0], [0.2, 0.9, 0.6, 0.1], r"values \{0, 100\}"),
+    ([0, 1, 1, 0], [0, 100, 100, 0], r"values \{0, 1\}"),
+    ([0.0, 2.0, 5.0, 1.0], [10.0, 30.0, 50.0, 20.0], r"range \[0, 5\]"),
+])
+def test_outcome_and_predictor_on_different_scales(y, p, scale):
+    with pytest.raises(FairpathInputError, match=rf"predictor column 'yhat' \(range \[.*\]\) is not on the scale of outcome column 'y' \({scale}\); "
+                                                  "their causal effects are compared, so put both on one scale"):
+        check_comparable_scales("y", y, "yhat", p)
+
+
+@pytest.mark.parametrize("y, p", [([0, 1, 1, 0], [0.2, 0.9, 0.6, 0.1]), ([0, 1, 1, 0], [0, 1, 1, 1]), ([-1, 1, 1, -1], [-1, 1, -1, -1]),
+                                  ([0.0, 2.0, 5.0, 1.0], [0.5, 2.5, 4.0, 1.5]), ([0, 1, 1, 0], [-0.1, 1.2, 0.8, 0.3])])
+def test_outcome_and_predictor_on_one_scale(y, p):
+    check_comparable_scales("y", y, "yhat", p)
+
+
+def test_figure_file_needs_a_format_suffix(tmp_path):
+    assert check_figure_file(tmp_path / "fig.PNG", "--plot file").name == "fig.PNG"
+    with pytest.raises(FairpathInputError, match=r"--plot file '.*fig' has no figure format as its suffix; end it with one of .*\.pdf.*\.png.*, e.g. fig\.png"):
+        check_figure_file(tmp_path / "fig", "--plot file")

@@ -17,15 +17,11 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import is_numeric_column
 
 # Up to this many categories a column becomes indicators; beyond, integer codes (tree learners split
 # on codes well, and indicators of hundreds of levels cost too much memory).
 MAX_ONE_HOT_LEVELS = 10
-
-
-def is_numeric_column(values: pd.Series) -> bool:
-    """Numbers and booleans pass as floats; everything else is categorical."""
-    return pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)
 
 
 def _labels(values: pd.Series) -> pd.Series:

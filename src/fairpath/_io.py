@@ -4,6 +4,8 @@ Reading: missing values are recognised in every column of a CSV file (an empty c
 ``N/A``, ``null``, ``nan`` and pandas' other default markers), so a numeric column with a blank
 cell stays numeric and the blank is reported as a missing value where the column is used. Where the
 empty string is a real category (the census' ``industry``), name the column in ``empty_category``.
+Other tokens that mean "missing" in a file (UCI's ``?``, a ``-``) are declared with ``na_values``;
+columns that are categories although they look like numbers are declared with ``categorical``.
 Duplicated headers and files that are not UTF-8 are errors naming the file.
 
 Writing: every result file is written to a temporary file in its own folder and moved into place
@@ -23,6 +25,7 @@ from typing import Iterator
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import check_columns_arg
 
 # pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``), spelled out so that
 # one column can leave the empty string out.
@@ -95,35 +98,43 @@ def _check_header(columns: list[str], path: Path, what: str) -> None:
         )
 
 
-def _check_empty_category(columns, empty_category: list[str], path: Path) -> None:
-    unknown = [c for c in empty_category if c not in columns]
+def _check_named_columns(columns, named: list[str], argument: str, path: Path) -> None:
+    unknown = [c for c in named if c not in columns]
     if unknown:
-        raise FairpathInputError(f"empty-category column(s) {unknown} are not columns of {str(path)!r}; columns: {list(columns)}")
+        raise FairpathInputError(f"{argument} column(s) {unknown} are not columns of {str(path)!r}; columns: {list(columns)}")
 
 
-def read_table(path: str | Path, empty_category=(), what: str = "data file") -> pd.DataFrame:
+def read_table(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=()) -> pd.DataFrame:
     """Read a CSV or Parquet file.
 
-    Missing values are recognised in every column (see :data:`MISSING_MARKERS`); in the columns
-    named in ``empty_category`` the empty string is kept as a category (other markers stay missing).
+    Missing values are recognised in every column (see :data:`MISSING_MARKERS`), and so are the
+    tokens in ``na_values`` (e.g. ``"?"``); in the columns named in ``empty_category`` the empty
+    string is kept as a category (other markers stay missing). The columns in ``categorical`` are
+    read as categories (pandas' ``category`` dtype) even where their cells look like numbers.
     Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not UTF-8, duplicated
     column names.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise FairpathInputError(f"{what} must be a path (a string or pathlib.Path), got {path!r} ({type(path).__name__})")
     path = Path(path)
-    empty_category = [empty_category] if isinstance(empty_category, str) else list(empty_category)
+    empty_category = check_columns_arg("empty_category", empty_category)
+    na_values = check_columns_arg("na_values", na_values, item="missing-value token")
+    categorical = check_columns_arg("categorical", categorical)
     if not path.is_file():
         raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
     parquet = path.suffix.lower() in _PARQUET
     try:
         if parquet:
             data = pd.read_parquet(path)
-            _check_empty_category(data.columns, empty_category, path)
-            return _parquet_empty_strings(data, empty_category)
+            _check_named_columns(data.columns, empty_category, "empty-category", path)
+            _check_named_columns(data.columns, categorical, "categorical", path)
+            return _parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
         header = _csv_header(path, what)
         _check_header(header, path, what)
-        _check_empty_category(header, empty_category, path)
-        markers = {c: sorted(MISSING_MARKERS - {""}) if c in empty_category else sorted(MISSING_MARKERS) for c in header}
-        return pd.read_csv(path, keep_default_na=False, na_values=markers, encoding="utf-8-sig")
+        _check_named_columns(header, empty_category, "empty-category", path)
+        _check_named_columns(header, categorical, "categorical", path)
+        markers = {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
+        return pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
     except FairpathInputError:
         raise
     except UnicodeDecodeError as error:
@@ -132,14 +143,15 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file") -> 
         raise FairpathInputError(f"could not parse {what} {str(path)!r} as {'Parquet' if parquet else 'CSV'}: {error}") from error
 
 
-def _parquet_empty_strings(data: pd.DataFrame, empty_category: list[str]) -> pd.DataFrame:
-    """Parquet keeps missing values apart from strings; an empty string is missing too, as in CSV, unless a category."""
-    text = [c for c in data.columns if c not in empty_category and (data[c].dtype == object or pd.api.types.is_string_dtype(data[c]))]
-    empty = [c for c in text if (data[c] == "").any()]
-    if empty:
-        data = data.copy()
-        for column in empty:
-            data[column] = data[column].mask(data[column] == "")
+def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:
+    """Parquet keeps missing values apart from strings; an empty string is missing too, as in CSV, unless a
+    category, and so are the ``na_values`` tokens."""
+    text = [c for c in data.columns if data[c].dtype == object or pd.api.types.is_string_dtype(data[c])]
+    data = data.copy()
+    for column in text:
+        missing = data[column].isin([*na_values, *([] if column in empty_category else [""])])
+        if missing.any():
+            data[column] = data[column].mask(missing)
     return data
 
 

@@ -6,14 +6,20 @@ what to do. Conventions:
 - Counts (folds, draws, repeats, bins) must be Python or NumPy integers. Booleans are refused, and
   so are floats, even integral ones such as ``2.0``: a float count is nearly always a mistake
   upstream (a division, a config value written as ``5.0``), and refusing it keeps one meaning.
-- Seeds are non-negative integers; ``None`` is refused, because every fairpath result is seeded
-  (pass ``0``, the default everywhere, for the usual run).
+- Seeds are integers in [0, 2**32 − 1] (NumPy's range); ``None`` is refused, because every fairpath
+  result is seeded (pass ``0``, the default everywhere, for the usual run).
+- Bootstrap draws: 0 (no interval, where allowed) or ``MIN_DRAWS`` … ``MAX_DRAWS``.
+- Column values (``check_finite``): a text column of which at least ``NUMERIC_SHARE`` of the
+  non-missing cells are numbers is dirty numeric data, not a category, and is refused naming the
+  token, its count and first row; columns whose role is numeric (outcome, predictor) must hold
+  numbers only.
 """
 
 from __future__ import annotations
 
 import numbers
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +36,19 @@ MIN_GROUP_ROWS = 2
 # (Ctf-IE = −493 for a 0/1 outcome with 3 rows in a group), so the estimators refuse instead.
 # Without Z and W every nuisance is a group mean: MIN_GROUP_ROWS do.
 MIN_GROUP_ROWS_PER_FOLD = 10
+# NumPy's seeds (SeedSequence entropy of one word, RandomState) lie in [0, 2**32 - 1].
+MAX_SEED = 2**32 - 1
+# Bootstrap draws: one draw gives a zero-width "interval"; beyond MAX_DRAWS the draws' Monte Carlo
+# error is negligible and the memory (draws x estimates) and time are not.
+MIN_DRAWS = 2
+MAX_DRAWS = 100_000
+# A text column with at least this share of numbers among its non-missing cells is numeric data with
+# a few unrecognised tokens (`?`, `-`, `1,000`), not a category: coding it as categories in text order
+# (0, 1, 10, 11, ...) would silently change every estimate.
+NUMERIC_SHARE = 0.9
+# The quadratic GLMs multiply two values and square the products when scaling them: (1e50)^4 = 1e200
+# stays finite; 1e308 overflows to inf (and then NaN) inside the learners.
+MAX_ABS_VALUE = 1e50
 
 
 def _describe(value) -> str:
@@ -78,10 +97,26 @@ def check_probability(name: str, value, *, open_ends: bool = True) -> float:
 
 
 def check_seed(value, name: str = "seed") -> int:
-    """A seed: a non-negative integer (``None`` is refused: every result is seeded)."""
+    """A seed: an integer in [0, ``MAX_SEED``] (``None`` is refused: every result is seeded)."""
     if value is None:
         raise FairpathInputError(f"{name} must be a non-negative integer, got None; fairpath results are always seeded (0 is the default)")
-    return check_int(name, value, minimum=0)
+    return check_int(name, value, minimum=0, maximum=MAX_SEED)
+
+
+def check_draws(name: str, value, *, allow_zero: bool = False) -> int:
+    """Bootstrap draws: ``MIN_DRAWS`` … ``MAX_DRAWS`` (or 0, no interval, with ``allow_zero``)."""
+    value = check_int(name, value, minimum=0 if allow_zero else MIN_DRAWS, maximum=MAX_DRAWS)
+    if 0 < value < MIN_DRAWS:
+        raise FairpathInputError(f"{name} must be 0 (no interval) or an integer ≥ {MIN_DRAWS}, got {value}: "
+                                 "one draw gives a zero-width interval")
+    return value
+
+
+def check_nonnegative(name: str, value) -> float:
+    """A number ≥ 0 (``inf`` allowed: a penalty of infinite weight is a constraint)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise FairpathInputError(f"{name} must be a number ≥ 0, got {_describe(value)}")
+    return float(value)
 
 
 def check_bool(name: str, value) -> bool:
@@ -104,20 +139,38 @@ def check_choice(name: str, value, choices) -> object:
     return value
 
 
-def check_columns_arg(name: str, value) -> list[str]:
-    """Column names: one string is one column (never split into characters), else a list of strings."""
+def check_columns_arg(name: str, value, item: str = "column name") -> list[str]:
+    """Names (of columns, or ``item``s): one string is one name (never split into characters), else a list of strings."""
     if value is None:
         return []
     if isinstance(value, str):
         return [value] if value else []
-    if isinstance(value, (pd.Index, pd.Series, np.ndarray, list, tuple)):
+    if isinstance(value, (set, frozenset)):
+        columns = sorted(value, key=str)  # a set has no order of its own; sorted, results do not depend on hashing
+    elif isinstance(value, (pd.Index, pd.Series, np.ndarray, list, tuple)):
         columns = list(value)
     else:
-        raise FairpathInputError(f"{name} must be a column name or a list of column names, got {_describe(value)}")
+        raise FairpathInputError(f"{name} must be a {item} or a list of {item}s, got {_describe(value)}")
     bad = [c for c in columns if not isinstance(c, str)]
     if bad:
-        raise FairpathInputError(f"{name} must hold column names (strings), got {bad[0]!r} ({type(bad[0]).__name__})")
+        raise FairpathInputError(f"{name} must hold {item}s (strings), got {bad[0]!r} ({type(bad[0]).__name__})")
     return columns
+
+
+def check_column_name(name: str, value) -> str:
+    """One column name (a string); a list is refused rather than read as several."""
+    if not isinstance(value, str):
+        raise FairpathInputError(f"{name} must be one column name (a string), got {_describe(value)}")
+    return value
+
+
+def check_list_arg(name: str, value, single: tuple[type, ...] = (str,), item: str = "name") -> list:
+    """A list argument: one ``single`` item is a list of one (a string is one name, never its characters)."""
+    if isinstance(value, single):
+        return [value]
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise FairpathInputError(f"{name} must be a {item} or a list of them, got {_describe(value)}")
+    return list(value)
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -156,6 +209,18 @@ def check_output_file(path, what: str = "output file") -> Path:
     return path
 
 
+def check_figure_file(path, what: str = "figure file") -> Path:
+    """An output file whose suffix names a format matplotlib writes (checked before any computation)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    path = check_output_file(path, what)
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    if path.suffix.lstrip(".").lower() not in formats:
+        raise FairpathInputError(f"{what} {str(path)!r} has no figure format as its suffix; end it with one of "
+                                 f"{', '.join('.' + f for f in formats)}, e.g. {path.stem}.png")
+    return path
+
+
 def check_frame(data, what: str = "data") -> pd.DataFrame:
     """A DataFrame with unique string column names."""
     if not isinstance(data, pd.DataFrame):
@@ -179,8 +244,48 @@ _MISSING_HINT = ("impute or drop these rows before the analysis (when read from 
                  "--empty-category COLUMN)")
 
 
-def check_finite(frame: pd.DataFrame) -> None:
-    """No missing value (NaN/None) and no infinite value in any column, with counts per column."""
+def _first_row(index: pd.Index, mask) -> str:
+    """Where the first flagged row is: its index label, and for the default integer index the data row and file line."""
+    label = index[np.flatnonzero(np.asarray(mask))[0]]
+    if isinstance(label, numbers.Integral):
+        return f"row {label} (data row {label + 1}, line {label + 2} of a CSV file with a header)"
+    return f"row {label!r}"
+
+
+_TYPE_HINT = ("declare the token a missing value (na_values= in read_table or the config, --na-values TOKEN on the command line) "
+              "and impute or drop those rows, or fix the cells")
+
+
+def _check_column_type(values: pd.Series, role: str | None) -> None:
+    """A text column that is mostly numbers, or any text in a column whose role is numeric, is refused."""
+    if is_numeric_column(values) or isinstance(values.dtype, pd.CategoricalDtype):
+        return
+    present = values[values.notna()]
+    numbers_ = pd.to_numeric(present.astype(str), errors="coerce") if len(present) else present
+    bad = numbers_.isna().to_numpy()
+    if not bad.any() or (role is None and (~bad).mean() < NUMERIC_SHARE):
+        return  # every cell a number (text codes such as zip codes) or a genuinely categorical column
+    tokens = present[bad].astype(str).value_counts()
+    listed = ", ".join(f"{token!r} ({count}x)" for token, count in tokens.head(5).items())
+    where = _first_row(present.index, bad)
+    if role is None:
+        raise FairpathInputError(
+            f"column {values.name!r} holds numbers in {int((~bad).sum())} of {len(bad)} non-missing cells and the non-numeric token(s) {listed}, "
+            f"the first in {where}; read as categories it would be coded in text order and change every estimate: "
+            f"{_TYPE_HINT}, or if it really is categorical declare it so (categorical= in read_table, --categorical {values.name})"
+        )
+    raise FairpathInputError(
+        f"{role} column {values.name!r} is not numeric: {int(bad.sum())} of {len(bad)} non-missing cells are not numbers, "
+        f"token(s) {listed}, the first in {where}; encode it as 0/1 or a number first, or {_TYPE_HINT}"
+    )
+
+
+def check_finite(frame: pd.DataFrame, numeric_roles: dict[str, str] | None = None) -> None:
+    """Values every learner can use: the column types (see the module docstring; ``numeric_roles`` maps
+    the columns whose role is numeric to that role's name), no missing value (NaN/None), no infinite or
+    overflowing value, with counts per column."""
+    for column in frame.columns:
+        _check_column_type(frame[column], (numeric_roles or {}).get(column))
     missing = frame.isna().sum()
     missing = missing[missing > 0]
     if len(missing):
@@ -192,6 +297,42 @@ def check_finite(frame: pd.DataFrame) -> None:
     if infinite:
         detail = ", ".join(f"{col!r}: {k}" for col, k in infinite.items())
         raise FairpathInputError(f"infinite values (inf) in used columns ({detail}); replace or drop these rows before the analysis")
+    for column in numeric.columns:
+        huge = np.abs(numeric[column].to_numpy(dtype=float)) > MAX_ABS_VALUE
+        if huge.any():
+            raise FairpathInputError(
+                f"column {column!r} holds {int(huge.sum())} value(s) beyond ±{MAX_ABS_VALUE:g} (e.g. {float(numeric[column][huge].iloc[0]):g}, "
+                f"first in {_first_row(numeric.index, huge)}), which overflow the learners; rescale the column or drop these rows"
+            )
+
+
+def is_numeric_column(values: pd.Series) -> bool:
+    """Numbers and booleans are numeric data; everything else is text or categories."""
+    return pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)
+
+
+def check_comparable_scales(outcome: str, outcome_values, predictor: str, predictor_values) -> None:
+    """A predictor's effects are compared with the outcome's, so both must be on one scale.
+
+    Refused: predictions outside the outcome's range widened by its span on each side (a 0/1 outcome
+    against a 0/100 score), and a two-valued outcome not coded 0/1 (−1/+1, 0/100) against predictions
+    in [0, 1] that are not the outcome's own values.
+    """
+    y = np.asarray(outcome_values, dtype=float)
+    p = np.asarray(predictor_values, dtype=float)
+    levels = np.unique(y)
+    low, high = float(y.min()), float(y.max())
+    span = high - low
+    beyond = p.min() < low - span or p.max() > high + span
+    probabilities = p.min() >= 0 and p.max() <= 1 and not np.isin(p, levels).all()
+    recoded = len(levels) == 2 and set(levels) != {0.0, 1.0} and probabilities
+    if beyond or recoded:
+        scale = f"values {{{levels[0]:g}, {levels[1]:g}}}" if len(levels) == 2 else f"range [{low:g}, {high:g}]"
+        raise FairpathInputError(
+            f"predictor column {predictor!r} (range [{p.min():g}, {p.max():g}]) is not on the scale of outcome column {outcome!r} "
+            f"({scale}); their causal effects are compared, so put both on one scale: code a binary outcome 0/1 with "
+            "predictions in [0, 1] (probabilities or 0/1 decisions), or rescale the predictor to the outcome's units"
+        )
 
 
 def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = "") -> None:

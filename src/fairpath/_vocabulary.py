@@ -16,6 +16,7 @@ it the same way everywhere (Python API, config files, every CLI command):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from fairpath._exceptions import FairpathInputError
@@ -56,6 +57,8 @@ def parse_bn(bn) -> tuple[Pathway, ...]:
         return ()
     if isinstance(bn, str) and bn.strip().upper() in _RESOLVING_ALIASES:
         return _RESOLVING_ALIASES[bn.strip().upper()]
+    if not isinstance(bn, (str, Iterable)):
+        raise FairpathInputError(f"the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways, got {bn!r}")
     items = bn.replace("+", ",").split(",") if isinstance(bn, str) else list(bn)
     names = [str(item).strip().upper() for item in items if str(item).strip()]
     unknown = [item for item, name in zip(items, names) if name not in PATHWAYS]

@@ -120,3 +120,27 @@ def test_seed_and_levels_arguments():
         FairAdapt(GRAPH, "x", 0, "y", random_state=None).fit(frame())
     with pytest.raises(FairpathInputError, match=r"discrete_max_levels must be an integer, got 10\.0 \(float\)"):
         FairAdapt(GRAPH, "x", 0, "y", discrete_max_levels=10.0).fit(frame())
+
+
+def test_outcome_as_resolving_variable():
+    with pytest.raises(FairpathInputError, match="the outcome 'y' cannot be a resolving variable; remove it from the resolving set"):
+        FairAdapt(GRAPH, "x", 0, "y", resolving="y").fit(frame())
+
+
+def test_one_resolving_name_is_one_column_not_its_characters():
+    data = frame()
+    graph = CausalGraph(["x", "cw", "y"], [("x", "cw"), ("cw", "y"), ("x", "y")])
+    data = data.rename(columns={"w": "cw"})[["x", "cw", "y"]]
+    as_text = FairAdapt(graph, "x", 0, "y", resolving="cw", engine="linear").fit(data)
+    as_list = FairAdapt(graph, "x", 0, "y", resolving=["cw"], engine="linear").fit(data)
+    assert as_text.resolving_ == ["cw"]
+    pd.testing.assert_frame_equal(as_text.adapted_train_, as_list.adapted_train_)
+    with pytest.raises(FairpathInputError, match=r"resolving must be a column name or a list of column names, got 3 \(int\)"):
+        FairAdapt(graph, "x", 0, "y", resolving=3).fit(data)
+
+
+def test_adaptation_refuses_dirty_numeric_columns():
+    data = frame().astype({"w": object})
+    data.loc[5, "w"] = "n/a?"
+    with pytest.raises(FairpathInputError, match=r"column 'w' holds numbers in 199 of 200 non-missing cells and the non-numeric token\(s\) 'n/a\?' \(1x\), the first in row 5"):
+        FairAdapt(GRAPH, "x", 0, "y").fit(data)

@@ -232,3 +232,43 @@ def test_duplicated_column_names(sample):
 def test_repeated_cross_fitting_options(sample, options, message):
     with pytest.raises(FairpathInputError, match=message):
         decompose(sample.data, sample.sfm, **options)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_boot": 1}, r"n_boot must be 0 \(no interval\) or an integer ≥ 2, got 1: one draw gives a zero-width interval"),
+    ({"n_boot": 100_001}, "n_boot must be an integer ≤ 100000, got 100001"),
+    ({"method": "medDML", "nboot2": 1}, "nboot2 must be an integer ≥ 2, got 1"),
+    ({"seed": 2**32}, "seed must be an integer ≤ 4294967295, got 4294967296"),
+])
+def test_draws_and_seed_bounds(sample, options, message):
+    with pytest.raises(FairpathInputError, match=message):
+        decompose(sample.data, sample.sfm, progress=False, **options)
+
+
+def test_dirty_numeric_mediator_is_refused_not_coded_as_categories(sample):
+    data = sample.data.astype({"w1": object})
+    data.loc[[4, 9, 30], "w1"] = "?"
+    with pytest.raises(FairpathInputError, match=r"column 'w1' holds numbers in 297 of 300 non-missing cells and the non-numeric token\(s\) '\?' \(3x\), "
+                                                 r"the first in row 4 \(data row 5, line 6 of a CSV file with a header\); read as categories"):
+        decompose(data, sample.sfm, progress=False)
+
+
+def test_extreme_finite_value_is_refused_before_the_learners_overflow(sample):
+    data = sample.data.copy()
+    data.loc[12, "z1"] = 1e308
+    with pytest.raises(FairpathInputError, match=r"column 'z1' holds 1 value\(s\) beyond ±1e\+50 \(e\.g\. 1e\+308, first in row 12"):
+        decompose(data, sample.sfm, learner="linear", progress=False)
+
+
+def test_one_question_mark_in_compas_priors_is_refused(tmp_path):
+    """The issue's case: one ``?`` made ``priors`` categories coded in text order (Ctf-DE of Northpointe +0.0016 -> +0.0458)."""
+    from fairpath._io import read_table
+    from fairpath.datasets import load_compas
+
+    compas = load_compas()
+    path = tmp_path / "compas.csv"
+    compas.data.astype({"priors": object}).assign(priors=lambda d: d["priors"].where(d.index != 100, "?")).to_csv(path, index=False)
+    with pytest.raises(FairpathInputError, match=r"column 'priors' holds numbers in 7213 of 7214 non-missing cells and the non-numeric token\(s\) '\?' \(1x\), "
+                                                 r"the first in row 100 \(data row 101, line 102 of a CSV file with a header\)"):
+        decompose(read_table(path), compas.sfm, predictors=["northpointe"], progress=False)
+    assert read_table(path, na_values="?")["priors"].isna().sum() == 1

@@ -175,3 +175,60 @@ def test_an_output_file_that_cannot_be_written_is_an_input_error(data_file, tmp_
     path = tmp_path / ("r" * 300 + ".json")  # longer than any file system allows a name to be
     code, err = run(["decompose", str(data_file), *SFM_ARGS, "--learner", "linear", "--folds", "2", "--json", str(path)], capsys)
     assert code == 2 and "fairpath: error: File name too long: " in err and "rrrr.json'" in err
+
+
+@pytest.fixture(scope="module")
+def dirty_file(tmp_path_factory):
+    """The data with ``?`` in the w1 cells of data rows 6 and 10 (file lines 7 and 11)."""
+    data = make_binary_sfm(200, seed=0).data.astype({"w1": object})
+    data.loc[[5, 9], "w1"] = "?"
+    data["score"] = data["y"]  # a predictor for audit
+    path = tmp_path_factory.mktemp("cli") / "dirty.csv"
+    data.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("command", ["decompose", "audit", "repair", "frontier"])
+def test_unrecognised_missing_token_and_the_na_values_flag_on_every_table_command(command, dirty_file, tmp_path, capsys):
+    argv = _commands(dirty_file, tmp_path / "out")[command]
+    if command == "audit":  # the shared audit line names Y as its predictor, which the audit refuses first
+        argv[argv.index("--predictor") + 1] = "score"
+    code, err = run(argv, capsys)
+    assert code == 2
+    assert ("fairpath: error: column 'w1' holds numbers in 198 of 200 non-missing cells and the non-numeric token(s) '?' (2x), "
+            "the first in row 5 (data row 6, line 7 of a CSV file with a header)") in err
+    assert "--na-values TOKEN" in err and "--categorical w1" in err
+    code, err = run([*argv, "--na-values", "?"], capsys)  # declared missing: now reported as missing values
+    assert code == 2 and "fairpath: error: missing values (NaN) in used columns ('w1': 2)" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["decompose", "audit", "demo", "repair", "frontier", "reproduce", "text audit", "text debias"])
+def test_seed_beyond_numpy_on_every_command(command, data_file, tmp_path, capsys):
+    code, err = run([*_commands(data_file, tmp_path / "out")[command], "--seed", str(2**32)], capsys)
+    assert code == 2 and "fairpath: error: argument --seed: the seed must be an integer ≤ 4294967295, got 4294967296" in err
+
+
+@pytest.mark.parametrize("command", ["decompose", "audit"])
+def test_one_bootstrap_draw_is_refused(command, data_file, tmp_path, capsys):
+    code, err = run([*_commands(data_file, tmp_path / "out")[command], "--bootstrap", "1"], capsys)
+    assert code == 2 and re.search(r"fairpath: error: argument --bootstrap(/--boot)?: --bootstrap must be (0 \(no interval\) or )?an integer ≥ 2", err)
+
+
+def test_plot_without_a_format_suffix_is_refused_before_computing(data_file, tmp_path, capsys):
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, "--plot", str(tmp_path / "fig")], capsys)
+    assert code == 2 and "fairpath: error: --plot file" in err and "has no figure format as its suffix; end it with one of" in err and ".png" in err
+
+
+def test_repair_refuses_the_outcome_as_a_resolving_variable(data_file, tmp_path, capsys):
+    code, err = run([*_commands(data_file, tmp_path / "out")["repair"], "--resolving", "y"], capsys)
+    assert code == 2 and "fairpath: error: the outcome 'y' cannot be a resolving variable" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("study", ["compas", "census", "huang"])
+def test_seed_of_the_paper_studies_is_checked_by_the_parser(study, tmp_path, capsys):
+    for seed, message in (("-1", "the seed must be an integer ≥ 0, got -1"), (str(2**32), "the seed must be an integer ≤ 4294967295")):
+        code, err = run(["reproduce", study, "--out", str(tmp_path / "out"), "--seed", seed], capsys)
+        assert code == 2 and f"fairpath: error: argument --seed: {message}" in err
+    assert not (tmp_path / "out").exists()

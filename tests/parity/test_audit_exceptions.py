@@ -75,3 +75,35 @@ def test_infinite_predictor_values(sample):
     data.loc[:4, "score"] = np.inf
     with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('score': 5\)"):
         audit(data, sample.sfm, "score", "SE", progress=False)
+
+
+@pytest.mark.parametrize("recode, scale", [(lambda y: 2 * y - 1, r"values \{-1, 1\}"), (lambda y: 100 * y, r"values \{0, 100\}")])
+def test_outcome_not_on_the_predictor_scale(sample, recode, scale):
+    data = sample.data.assign(y=recode(sample.data["y"]))
+    with pytest.raises(FairpathInputError, match=rf"predictor column 'score' \(range \[0\.\d+, 0\.\d+\]\) is not on the scale of outcome column 'y' "
+                                                 rf"\({scale}\); .*code a binary outcome 0/1 with predictions in \[0, 1\]"):
+        audit(data, sample.sfm, ["score"], "SE", progress=False)
+
+
+def test_predictor_not_on_the_outcome_scale(sample):
+    data = sample.data.assign(percent=100 * sample.data["score"])
+    with pytest.raises(FairpathInputError, match=r"predictor column 'percent' \(range \[[\d.]+, [\d.]+\]\) is not on the scale of outcome column 'y' \(values \{0, 1\}\)"):
+        audit(data, sample.sfm, ["percent"], "SE", progress=False)
+
+
+def test_dirty_predictor_names_the_token_row_and_remedy(sample):
+    data = sample.data.astype({"score": object})
+    data.loc[[7, 11], "score"] = "?"
+    with pytest.raises(FairpathInputError, match=r"predictor column 'score' is not numeric: 2 of 400 non-missing cells are not numbers, "
+                                                 r"token\(s\) '\?' \(2x\), the first in row 7 \(data row 8, line 9 .*--na-values TOKEN"):
+        audit(data, sample.sfm, ["score"], "SE", progress=False)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_boot": 1}, "n_boot must be an integer ≥ 2, got 1"),
+    ({"n_boot": 10**6}, "n_boot must be an integer ≤ 100000"),
+    ({"seed": 2**32}, "seed must be an integer ≤ 4294967295, got 4294967296"),
+])
+def test_draws_and_seed_bounds(sample, options, message):
+    with pytest.raises(FairpathInputError, match=message):
+        audit(sample.data, sample.sfm, ["score"], "SE", progress=False, **options)

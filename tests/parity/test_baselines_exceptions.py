@@ -32,3 +32,15 @@ def test_rows_outside_the_two_groups_are_refused():
     with pytest.warns(UserWarning, match="5 rows excluded"):
         with pytest.raises(FairpathInputError, match="5 rows have x neither 0 nor 1"):
             UnconstrainedPredictor(learner="linear").fit_predict(data, sample.sfm)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"selection_rate": "0.3"}, r"selection_rate must be a number, got '0\.3' \(str\)"),
+    ({"selection_rate": 1.5}, r"selection_rate must lie in \(0, 1\), got 1\.5"),
+    ({"n_folds": 1.5}, r"n_folds must be an integer, got 1\.5 \(float\)"),
+    ({"random_state": 2**32}, "random_state must be an integer ≤ 4294967295"),
+])
+def test_settings_are_checked_before_fitting(options, message):
+    sample = make_binary_sfm(200, seed=0)
+    with pytest.raises(FairpathInputError, match=message):
+        UnconstrainedPredictor(**options).fit_predict(sample.data, sample.sfm)

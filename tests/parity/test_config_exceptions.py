@@ -89,3 +89,13 @@ def test_config_file_that_is_not_utf8(tmp_path):
     path.write_bytes("x: raza\ny: año\n".encode("latin-1"))
     with pytest.raises(FairpathInputError, match=r"config file .*audit\.yaml' is not UTF-8 \(byte 0xf1 at position \d+\); it looks like cp1252"):
         load_config(path)
+
+
+def test_reading_keys_na_values_and_categorical():
+    config = AuditConfig.from_mapping({"na_values": "?", "categorical": "zip,priors"})
+    assert config.na_values == ["?"] and config.categorical == ["zip", "priors"]
+    assert "na_values" not in config.audit_options() and "categorical" not in config.audit_options()
+    with pytest.raises(FairpathInputError, match=r"setting 'na_values' must hold missing-value tokens \(strings\), got 1 \(int\)"):
+        AuditConfig.from_mapping({"na_values": ["?", 1]})
+    with pytest.raises(FairpathInputError, match=r"setting 'n_boot' must be an integer ≥ 2, got 1"):
+        AuditConfig.from_mapping({"n_boot": 1})

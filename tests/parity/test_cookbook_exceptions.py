@@ -48,3 +48,23 @@ def test_bad_alpha(decomposition, alpha):
 def test_bad_margin(decomposition, margin):
     with pytest.raises(FairpathInputError, match="equivalence margin must be > 0"):
         business_necessity_cookbook(decomposition, "SE", margin=margin)
+
+
+def test_predictor_on_another_scale_than_the_outcome():
+    rng = np.random.default_rng(1)
+    n = 600
+    x = rng.integers(0, 2, n)
+    w = x + rng.normal(size=n)
+    y = 2 * (rng.random(n) < 1 / (1 + np.exp(-w))).astype(int) - 1  # coded -1/+1
+    data = pd.DataFrame({"x": x, "w": w, "y": y, "yhat": 1 / (1 + np.exp(-w))})
+    recoded = decompose(data, SFM(x="x", x0=0, x1=1, w=["w"], y="y"), predictors=["yhat"], learner="linear", seed=0, n_rep=1, progress=False)
+    with pytest.raises(FairpathInputError, match=r"predictor column 'yhat' \(range \[0\.\d+, 0\.\d+\]\) is not on the scale of outcome column 'y' \(values \{-1, 1\}\)"):
+        business_necessity_cookbook(recoded, "SE")
+
+
+def test_one_predictor_name_and_typed_settings(decomposition):
+    assert business_necessity_cookbook(decomposition, "SE", predictors="yhat").predictors == ["yhat"]
+    with pytest.raises(FairpathInputError, match=r"alpha must be a number, got '0\.05' \(str\)"):
+        business_necessity_cookbook(decomposition, "SE", alpha="0.05")
+    with pytest.raises(FairpathInputError, match=r"equivalence margin must be a number, got '0\.1' \(str\)"):
+        business_necessity_cookbook(decomposition, "SE", margin="0.1")

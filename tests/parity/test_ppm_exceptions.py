@@ -51,5 +51,10 @@ def test_bad_number_of_bins(n_bins):
 
 
 def test_bad_number_of_bootstrap_draws(data):
-    with pytest.raises(FairpathInputError, match="n_boot must be an integer >= 2"):
+    with pytest.raises(FairpathInputError, match="n_boot must be an integer ≥ 2, got 1"):
         predictive_parity(data, SFM_XY, "score", n_boot=1)
+
+
+def test_predictor_is_one_column_name(data):
+    with pytest.raises(FairpathInputError, match=r"predictor must be one column name \(a string\), got \['score'\] \(list\)"):
+        predictive_parity(data, SFM_XY, ["score"])

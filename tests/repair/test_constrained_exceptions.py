@@ -70,3 +70,31 @@ def test_seed_and_sfm_arguments():
         ConstrainedLearner(synthetic.sfm, targets=TARGETS, seed=-1).fit(synthetic.data)
     with pytest.raises(FairpathInputError, match="sfm must be a fairpath.causal.SFM, got dict"):
         ConstrainedLearner(synthetic.sfm.to_dict(), targets=TARGETS).fit(synthetic.data)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"lambdas": (0.0, -1.0)}, r"each λ in lambdas must be a number ≥ 0, got -1\.0 \(float\)"),
+    ({"lambdas": (1.0, 0.0)}, r"lambdas must increase .*got \[1\.0, 0\.0\]; sort them"),
+    ({"lambdas": ()}, "lambdas is empty"),
+    ({"lambdas": "0,1"}, "lambdas must be a list of penalties ≥ 0"),
+    ({"tolerance": -0.01}, "tolerance must be a number ≥ 0"),
+    ({"l2": -1}, "l2 must be a number ≥ 0"),
+    ({"smooth": 0}, r"smooth must lie in \(0, inf\]"),
+    ({"random_state": 2**32}, "must be an integer ≤ 4294967295, got 4294967296"),
+])
+def test_penalties_and_seed(options, message):
+    synthetic = make_binary_sfm(300, seed=0)
+    with pytest.raises(FairpathInputError, match=message):
+        ConstrainedLearner(synthetic.sfm, "SE", targets=TARGETS, **options).fit(synthetic.data)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"bn": 3}, "the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways, got 3"),
+    ({"targets": [0.1]}, r"targets must be a mapping pathway -> Ctf-CE\(y\)"),
+    ({"targets": {"DE": 0.0}}, r"targets lack the BN pathway\(s\) \['SE'\]"),
+    ({"targets": {"SE": "0.1"}}, r"the target of SE must be a number, got '0\.1' \(str\)"),
+])
+def test_bn_and_targets(options, message):
+    synthetic = make_binary_sfm(300, seed=0)
+    with pytest.raises(FairpathInputError, match=message):
+        ConstrainedLearner(synthetic.sfm, **{"bn": "SE", **options}).fit(synthetic.data)

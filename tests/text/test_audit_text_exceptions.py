@@ -1,3 +1,4 @@
+import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
@@ -39,4 +40,27 @@ def test_bad_permutation_settings_fail_before_generating(tmp_path):
 def test_quality_samples_must_be_a_positive_whole_number(tmp_path, bad):
     with pytest.raises(FairpathInputError, match=rf"quality_samples must be a whole number >= 1 .*got {bad!r}"):
         audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=tmp_path / "samples", quality_samples=bad, progress=False)
+    assert not (tmp_path / "samples").exists()
+
+
+def _stored_samples():
+    continuations = ["a lovely day", "a terrible place", "fine and calm", "awful news"]
+    return pd.DataFrame([{"template": "{country} is", "value": value, "continuation": text, "sample_index": i}
+                         for value in ("A", "B") for i, text in enumerate(continuations)])
+
+
+def test_one_scorer_name_is_one_scorer_not_its_characters():
+    from fairpath.text import audit_samples
+
+    as_text = audit_samples(_stored_samples(), SPEC, scorers="vader", n_permutations=9, quality=False)
+    as_list = audit_samples(_stored_samples(), SPEC, scorers=["vader"], n_permutations=9, quality=False)
+    assert as_text.scorers == ["vader"]
+    pd.testing.assert_frame_equal(as_text.to_frame(), as_list.to_frame())
+    with pytest.raises(FairpathInputError, match=r"scorers must be a scorer name, classifier folder or scorer object or a list of them, got 7 \(int\)"):
+        audit_samples(_stored_samples(), SPEC, scorers=7, n_permutations=9, quality=False)
+
+
+def test_seed_beyond_numpy_fails_before_generating(tmp_path):
+    with pytest.raises(FairpathInputError, match="seed must be an integer ≤ 4294967295, got 4294967296"):
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=tmp_path / "samples", seed=2**32, progress=False)
     assert not (tmp_path / "samples").exists()

@@ -75,3 +75,27 @@ def test_specification_file_that_is_not_utf8(tmp_path):
     path.write_bytes("attribute: país\nvalues: [Perú, Chile]\ntemplates: ['{país} es']\n".encode("cp1252"))
     with pytest.raises(FairpathInputError, match=r"specification file .*spec\.yaml' is not UTF-8 .*it looks like cp1252"):
         FairnessSpec.load(path)
+
+
+@pytest.mark.parametrize("values, shown", [("[yes, no]", "True"), ("[on, off]", "True"), ("[1, 2]", "1"), ("{yes: [Chile], 'no': [Italy]}", "True")])
+def test_yaml_booleans_and_numbers_are_refused_not_turned_into_text(tmp_path, values, shown):
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"attribute: answer\nvalues: {values}\ntemplates: ['I say {{answer}} because']\n")
+    with pytest.raises(FairpathInputError, match=rf"specification '.*spec.yaml': (value|subgroup) {shown} is not a text \((bool|int)\); "
+                                                 r"YAML reads unquoted yes, no, on, off, true, false and numbers that way: put the word in quotes"):
+        FairnessSpec.from_yaml(path)
+
+
+def test_quoted_yaml_words_stay_as_written(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text("attribute: answer\nvalues: ['yes', 'no']\ntemplates: ['I say {answer} because']\n")
+    spec = FairnessSpec.from_yaml(path)
+    assert spec.prompts()["prompt"].tolist() == ["I say yes because", "I say no because"]
+
+
+def test_slot_words_and_templates_must_be_text():
+    with pytest.raises(FairpathInputError, match=r"slot 'pronoun' word False is not a text \(bool\)"):
+        FairnessSpec.from_dict({"attribute": "country", "values": [{"value": "Chile", "slots": {"pronoun": False}}, "Italy"],
+                                "templates": ["{country} is"]})
+    with pytest.raises(FairpathInputError, match=r"template 3 is not a text \(int\)"):
+        FairnessSpec.from_dict({"attribute": "country", "values": ["Chile", "Italy"], "templates": ["{country} is", 3]})

@@ -42,7 +42,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._vocabulary import Engine
 
 from fairpath._progress import progress as progress_bar
-from fairpath._validation import check_finite, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed
+from fairpath._validation import check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine, mid_ranks
 
@@ -157,9 +157,11 @@ class FairAdapt(TransformerMixin, BaseEstimator):
                 f"the protected attribute {self.x!r} has parents {graph.parents(self.x)} in the graph; adaptation needs "
                 "X to be a root (model shared causes with a bidirected edge instead)"
             )
-        if self.x in self.resolving:
-            raise FairpathInputError(f"the protected attribute {self.x!r} cannot be a resolving variable; remove it from the resolving set")
-        unknown = [c for c in self.resolving if c not in graph.nodes]
+        resolving = check_columns_arg("resolving", self.resolving)
+        for role, column in (("protected attribute", self.x), ("outcome", self.y)):
+            if column in resolving:
+                raise FairpathInputError(f"the {role} {column!r} cannot be a resolving variable; remove it from the resolving set")
+        unknown = [c for c in resolving if c not in graph.nodes]
         if unknown:
             raise FairpathInputError(f"resolving variables {unknown} are not nodes of the causal graph")
         check_finite(data[graph.nodes])
@@ -209,7 +211,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         adapted = {c: v.copy() for c, v in original.items()}
         rng = np.random.default_rng(self.random_state_)
 
-        self.resolving_ = list(self.resolving)
+        self.resolving_ = check_columns_arg("resolving", self.resolving)
         self.models_: dict[str, _VariableModel] = {}
         affected = {self.x}
         # On a terminal only, and off with --quiet: quantile forests on large data take minutes.

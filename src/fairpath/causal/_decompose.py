@@ -13,7 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    check_bool, check_choice, check_columns_arg, check_fit_group_sizes, check_float, check_int, check_n_rep,
+    MAX_DRAWS, check_bool, check_choice, check_columns_arg, check_draws, check_fit_group_sizes, check_float, check_int, check_n_rep,
     check_probability, check_seed,
 )
 from fairpath.causal._data import PreparedData, prepare_data
@@ -50,8 +50,9 @@ def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nbo
     check_float("eps (positivity bound)", eps, 0.0, 0.5, open_low=True, open_high=True)
     if trim is not None:  # None: the method's default
         check_bool("trim", trim)
-    for name, value, low in (("n_boot", n_boot, 0), ("nboot1", nboot1, 1), ("nboot2", nboot2, 1)):
-        check_int(name, value, minimum=low)
+    check_draws("n_boot", n_boot, allow_zero=True)
+    check_int("nboot1", nboot1, minimum=1, maximum=MAX_DRAWS)  # one refit (the data as given) is a valid medDML
+    check_draws("nboot2", nboot2)
     repeats = check_n_rep(n_rep) != "auto" and n_rep > 1  # "auto" resolves to 1 where splits do not apply
     if repeats and not resolve_method(method).repeats_splits:
         raise FairpathInputError(f"n_rep={n_rep}: method {method!r} takes its uncertainty from its own refits (nboot1); "
@@ -225,9 +226,9 @@ def decompose(
         is flagged not estimable.
     trim : leave rows outside the bounds out; default True for medDML (as faircause), else False.
     n_boot : debiasing only: if > 0, percentile intervals from this many row resamples of the
-        pseudo-outcomes instead of normal intervals from the influence function.
+        pseudo-outcomes instead of normal intervals from the influence function (0, or 2 … 100,000 draws).
     nboot1, nboot2 : medDML only: refits on resampled rows (the first on the data as given) and
-        resamples of the pseudo-outcomes per refit; estimate and SE are the mean and SD of all draws.
+        resamples of the pseudo-outcomes per refit (1 … 100,000 and 2 … 100,000); estimate and SE are the mean and SD of all draws.
     n_rep : debiasing only: repeat the cross-fitting on this many random fold splits (the first
         seeded by ``seed``) and aggregate them by the mean (Chernozhukov et al. 2018): the mean
         estimate θ and the SE √mean(se_s² + (θ_s − θ)²), so that the spread over splits enters the

@@ -8,8 +8,8 @@ import sys
 
 from fairpath._vocabulary import BN_HELP
 from fairpath.cli._common import (
-    add_alias_argument, add_parallel_arguments, add_predictor_argument, comma_list, int_at_least, n_rep_type, parallel_options, predictor_columns,
-    seed_type,
+    add_alias_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, draws_type, int_at_least, n_rep_type,
+    parallel_options, predictor_columns, seed_type,
 )
 
 COMPAS_PREDICTORS = {
@@ -59,6 +59,7 @@ def register(subparsers) -> None:
     parser.add_argument("--out", help="output folder")
     parser.add_argument("--empty-category", type=comma_list, metavar="COLUMN[,COLUMN]",
                         help="columns where an empty cell is a real category, not a missing value")
+    add_reading_arguments(parser)
     parser.add_argument("--method", choices=METHODS, help=f"estimator {default('method')}")
     parser.add_argument("--learner", choices=PRESETS, help="nuisance learner (default: stack for debiasing, rf for medDML)")
     add_alias_argument(parser, "--folds", "--n-folds", type=int_at_least(2, "--folds"), deprecated=False,
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
                         help="equivalence margin δ: certify |effect difference| < δ (default: none, no equivalence test; "
                         "config key margin)")
     parser.add_argument("--bins", type=int_at_least(2, "--bins"), help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
-    add_alias_argument(parser, "--bootstrap", "--boot", type=int_at_least(2, "--bootstrap"),
+    add_alias_argument(parser, "--bootstrap", "--boot", type=draws_type("--bootstrap"),
                        help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
     parser.add_argument("--eps", type=float, help=f"positivity threshold for propensities {default('eps')}")
     parser.add_argument("--trim", action="store_const", const=True,
@@ -125,7 +126,7 @@ def _run_audit(args: argparse.Namespace) -> int:
 
     config = _config_from_args(args)
     check_output_dir(config.out, "output folder (--out)")
-    data = read_table(config.data, config.empty_category)
+    data = read_table(config.data, config.empty_category, na_values=config.na_values, categorical=config.categorical)
     if config.x not in data.columns:
         from fairpath._exceptions import FairpathInputError
 

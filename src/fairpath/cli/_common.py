@@ -10,11 +10,11 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
-from fairpath._validation import check_columns_present
+from fairpath._validation import MAX_SEED, check_columns_present, check_draws
 
-__all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_sfm_arguments",
-           "comma_list", "int_at_least", "n_rep_type", "parallel_options", "predictor_columns", "read_table", "seed_type", "sfm_from_args",
-           "signature_default"]
+__all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
+           "add_sfm_arguments", "comma_list", "draws_type", "int_at_least", "n_rep_type", "parallel_options", "predictor_columns", "read_data", "read_table",
+           "seed_type", "sfm_from_args", "signature_default"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -54,8 +54,8 @@ def predictor_columns(values: list[str] | None) -> list[str]:
     """The columns of ``--predictor`` values, each of which may hold several comma-separated."""
     return [column for item in values or [] for column in comma_list(item)]
 
-def int_at_least(minimum: int, what: str = "a count"):
-    """An argparse ``type``: an integer ≥ ``minimum`` (``1.5``, ``-1`` or ``five`` get a clear error)."""
+def int_at_least(minimum: int, what: str = "a count", maximum: int | None = None):
+    """An argparse ``type``: an integer ≥ ``minimum`` (and ≤ ``maximum``; ``1.5``, ``-1`` or ``five`` get a clear error)."""
 
     def parse(text: str) -> int:
         try:
@@ -64,12 +64,28 @@ def int_at_least(minimum: int, what: str = "a count"):
             raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer ≤ {maximum}, got {value}")
         return value
 
     return parse
 
 
-seed_type = int_at_least(0, "the seed")
+seed_type = int_at_least(0, "the seed", MAX_SEED)
+
+
+def draws_type(flag: str, allow_zero: bool = False):
+    """An argparse ``type`` for bootstrap draws (:func:`fairpath._validation.check_draws`)."""
+
+    def parse(text: str) -> int:
+        try:
+            return check_draws(flag, int(text), allow_zero=allow_zero)
+        except FairpathInputError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}") from None
+
+    return parse
 
 
 def n_rep_type(text: str):
@@ -82,6 +98,20 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="CSV or Parquet file")
     parser.add_argument("--empty-category", type=comma_list, default=[], metavar="COLUMN[,COLUMN]",
                         help="columns where an empty cell is a real category (e.g. the census' industry), not a missing value")
+    add_reading_arguments(parser)
+
+
+def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--na-values`` (tokens that mean a missing value) and ``--categorical`` (columns read as categories)."""
+    parser.add_argument("--na-values", action="extend", nargs="+", default=None, metavar="TOKEN",
+                        help="further tokens that mean a missing value in every column, e.g. ? or - (taken verbatim; list several or repeat)")
+    parser.add_argument("--categorical", type=comma_list, default=None, metavar="COLUMN[,COLUMN]",
+                        help="columns read as categories even where their cells look like numbers")
+
+
+def read_data(args: argparse.Namespace, path=None, what: str = "data file") -> pd.DataFrame:
+    """The table ``path`` (default: the data argument), read as the flags of :func:`add_data_arguments` say."""
+    return read_table(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
 
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """The Standard Fairness Model flags shared by the tabular subcommands."""

@@ -10,11 +10,12 @@ from fairpath.cli._common import (
     add_parallel_arguments,
     add_predictor_argument,
     add_sfm_arguments,
+    draws_type,
     int_at_least,
     n_rep_type,
     parallel_options,
     predictor_columns,
-    read_table,
+    read_data,
     seed_type,
     sfm_from_args,
     signature_default,
@@ -46,10 +47,10 @@ def register(subparsers) -> None:
                         help="positivity bound: propensities are clipped to [eps, 1-eps] and such rows counted")
     parser.add_argument("--trim", action="store_const", const=True, default=default("trim"),
                         help="leave rows with extreme propensities out (default: only with medDML, as faircause)")
-    parser.add_argument("--bootstrap", type=int_at_least(0, "--bootstrap"), default=default("n_boot"),
+    parser.add_argument("--bootstrap", type=draws_type("--bootstrap", allow_zero=True), default=default("n_boot"),
                         help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
     parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=default("nboot1"), help="medDML: refits on resampled rows")
-    parser.add_argument("--nboot2", type=int_at_least(1, "--nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
+    parser.add_argument("--nboot2", type=draws_type("--nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
     parser.add_argument("--n-rep", type=n_rep_type, default=default("n_rep"),
                         help="debiasing: cross-fitting splits, aggregated by their mean (DoubleML's n_rep); "
                              "auto (default): 5 below 5000 rows, else 1")
@@ -61,13 +62,14 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from fairpath._io import save_figure
-    from fairpath._validation import check_output_file
+    from fairpath._validation import check_figure_file, check_output_file
     from fairpath.causal import decompose
 
-    for path, what in ((args.json, "--json file"), (args.plot, "--plot file")):
-        if path is not None:
-            check_output_file(path, what)
-    data = read_table(args.data, args.empty_category)
+    if args.json is not None:
+        check_output_file(args.json, "--json file")
+    if args.plot is not None:
+        check_figure_file(args.plot, "--plot file")
+    data = read_data(args)
     sfm = sfm_from_args(args, data)
     predictors = predictor_columns(args.predictor)
     result = decompose(

@@ -12,6 +12,7 @@ from fairpath.cli._common import (
     comma_list,
     int_at_least,
     parallel_options,
+    read_data,
     read_table,
     seed_type,
     sfm_from_args,
@@ -79,9 +80,9 @@ def _run_repair(args: argparse.Namespace) -> int:
     from fairpath.report import provenance
 
     out = check_output_dir(args.out, "--out folder")
-    data = read_table(args.data, args.empty_category)
+    data = read_data(args)
     sfm = sfm_from_args(args, data)
-    test = read_table(args.test, args.empty_category, what="--test file") if args.test else None
+    test = read_data(args, args.test, "--test file") if args.test else None
     graph = CausalGraph.from_edge_table(read_table(args.graph, what="--graph file"), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
     if test is not None:
         check_columns_present(test, [c for c in graph.nodes if c != sfm.y], f"--test file {args.test!r}")
@@ -154,7 +155,7 @@ def _run_frontier(args: argparse.Namespace) -> int:
     from fairpath.report import provenance, styled
 
     out = check_output_dir(args.out, "--out folder")
-    data = read_table(args.data, args.empty_category)
+    data = read_data(args)
     sfm = sfm_from_args(args, data)
     result = frontier(
         data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,

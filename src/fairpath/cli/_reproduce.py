@@ -48,7 +48,7 @@ def _register_paper_studies(studies) -> None:
                            "default the installed copy; census: gov_census.csv, required)")
         study.add_argument("--out", default=default_out, help="output folder (default: %(default)s)")
         study.add_argument("--quick", action="store_true", help="reduced study for a smoke test (seconds to a minute)")
-        study.add_argument("--seed", type=int, default=0, help="seed of the whole study (default: %(default)s)")
+        study.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
         study.add_argument("--quiet", action="store_true", help="no progress messages")
         study.set_defaults(func=_run_paper_study)
 
@@ -102,7 +102,7 @@ def _register_huang(studies) -> None:
     huang.add_argument("--corpus", default=None, help="training text for every attribute (default: sampled from the model)")
     huang.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
     huang.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda (default: %(default)s)")
-    huang.add_argument("--seed", type=int, default=0, help="seed of the whole study (default: %(default)s)")
+    huang.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     huang.set_defaults(func=_run_huang)
 
 

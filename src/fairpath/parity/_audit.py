@@ -13,7 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import write_csv
 from fairpath._progress import progress as progress_bar
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
-from fairpath._validation import check_columns_arg, check_frame, check_int, check_seed
+from fairpath._validation import check_columns_arg, check_comparable_scales, check_draws, check_frame, check_int, check_seed
 from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
@@ -201,7 +201,7 @@ def audit(
     predictors = check_columns_arg("predictors", predictors)
     check_seed(seed)
     check_int("n_bins", n_bins, minimum=2)
-    check_int("n_boot", n_boot, minimum=2)
+    check_draws("n_boot", n_boot)
     if not predictors:
         raise FairpathInputError("no predictor column given; name at least one column holding the predictions")
     if sfm.y in predictors:
@@ -210,6 +210,8 @@ def audit(
     notes: list[str] = []
     data = _keep_groups(data, sfm, notes)
     prepare_data(data, sfm, [sfm.y, *predictors])  # every column problem is reported before any fitting
+    for predictor in predictors:
+        check_comparable_scales(sfm.y, data[sfm.y], predictor, data[predictor])
     _note_identical(data, sfm, predictors, notes)
 
     steps = progress_bar(total=2 + len(predictors), desc="audit", enabled=progress, leave=False)

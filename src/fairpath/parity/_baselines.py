@@ -16,13 +16,12 @@ from sklearn.model_selection import StratifiedKFold
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._seeds import child_seed
+from fairpath._validation import check_int, check_probability, check_seed
 from fairpath.causal import check_fold_group_sizes, fit_predict, prepare_data
 
 
 def _check_rate(selection_rate) -> float:
-    if not 0 < selection_rate < 1:
-        raise FairpathInputError(f"selection_rate must lie in (0, 1), got {selection_rate!r}")
-    return float(selection_rate)
+    return check_probability("selection_rate", selection_rate)
 
 
 def _upper_quantile_threshold(scores: np.ndarray, selection_rate: float) -> float:
@@ -58,6 +57,10 @@ class UnconstrainedPredictor(BaseEstimator):
 
     def fit(self, data: pd.DataFrame, sfm) -> "UnconstrainedPredictor":
         """Out-of-fold scores of every row of ``data`` (roles from ``sfm``) in ``scores_``."""
+        check_seed(self.random_state, "random_state")
+        check_int("n_folds", self.n_folds, minimum=2)
+        if self.selection_rate is not None:
+            _check_rate(self.selection_rate)
         prepared = prepare_data(data, sfm, [sfm.y])
         check_fold_group_sizes(prepared.x, self.n_folds, (sfm.x, (sfm.x0, sfm.x1)))
         y = prepared.outcomes[sfm.y]
@@ -120,6 +123,8 @@ def baseline_predictors(data: pd.DataFrame, sfm, selection_rate: float | None = 
 
     ``selection_rate`` defaults to the mean of the outcome (the decisions then match its prevalence).
     """
+    if selection_rate is not None:
+        _check_rate(selection_rate)
     model = UnconstrainedPredictor(learner=learner, n_folds=n_folds, random_state=seed)
     scores = model.fit_predict(data, sfm)
     rate = model.outcome_mean_ if selection_rate is None else selection_rate

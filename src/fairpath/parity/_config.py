@@ -10,10 +10,10 @@ import yaml
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_text
-from fairpath._validation import check_bool, check_choice, check_float, check_int, check_n_rep, check_probability, check_seed
+from fairpath._validation import check_bool, check_choice, check_columns_arg, check_draws, check_float, check_int, check_n_rep, check_probability, check_seed
 from fairpath._vocabulary import parse_bn
 
-_LIST_KEYS = ("z", "w", "predictors", "empty_category")
+_LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical")
 
 
 @dataclasses.dataclass
@@ -44,10 +44,12 @@ class AuditConfig:
     nboot1: int = 1
     n_rep: int | str = "auto"
     empty_category: list[str] = dataclasses.field(default_factory=list)  # columns where "" is a category
+    na_values: list[str] = dataclasses.field(default_factory=list)  # further tokens that mean a missing value
+    categorical: list[str] = dataclasses.field(default_factory=list)  # columns read as categories
 
     def audit_options(self) -> dict:
         """Keyword arguments of :func:`fairpath.parity.audit`."""
-        skip = {"data", "x", "x0", "x1", "z", "w", "y", "predictors", "bn", "out", "empty_category"}
+        skip = {"data", "x", "x0", "x1", "z", "w", "y", "predictors", "bn", "out", "empty_category", "na_values", "categorical"}
         return {key: value for key, value in self.to_dict().items() if key not in skip}
 
     @classmethod
@@ -116,11 +118,12 @@ def _checks() -> dict:
         "seed": lambda name, v: check_seed(v, name),
         "level": check_probability, "alpha": check_probability, "margin": positive,
         "n_bins": lambda name, v: check_int(name, v, minimum=2),
-        "n_boot": lambda name, v: check_int(name, v, minimum=2),
+        "n_boot": check_draws,
         "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
         "trim": check_bool,
         "nboot1": lambda name, v: check_int(name, v, minimum=1),
         "n_rep": lambda name, v: check_n_rep(v, name),
+        "na_values": lambda name, v: check_columns_arg(name, v, item="missing-value token"),
     }
 
 

@@ -16,6 +16,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
+from fairpath._validation import check_columns_arg, check_comparable_scales, check_float, check_probability  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import holm, p_clause  # noqa: E402  (holm re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
@@ -277,15 +278,11 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
     margin : δ > 0 for the equivalence tests; None runs only the tests for violations.
     """
     bn = parse_bn(bn)
-    if not 0 < alpha < 1:
-        raise FairpathInputError(f"alpha must lie in (0, 1), got {alpha!r}")
-    if margin is not None and not margin > 0:
+    check_probability("alpha", alpha)
+    if margin is not None and not check_float("equivalence margin", margin) > 0:
         raise FairpathInputError(f"equivalence margin must be > 0, got {margin!r}")
     outcome = decomposition.outcomes[0]
-    if predictors is None:
-        predictors = list(decomposition.outcomes[1:])
-    elif isinstance(predictors, str):
-        predictors = [predictors]
+    predictors = list(decomposition.outcomes[1:]) if predictors is None else check_columns_arg("predictors", predictors)
     missing = [p for p in predictors if p not in decomposition.outcomes[1:]]
     if missing:
         raise FairpathInputError(
@@ -294,6 +291,8 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
         )
     if not predictors:
         raise FairpathInputError("no predictor to judge: pass predictors to decompose(..., predictors=[...])")
+    for predictor in predictors:
+        check_comparable_scales(outcome, decomposition.fits_[outcome].pseudo.y, predictor, decomposition.fits_[predictor].pseudo.y)
     outcome_effects = {p: decomposition.estimate(MEASURE_OF_PATHWAY[p], outcome=outcome).to_dict() for p in PATHWAYS}
     estimable = bool(getattr(decomposition, "estimable", True))
     all_rows, overall = [], {}

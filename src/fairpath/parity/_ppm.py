@@ -17,6 +17,7 @@ from scipy import stats  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
+from fairpath._validation import check_column_name, check_draws, check_seed  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
@@ -84,6 +85,7 @@ class _Prepared:
 def _prepare(data: pd.DataFrame, sfm, predictor: str) -> _Prepared:
     # Only X, Y and the predictor matter here; the causal core's checks name the column at fault.
     reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
+    check_column_name("predictor", predictor)
     outcomes = [sfm.y] if predictor == sfm.y else [sfm.y, predictor]
     prepared = prepare_data(data, reduced, outcomes)
     return _Prepared(prepared.outcomes[sfm.y], prepared.outcomes[predictor], prepared.x.astype(np.intp), prepared.n_excluded)
@@ -252,8 +254,8 @@ def predictive_parity(
     Bootstrap (``n_boot`` row resamples, seeded) gives percentile CIs for every bin gap, the iPPM, the
     SPM and the AUC; the bins stay those of the whole sample.
     """
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-        raise FairpathInputError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    check_draws("n_boot", n_boot)
+    check_seed(seed)
     prepared = _prepare(data, sfm, predictor)
     y, score, group = prepared.y, prepared.score, prepared.group
     bins = quantile_bins(score, n_bins)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import check_column_name, check_draws, check_seed
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
@@ -196,6 +197,8 @@ def ppm_decomposition(
         ``y_x0`` is None.
     """
     _check_settings(n_boot, level, empty_bins)
+    if seed is not None:
+        check_seed(seed)
     keep, is_x1 = _select_rows(data, sfm, predictor)
     frame = data.loc[keep]
     outcome = frame[sfm.y].to_numpy(dtype=float)
@@ -234,8 +237,7 @@ def ppm_decomposition(
 
 
 def _check_settings(n_boot, level, empty_bins) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
-        raise FairpathInputError(f"n_boot must be 0 (no intervals) or an integer >= 2, got {n_boot!r}")
+    check_draws("n_boot", n_boot, allow_zero=True)
     if not isinstance(level, float) or not 0 < level < 1:
         raise FairpathInputError(f"level must be a float in (0, 1) such as 0.95, got {level!r}")
     if empty_bins not in _EMPTY_BIN_RULES:
@@ -253,6 +255,7 @@ def _select_rows(data, sfm, predictor) -> tuple[np.ndarray, np.ndarray]:
             f"Z = {list(sfm.z)}: drop Z from the SFM if X has no common cause with the other variables"
         )
     reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
+    check_column_name("predictor", predictor)
     prepared = prepare_data(data, reduced, [sfm.y] if predictor == sfm.y else [sfm.y, predictor])
     keep = data[sfm.x].isin([sfm.x0, sfm.x1]).to_numpy()
     return keep, prepared.x.astype(bool)

@@ -24,6 +24,7 @@ and the model is then refitted on all rows at that λ.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._validation import (
-    check_columns_present, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies,
+    check_columns_present, check_finite, check_fit_group_sizes, check_float, check_frame, check_nonnegative, check_outcome_varies,
     check_probability, check_seed,
 )
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
@@ -114,6 +115,19 @@ class _Problem:
         return value, grad
 
 
+def check_lambda_path(lambdas) -> list[float]:
+    """The λ path: one or more penalties ≥ 0 (``inf``: equality constraints), increasing, because λ is
+    chosen as the first one on the path whose held-out violation is within the tolerance."""
+    if isinstance(lambdas, (str, bytes)) or not isinstance(lambdas, Iterable):
+        raise FairpathInputError(f"lambdas must be a list of penalties ≥ 0 (the λ path), got {lambdas!r}; e.g. [0, 1, 10]")
+    path = [check_nonnegative("each λ in lambdas", lam) for lam in lambdas]
+    if not path:
+        raise FairpathInputError("lambdas is empty; give at least one penalty ≥ 0, e.g. [0, 1, 10]")
+    if any(later <= earlier for earlier, later in zip(path, path[1:])):
+        raise FairpathInputError(f"lambdas must increase (λ is the first on the path within the tolerance), got {path}; sort them")
+    return path
+
+
 class ConstrainedLearner(BaseEstimator):
     """Predictor trained with a penalty on the causal pathways outside (and inside) the BN set.
 
@@ -153,11 +167,16 @@ class ConstrainedLearner(BaseEstimator):
     def _outcome_targets(self, data: pd.DataFrame) -> dict[str, float]:
         pathways = parse_bn(self.bn)
         if self.targets is not None:
+            if not isinstance(self.targets, Mapping):
+                raise FairpathInputError(f"targets must be a mapping pathway -> Ctf-CE(y), e.g. {{'SE': 0.02}}, got {self.targets!r}")
             effects = dict(self.targets)
+            missing = [p for p in pathways if p not in effects]
+            if missing:
+                raise FairpathInputError(f"targets lack the BN pathway(s) {missing}; give Ctf-CE(y) of each pathway in the BN set")
         else:
             result = decompose(data, self.sfm, seed=self.random_state_)
             effects = {p: result.estimate(MEASURE_OF_PATHWAY[p]).estimate for p in pathways}
-        return {p: (float(effects[p]) if p in pathways else 0.0) for p in PATHWAYS}
+        return {p: (check_float(f"the target of {p}", effects[p]) if p in pathways else 0.0) for p in PATHWAYS}
 
     def _problem(self, data: pd.DataFrame, rows: np.ndarray | slice = slice(None)) -> _Problem:
         subset = data.iloc[rows] if not isinstance(rows, slice) else data
@@ -180,6 +199,10 @@ class ConstrainedLearner(BaseEstimator):
         check_frame(data)
         check_seed(self.random_state_)
         check_probability("holdout", self.holdout)
+        self.lambdas_ = check_lambda_path(self.lambdas)
+        check_nonnegative("tolerance", self.tolerance)
+        check_nonnegative("l2", self.l2)
+        check_float("smooth", self.smooth, 0.0, None, open_low=True)
         check_columns_present(data, sfm.columns)
         check_finite(data[sfm.columns])
         levels = set(pd.unique(data[sfm.x]))
@@ -206,7 +229,7 @@ class ConstrainedLearner(BaseEstimator):
         self._check_split(data, held)
         fit_part, held_part = self._problem(data, np.flatnonzero(~held)), self._problem(data, np.flatnonzero(held))
         rows, beta = [], None
-        for lam in self.lambdas:
+        for lam in self.lambdas_:
             beta = self._solve(fit_part, lam, beta)
             rows.append(self._evaluate(held_part, beta, lam))
         self.path_ = pd.DataFrame(rows)

@@ -28,7 +28,7 @@ from fairpath._io import atomic_write_text, read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    check_columns_present, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
+    check_columns_present, check_draws, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
@@ -292,7 +292,7 @@ def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed
     check_probability("quantile", quantile)
     check_int("n_folds", n_folds, minimum=2)
     check_int("n_bins", n_bins, minimum=2)
-    check_int("n_boot", n_boot, minimum=2)
+    check_draws("n_boot", n_boot)
     check_seed(seed)
     check_finite(data[sfm.columns])
     if set(pd.unique(data[sfm.y])) - {0, 1}:

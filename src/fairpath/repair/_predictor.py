@@ -12,7 +12,7 @@ from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
-    check_class_sizes, check_columns_present, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed,
+    check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed,
 )
 from fairpath._vocabulary import Engine, Reference, parse_bn_set
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
@@ -124,7 +124,7 @@ class FairPredictor(BaseEstimator):
         check_columns_present(train, sfm.columns, "the training data")
         check_fold_sizes(train, sfm, self.n_folds)
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
-        resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else list(self.resolving)
+        resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else check_columns_arg("resolving", self.resolving)
         if self.reference not in ("x0", "x1"):
             raise FairpathInputError(f"reference must be 'x0' or 'x1', got {self.reference!r}")
         baseline = sfm.x1 if self.reference == "x1" else sfm.x0

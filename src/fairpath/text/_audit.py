@@ -14,6 +14,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
+from fairpath._validation import check_list_arg
 from fairpath.text._metrics import FairnessResult, _check_settings, _family, counterfactual_fairness
 from fairpath.text._scorers import SentimentScorer, get_scorer
 from fairpath.text._spec import FairnessSpec
@@ -125,7 +126,7 @@ def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer
     """Add a ``score_<name>`` column per scorer (each distinct text is scored once)."""
     scored = samples.copy()
     names = []
-    for scorer in scorers:
+    for scorer in _scorer_list(scorers):
         scorer = get_scorer(scorer, embedder=embedder)
         scored[f"score_{scorer.name}"] = scorer.score(scored["text"].tolist())
         names.append(scorer.name)
@@ -175,7 +176,7 @@ def audit_text(
     from fairpath.text._generation import GenerationSettings, _positive_int
     from fairpath.text._samples import SampleStore, generate_samples
 
-    _check_settings(n_permutations, alpha)  # before any generation
+    _check_settings(n_permutations, alpha, seed)  # before any generation
     if not _positive_int(quality_samples):
         raise FairpathInputError(f"quality_samples must be a whole number >= 1 (continuations per prefix for S.S.), got {quality_samples!r}")
     spec = FairnessSpec.load(spec)
@@ -223,7 +224,7 @@ def audit_samples(
     """
     from fairpath.text._stored import check_generations
 
-    _check_settings(n_permutations, alpha)
+    _check_settings(n_permutations, alpha, seed)
     spec = FairnessSpec.load(spec)
     scorer_objects = _scorer_objects(scorers, embedder)
     validation = _validate(spec)
@@ -235,8 +236,13 @@ def audit_samples(
                     alpha, seed, quality, embedder, {})
 
 
+def _scorer_list(scorers) -> list:
+    """One scorer (a name, a classifier folder or a scorer object) or a list of them."""
+    return check_list_arg("scorers", scorers, (str, Path, SentimentScorer), "scorer name, classifier folder or scorer object")
+
+
 def _scorer_objects(scorers, embedder) -> list[SentimentScorer]:
-    objects = [get_scorer(s, embedder=embedder) for s in scorers]
+    objects = [get_scorer(s, embedder=embedder) for s in _scorer_list(scorers)]
     if not objects:
         raise FairpathInputError("no scorers given; name at least one of vader, textblob, opinion, minilm")
     return objects

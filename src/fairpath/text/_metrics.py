@@ -25,6 +25,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath._stats import holm
+from fairpath._validation import check_seed
 
 _REQUIRED = ("template_id", "value", "subgroup")
 
@@ -477,7 +478,8 @@ def _breakdowns(design: _Design, pair_w1: np.ndarray, pair_null: np.ndarray) -> 
 
 
 
-def _check_settings(n_permutations: int, alpha: float) -> None:
+def _check_settings(n_permutations: int, alpha: float, seed: int) -> None:
+    check_seed(seed)
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
         raise FairpathInputError(f"n_permutations must be a whole number >= 1 (999 is a good default), got {n_permutations!r}")
     if not 0 < alpha < 1:
@@ -499,7 +501,7 @@ def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", scorer: s
     Holm-adjusted together (``audit_text`` adjusts over all its scorers). The same ``seed`` gives the
     same numbers.
     """
-    _check_settings(n_permutations, alpha)
+    _check_settings(n_permutations, alpha, seed)
     design = _Design.from_frame(frame, score)
     layout = _Layout.from_designs([design])
     pair_w1, group = (a[0, 0] for a in _observed(layout))
@@ -613,7 +615,7 @@ def compare_models(samples_a: pd.DataFrame, samples_b: pd.DataFrame, score: str 
     ``p_holm`` its Holm adjustment over the two metrics. Model labels are permuted within each
     prompt ``n_permutations`` times; the same ``seed`` gives the same numbers.
     """
-    _check_settings(n_permutations, alpha)
+    _check_settings(n_permutations, alpha, seed)
     design_a = _Design.from_frame(samples_a, score)
     design_b = _aligned(design_a, _Design.from_frame(samples_b, score))
     layout = _Layout.from_designs([design_a, design_b])

@@ -21,6 +21,7 @@ import yaml
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_text
+from fairpath._validation import check_list_arg
 
 BUILTIN_SPECS = ("country", "occupation", "name")
 _SLOT = re.compile(r"\{(\w+)\}")
@@ -141,10 +142,10 @@ class FairnessSpec:
         for key in ("attribute", "values", "templates"):
             if key not in data:
                 raise FairpathInputError(f"{where} lacks the key {key!r}")
-        attribute = str(data["attribute"])
-        placeholder = str(data.get("placeholder", attribute))
+        attribute = _text(data["attribute"], "the attribute", where)
+        placeholder = _text(data.get("placeholder", attribute), "the placeholder", where)
         subgroups = _mapping(data.get("subgroups"), "'subgroups' (subgroup -> {slot: word})", where)
-        subgroup_slots = {str(k): {str(a): str(b) for a, b in _mapping(v, f"subgroup {k!r} (slot -> word)", where).items()}
+        subgroup_slots = {_text(k, "subgroup", where): _slots(_mapping(v, f"subgroup {k!r} (slot -> word)", where), where)
                           for k, v in subgroups.items()}
         entries = _value_entries(data["values"], where)
         values = []
@@ -157,7 +158,7 @@ class FairnessSpec:
         templates = data["templates"]
         if isinstance(templates, str) or not isinstance(templates, Iterable):
             raise FairpathInputError(f"{where}: 'templates' must be a list of sentences")
-        return cls(attribute, (placeholder,), tuple(values), tuple(str(t) for t in templates), source)
+        return cls(attribute, (placeholder,), tuple(values), tuple(_text(t, "template", where) for t in templates), source)
 
     def to_dict(self) -> dict:
         """A YAML-ready description (values with every slot spelled out)."""
@@ -355,9 +356,26 @@ def _mapping(raw, what: str, where: str) -> Mapping:
     return raw
 
 
+def _text(raw, what: str, where: str) -> str:
+    """A word or sentence of the spec. YAML reads unquoted yes/no/on/off/true/false as booleans and 1 or
+    1.5 as numbers; their written form cannot be recovered ("yes" and "on" both give True), so they are
+    refused rather than turned into "True"."""
+    if not isinstance(raw, str):
+        raise FairpathInputError(
+            f"{where}: {what} {raw!r} is not a text ({type(raw).__name__}); YAML reads unquoted yes, no, on, off, true, false "
+            f"and numbers that way: put the word in quotes as written, e.g. \"yes\" or \"1\""
+        )
+    return raw
+
+
+def _slots(raw: Mapping, where: str) -> dict[str, str]:
+    return {_text(slot, "slot name", where): _text(word, f"slot {slot!r} word", where) for slot, word in raw.items()}
+
+
 def _value_entries(raw, where: str) -> list[tuple[str, str, dict[str, str]]]:
     if isinstance(raw, Mapping):  # subgroup -> list of words
-        return [(str(word), str(subgroup), {}) for subgroup, words in raw.items() for word in (words or [])]
+        return [(_text(word, "value", where), _text(subgroup, "subgroup", where), {})
+                for subgroup, words in raw.items() for word in check_list_arg(f"{where}: the values of subgroup {subgroup!r}", words or [])]
     if isinstance(raw, str) or not isinstance(raw, Iterable):
         raise FairpathInputError(f"{where}: 'values' must be a list or a mapping subgroup -> list")
     entries = []
@@ -365,11 +383,12 @@ def _value_entries(raw, where: str) -> list[tuple[str, str, dict[str, str]]]:
         if isinstance(item, Mapping):
             if "value" not in item:
                 raise FairpathInputError(f"{where}: value entry {dict(item)} lacks the key 'value'")
-            name = str(item["value"])
+            name = _text(item["value"], "value", where)
             slots = _mapping(item.get("slots"), f"'slots' of value {name!r} (slot -> word)", where)
-            entries.append((name, str(item.get("subgroup", name)), {str(k): str(v) for k, v in slots.items()}))
+            entries.append((name, _text(item.get("subgroup", name), "subgroup", where), _slots(slots, where)))
         else:
-            entries.append((str(item), str(item), {}))
+            name = _text(item, "value", where)
+            entries.append((name, name, {}))
     return entries
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
+from fairpath._validation import check_list_arg, check_nonnegative
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
@@ -238,7 +239,8 @@ class DebiasStudy:
         self.model = str(model)
         self.training = training or DebiasConfig()
         # Validate every (regularizer, λ) now, not after hours of training.
-        self.runs = [replace(self.training, regularizer=r, lam=float(lam), seed=seed) for r in regularizers for lam in lambdas]
+        self.runs = [replace(self.training, regularizer=r, lam=check_nonnegative("each λ in lambdas", lam), seed=seed)
+                     for r in check_list_arg("regularizers", regularizers) for lam in check_list_arg("lambdas", lambdas, (int, float), "λ")]
         if not self.runs:
             raise FairpathInputError("give at least one regularizer and one λ")
         self.corpus = corpus
@@ -246,7 +248,7 @@ class DebiasStudy:
         self.corpus_max_new_tokens = corpus_max_new_tokens
         self.audit_samples = audit_samples
         self.audit_max_new_tokens = audit_max_new_tokens
-        self.scorers = tuple(scorers)
+        self.scorers = tuple(check_list_arg("scorers", scorers))
         self.n_permutations = n_permutations
         self.semantic = semantic
         self.quality_samples = quality_samples
