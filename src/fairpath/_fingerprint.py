@@ -26,6 +26,11 @@ def fingerprint(frame: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
+def digest(value) -> str:
+    """SHA-256 of a JSON-serialisable value (texts, lists of texts, settings): for parts too long to keep in a key."""
+    return hashlib.sha256(json.dumps(_jsonable(value), sort_keys=True, default=repr).encode("utf-8")).hexdigest()
+
+
 def resume_key(step: str, step_version: int, **parts) -> dict:
     """The key of a resumable ``step``: fairpath's version, the step's format version, then ``parts`` in JSON-normal
     form (tuples as lists, numpy scalars as numbers; any other object by its repr)."""
