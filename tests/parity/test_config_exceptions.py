@@ -89,3 +89,14 @@ def test_config_file_that_is_not_utf8(tmp_path):
     path.write_bytes("x: raza\ny: año\n".encode("latin-1"))
     with pytest.raises(FairpathInputError, match=r"config file .*audit\.yaml' is not UTF-8 \(byte 0xf1 at position \d+\); it looks like cp1252"):
         load_config(path)
+
+
+def test_yaml_aliases_and_deep_toml_are_refused_naming_the_file(tmp_path):
+    path = tmp_path / "audit.yaml"
+    path.write_text("z: &cols [a, b]\nw: *cols\n")
+    with pytest.raises(FairpathInputError, match=r"config file '.*audit\.yaml' uses a YAML anchor or alias \(line 1\)"):
+        load_config(path)
+    path = tmp_path / "audit.toml"
+    path.write_text("z = " + "[" * 40 + "]" * 40 + "\n")
+    with pytest.raises(FairpathInputError, match=r"config file '.*audit\.toml' nests deeper than 32 levels"):
+        load_config(path)
