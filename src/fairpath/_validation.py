@@ -30,6 +30,13 @@ MIN_GROUP_ROWS = 2
 # (Ctf-IE = −493 for a 0/1 outcome with 3 rows in a group), so the estimators refuse instead.
 # Without Z and W every nuisance is a group mean: MIN_GROUP_ROWS do.
 MIN_GROUP_ROWS_PER_FOLD = 10
+# Upper bounds on draws, far above any real run (the paper's analyses use 500 bootstrap draws, 999
+# permutations, 1000 samples per prompt); a number beyond them is nearly always a typo that would run
+# for days. Stated in the README ("Bounds") and in each error.
+MAX_BOOTSTRAP_DRAWS = 100_000  # n_boot, nboot1, nboot2
+MAX_PERMUTATIONS = 1_000_000  # n_permutations (p-values resolve to 1e-6)
+MAX_REPEATS = 10_000  # seeds of the frontier (repeats), cross-fitting splits (n_rep)
+MAX_SAMPLES_PER_PROMPT = 100_000  # n_samples of text generation
 
 
 def _describe(value) -> str:
@@ -45,7 +52,7 @@ def check_int(name: str, value, minimum: int | None = None, maximum: int | None 
     if minimum is not None and value < minimum:
         raise FairpathInputError(f"{name} must be an integer ≥ {minimum}, got {value}")
     if maximum is not None and value > maximum:
-        raise FairpathInputError(f"{name} must be an integer ≤ {maximum}, got {value}")
+        raise FairpathInputError(f"{name} must be an integer ≤ {maximum:,} (fairpath's bound), got {value:,}")
     return value
 
 
@@ -55,7 +62,7 @@ def check_n_rep(value, name: str = "n_rep"):
         if value != "auto":
             raise FairpathInputError(f"{name} must be 'auto' or an integer ≥ 1, got {value!r}")
         return value
-    return check_int(name, value, minimum=1)
+    return check_int(name, value, minimum=1, maximum=MAX_REPEATS)
 
 
 def check_float(name: str, value, low: float | None = None, high: float | None = None, *, open_low: bool = False,

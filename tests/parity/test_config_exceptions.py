@@ -61,6 +61,7 @@ def test_unknown_level():
     ('n_folds = "five"', r"setting 'n_folds' in config file .* must be an integer, got 'five' \(str\)"),
     ("seed = 1.5", r"setting 'seed' in config file .* must be an integer, got 1\.5 \(float\)"),
     ("seed = -3", r"setting 'seed' in config file .* must be an integer ≥ 0, got -3"),
+    ("n_boot = 1_000_000", r"setting 'n_boot' .* must be an integer ≤ 100,000 \(fairpath's bound\), got 1,000,000"),
     ("n_folds = 5.0", r"setting 'n_folds' .* must be an integer, got 5\.0 \(float\); pass 5"),
     ("level = 1.5", r"setting 'level' .* must lie in \(0, 1\), got 1\.5"),
     ("alpha = true", r"setting 'alpha' .* must be a number, got True \(bool\)"),

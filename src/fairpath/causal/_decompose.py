@@ -13,7 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    check_bool, check_choice, check_columns_arg, check_fit_group_sizes, check_float, check_int, check_n_rep,
+    MAX_BOOTSTRAP_DRAWS, check_bool, check_choice, check_columns_arg, check_fit_group_sizes, check_float, check_int, check_n_rep,
     check_probability, check_seed,
 )
 from fairpath.causal._data import PreparedData, prepare_data
@@ -51,7 +51,7 @@ def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nbo
     if trim is not None:  # None: the method's default
         check_bool("trim", trim)
     for name, value, low in (("n_boot", n_boot, 0), ("nboot1", nboot1, 1), ("nboot2", nboot2, 1)):
-        check_int(name, value, minimum=low)
+        check_int(name, value, minimum=low, maximum=MAX_BOOTSTRAP_DRAWS)
     repeats = check_n_rep(n_rep) != "auto" and n_rep > 1  # "auto" resolves to 1 where splits do not apply
     if repeats and not resolve_method(method).repeats_splits:
         raise FairpathInputError(f"n_rep={n_rep}: method {method!r} takes its uncertainty from its own refits (nboot1); "

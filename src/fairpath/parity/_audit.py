@@ -13,7 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import write_csv
 from fairpath._progress import progress as progress_bar
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
-from fairpath._validation import check_columns_arg, check_frame, check_int, check_seed
+from fairpath._validation import MAX_BOOTSTRAP_DRAWS, check_columns_arg, check_frame, check_int, check_seed
 from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
@@ -201,7 +201,7 @@ def audit(
     predictors = check_columns_arg("predictors", predictors)
     check_seed(seed)
     check_int("n_bins", n_bins, minimum=2)
-    check_int("n_boot", n_boot, minimum=2)
+    check_int("n_boot", n_boot, minimum=2, maximum=MAX_BOOTSTRAP_DRAWS)
     if not predictors:
         raise FairpathInputError("no predictor column given; name at least one column holding the predictions")
     if sfm.y in predictors:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_toml, read_yaml
-from fairpath._validation import check_bool, check_choice, check_float, check_int, check_n_rep, check_probability, check_seed
+from fairpath._validation import MAX_BOOTSTRAP_DRAWS, check_bool, check_choice, check_float, check_int, check_n_rep, check_probability, check_seed
 from fairpath._vocabulary import parse_bn
 
 _LIST_KEYS = ("z", "w", "predictors", "empty_category")
@@ -113,10 +113,10 @@ def _checks() -> dict:
         "seed": lambda name, v: check_seed(v, name),
         "level": check_probability, "alpha": check_probability, "margin": positive,
         "n_bins": lambda name, v: check_int(name, v, minimum=2),
-        "n_boot": lambda name, v: check_int(name, v, minimum=2),
+        "n_boot": lambda name, v: check_int(name, v, minimum=2, maximum=MAX_BOOTSTRAP_DRAWS),
         "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
         "trim": check_bool,
-        "nboot1": lambda name, v: check_int(name, v, minimum=1),
+        "nboot1": lambda name, v: check_int(name, v, minimum=1, maximum=MAX_BOOTSTRAP_DRAWS),
         "n_rep": lambda name, v: check_n_rep(v, name),
     }
 

@@ -19,6 +19,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
+from fairpath._validation import MAX_BOOTSTRAP_DRAWS, check_int  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
 
 
@@ -254,6 +255,7 @@ def predictive_parity(
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise FairpathInputError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    check_int("n_boot", n_boot, maximum=MAX_BOOTSTRAP_DRAWS)
     prepared = _prepare(data, sfm, predictor)
     y, score, group = prepared.y, prepared.score, prepared.group
     bins = quantile_bins(score, n_bins)

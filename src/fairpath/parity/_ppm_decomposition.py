@@ -22,6 +22,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._stats import Estimate
+from fairpath._validation import MAX_BOOTSTRAP_DRAWS, check_int
 from fairpath._vocabulary import LABELS
 from fairpath.parity._ppm import quantile_bins
 
@@ -236,6 +237,7 @@ def ppm_decomposition(
 def _check_settings(n_boot, level, empty_bins) -> None:
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
         raise FairpathInputError(f"n_boot must be 0 (no intervals) or an integer >= 2, got {n_boot!r}")
+    check_int("n_boot", n_boot, maximum=MAX_BOOTSTRAP_DRAWS)
     if not isinstance(level, float) or not 0 < level < 1:
         raise FairpathInputError(f"level must be a float in (0, 1) such as 0.95, got {level!r}")
     if empty_bins not in _EMPTY_BIN_RULES:

@@ -31,7 +31,7 @@ from fairpath._io import read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    check_columns_present, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
+    MAX_BOOTSTRAP_DRAWS, MAX_REPEATS, check_columns_present, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
@@ -299,11 +299,11 @@ def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed
     check_sfm(sfm)
     check_frame(data)
     check_columns_present(data, sfm.columns)
-    check_int("repeats", repeats, minimum=1)
+    check_int("repeats", repeats, minimum=1, maximum=MAX_REPEATS)
     check_probability("quantile", quantile)
     check_int("n_folds", n_folds, minimum=2)
     check_int("n_bins", n_bins, minimum=2)
-    check_int("n_boot", n_boot, minimum=2)
+    check_int("n_boot", n_boot, minimum=2, maximum=MAX_BOOTSTRAP_DRAWS)
     check_seed(seed)
     check_finite(data[sfm.columns])
     if set(pd.unique(data[sfm.y])) - {0, 1}:

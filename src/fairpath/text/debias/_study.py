@@ -27,6 +27,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import digest, key_differences, read_key, resume_key, write_key
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
+from fairpath._validation import MAX_PERMUTATIONS, check_int
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
@@ -256,6 +257,9 @@ class DebiasStudy:
         self.generation_batch_size = generation_batch_size
         self.seed = seed
         self.progress = progress
+        # The audits' settings are checked now too, not after the trainings.
+        self.audit_settings()
+        check_int("n_permutations", n_permutations, minimum=1, maximum=MAX_PERMUTATIONS)
 
     # -- stages -------------------------------------------------------------------------------
     def _timed(self, key: str, started: float) -> None:
