@@ -113,7 +113,7 @@ def test_parquet_empty_string_is_missing_unless_a_category(tmp_path):
 
 # -- settings files: bounded parsing --------------------------------------------------------------
 
-# The 281-byte bomb of issue 25: nine levels of ten aliases each, 10^9 strings once expanded.
+# An alias bomb like that of issue 25 (281 bytes there): nine levels of ten aliases each, 10^9 strings once expanded.
 ALIAS_BOMB = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
     f"{b}: &{b} [*{a},*{a},*{a},*{a},*{a},*{a},*{a},*{a},*{a},*{a}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
 
