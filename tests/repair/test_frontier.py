@@ -112,6 +112,10 @@ def test_frontier_rerun_on_the_same_inputs_resumes_without_computing(tmp_path, r
     assert runs_file.stat().st_mtime_ns == written  # nothing computed: every run came from the file
     pd.testing.assert_frame_equal(resumed, first, check_dtype=False)
     assert not [w for w in recwarn if "computed again" in str(w.message)]
+    (tmp_path / "frontier_settings.json").unlink()  # runs without their key are not trusted
+    with pytest.warns(UserWarning, match=r"holds frontier runs of other data, fairpath, .*sfm, step, step_version; they are computed again"):
+        frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME)
+    assert runs_file.stat().st_mtime_ns != written
 
 
 @pytest.mark.filterwarnings("ignore:.*bootstrap draws left some")

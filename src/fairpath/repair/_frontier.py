@@ -188,6 +188,8 @@ def _runs_file(out_dir: Path | None, key: dict) -> Path | None:
     out_dir.mkdir(parents=True, exist_ok=True)
     key_file, runs_file = out_dir / "frontier_settings.json", out_dir / "runs.csv"
     saved = read_key(key_file)
+    if saved is None and runs_file.exists():
+        saved = {}  # runs without their key: nothing says what they were computed from
     changed = key_differences(saved, key) if saved is not None else []
     if changed:
         warnings.warn(f"{out_dir} holds frontier runs of other {', '.join(changed)}; they are computed again "
