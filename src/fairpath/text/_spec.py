@@ -174,10 +174,13 @@ class FairnessSpec:
     def subgroups(self) -> list[str]:
         return list(dict.fromkeys(value.subgroup for value in self.values))
 
+    @cached_property
+    def _value_of_name(self) -> dict[str, SensitiveValue]:
+        return {value.name: value for value in self.values}
+
     def value(self, name: str) -> SensitiveValue:
-        for value in self.values:
-            if value.name == name:
-                return value
+        if name in self._value_of_name:
+            return self._value_of_name[name]
         raise FairpathInputError(f"attribute {self.attribute!r} has no value {name!r}; its values are {self.value_names}")
 
     def fill(self, template: str, value: str | SensitiveValue) -> str:
