@@ -1,15 +1,16 @@
-"""Reading tables and text files: missing values, empty-string categories, bad headers and encodings."""
+"""Reading tables and text files: missing values, empty-string categories, bad headers and encodings; settings files' bounds."""
 
 from __future__ import annotations
 
 import csv
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from fairpath import FairpathInputError
-from fairpath._io import read_table, read_text
+from fairpath._io import MAX_SETTINGS_BYTES, MAX_SETTINGS_DEPTH, parse_yaml, read_table, read_text, read_toml, read_yaml
 from fairpath.causal import SFM, decompose
 from fairpath.datasets import load_gov_census
 
@@ -187,3 +188,55 @@ def test_parquet_na_values(tmp_path):
 def test_path_must_be_a_path(path):
     with pytest.raises(FairpathInputError, match=rf"data file must be a path \(a string or pathlib\.Path\), got {path!r}"):
         read_table(path)
+# -- settings files: bounded parsing --------------------------------------------------------------
+
+# An alias bomb like that of issue 25 (281 bytes there): nine levels of ten aliases each, 10^9 strings once expanded.
+ALIAS_BOMB = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"{b}: &{b} [*{a},*{a},*{a},*{a},*{a},*{a},*{a},*{a},*{a},*{a}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once_naming_the_file(tmp_path):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(ALIAS_BOMB)
+    assert len(ALIAS_BOMB) < 400
+    start = time.perf_counter()
+    with pytest.raises(FairpathInputError, match=r"settings file '.*bomb\.yaml' uses a YAML anchor or alias \(line 1\); "
+                                                 r"fairpath refuses them .*write the values out"):
+        read_yaml(path)
+    assert time.perf_counter() - start < 1
+
+
+def test_a_yaml_alias_alone_is_refused_too():
+    with pytest.raises(FairpathInputError, match=r"config text uses a YAML anchor or alias \(line 2\)"):
+        parse_yaml("a: 1\nb: *a\n", "config text")  # an alias without its anchor is refused before the parser's own error
+
+
+@pytest.mark.parametrize("text, line", [("[" * (MAX_SETTINGS_DEPTH + 1) + "]" * (MAX_SETTINGS_DEPTH + 1), 1),
+                                        ("a:\n" + "".join(f"{' ' * (i + 1)}k{i}:\n" for i in range(MAX_SETTINGS_DEPTH)) + "   x: 1\n", 33)])
+def test_deep_yaml_nesting_is_refused(text, line):
+    with pytest.raises(FairpathInputError, match=rf"spec text nests deeper than {MAX_SETTINGS_DEPTH} levels \(line {line}\)"):
+        parse_yaml(text, "spec text")
+    parse_yaml("[" * MAX_SETTINGS_DEPTH + "]" * MAX_SETTINGS_DEPTH, "spec text")  # at the bound: read
+
+
+def test_deep_toml_nesting_and_invalid_toml_are_refused(tmp_path):
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(FairpathInputError, match=rf"config file '.*deep\.toml' nests deeper than {MAX_SETTINGS_DEPTH} levels"):
+        read_toml(deep, "config file")
+    deep.write_text("a = " + "[" * (MAX_SETTINGS_DEPTH + 1) + "]" * (MAX_SETTINGS_DEPTH + 1) + "\n")
+    with pytest.raises(FairpathInputError, match="nests deeper"):
+        read_toml(deep, "config file")
+    deep.write_text("a = [1,\n")
+    with pytest.raises(FairpathInputError, match=r"could not parse config file '.*deep\.toml': it is not valid TOML"):
+        read_toml(deep, "config file")
+
+
+@pytest.mark.parametrize("reader", [read_yaml, read_toml])
+def test_an_oversized_settings_file_is_refused_before_reading(tmp_path, reader):
+    path = tmp_path / "big.yaml"
+    with open(path, "wb") as handle:  # sparse: its size is what counts
+        handle.truncate(MAX_SETTINGS_BYTES + 1)
+    with pytest.raises(FairpathInputError, match=rf"specification file '.*big\.yaml' holds {MAX_SETTINGS_BYTES + 1:,} bytes; "
+                                                 rf"settings files are read up to {MAX_SETTINGS_BYTES:,} bytes"):
+        reader(path, "specification file")

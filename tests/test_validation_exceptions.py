@@ -8,7 +8,7 @@ import pytest
 
 from fairpath import FairpathInputError
 from fairpath._validation import (
-    MAX_DRAWS, MAX_SEED, check_bool, check_choice, check_columns_arg, check_comparable_scales, check_draws, check_figure_file, check_finite,
+    MAX_BOOTSTRAP_DRAWS, MAX_SEED, check_bool, check_choice, check_columns_arg, check_comparable_scales, check_draws, check_figure_file, check_finite,
     check_frame, check_int, check_list_arg, check_nonnegative, check_output_dir, check_output_file, check_probability, check_seed,
 )
 
@@ -87,13 +87,13 @@ def test_seeds_are_bounded_by_numpy():
 
 
 def test_bootstrap_draws_have_a_minimum_and_a_documented_maximum():
-    assert check_draws("n_boot", 0, allow_zero=True) == 0 and check_draws("n_boot", 2) == 2 and check_draws("n_boot", MAX_DRAWS) == MAX_DRAWS
+    assert check_draws("n_boot", 0, allow_zero=True) == 0 and check_draws("n_boot", 2) == 2 and check_draws("n_boot", MAX_BOOTSTRAP_DRAWS) == MAX_BOOTSTRAP_DRAWS
     with pytest.raises(FairpathInputError, match="n_boot must be 0 \\(no interval\\) or an integer ≥ 2, got 1: one draw gives a zero-width interval"):
         check_draws("n_boot", 1, allow_zero=True)
     with pytest.raises(FairpathInputError, match="n_boot must be an integer ≥ 2, got 1"):
         check_draws("n_boot", 1)
     with pytest.raises(FairpathInputError, match="n_boot must be an integer ≤ 100000, got 100001"):
-        check_draws("n_boot", MAX_DRAWS + 1)
+        check_draws("n_boot", MAX_BOOTSTRAP_DRAWS + 1)
 
 
 def test_nonnegative_and_list_arguments():

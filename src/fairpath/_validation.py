@@ -8,7 +8,7 @@ what to do. Conventions:
   upstream (a division, a config value written as ``5.0``), and refusing it keeps one meaning.
 - Seeds are integers in [0, 2**32 − 1] (NumPy's range); ``None`` is refused, because every fairpath
   result is seeded (pass ``0``, the default everywhere, for the usual run).
-- Bootstrap draws: 0 (no interval, where allowed) or ``MIN_DRAWS`` … ``MAX_DRAWS``.
+- Bootstrap draws: 0 (no interval, where allowed) or ``MIN_DRAWS`` … ``MAX_BOOTSTRAP_DRAWS``.
 - Column values (``check_finite``): a text column of which at least ``NUMERIC_SHARE`` of the
   non-missing cells are numbers is dirty numeric data, not a category, and is refused naming the
   token, its count and first row; columns whose role is numeric (outcome, predictor) must hold
@@ -38,10 +38,8 @@ MIN_GROUP_ROWS = 2
 MIN_GROUP_ROWS_PER_FOLD = 10
 # NumPy's seeds (SeedSequence entropy of one word, RandomState) lie in [0, 2**32 - 1].
 MAX_SEED = 2**32 - 1
-# Bootstrap draws: one draw gives a zero-width "interval"; beyond MAX_DRAWS the draws' Monte Carlo
-# error is negligible and the memory (draws x estimates) and time are not.
+# Bootstrap draws: one draw gives a zero-width "interval" (the upper bound is MAX_BOOTSTRAP_DRAWS below).
 MIN_DRAWS = 2
-MAX_DRAWS = 100_000
 # A text column with at least this share of numbers among its non-missing cells is numeric data with
 # a few unrecognised tokens (`?`, `-`, `1,000`), not a category: coding it as categories in text order
 # (0, 1, 10, 11, ...) would silently change every estimate.
@@ -49,6 +47,13 @@ NUMERIC_SHARE = 0.9
 # The quadratic GLMs multiply two values and square the products when scaling them: (1e50)^4 = 1e200
 # stays finite; 1e308 overflows to inf (and then NaN) inside the learners.
 MAX_ABS_VALUE = 1e50
+# Upper bounds on draws, far above any real run (the paper's analyses use 500 bootstrap draws, 999
+# permutations, 1000 samples per prompt); a number beyond them is nearly always a typo that would run
+# for days. Stated in the README ("Bounds") and in each error.
+MAX_BOOTSTRAP_DRAWS = 100_000  # n_boot, nboot1, nboot2
+MAX_PERMUTATIONS = 1_000_000  # n_permutations (p-values resolve to 1e-6)
+MAX_REPEATS = 10_000  # seeds of the frontier (repeats), cross-fitting splits (n_rep)
+MAX_SAMPLES_PER_PROMPT = 100_000  # n_samples of text generation
 
 
 def _describe(value) -> str:
@@ -64,7 +69,7 @@ def check_int(name: str, value, minimum: int | None = None, maximum: int | None 
     if minimum is not None and value < minimum:
         raise FairpathInputError(f"{name} must be an integer ≥ {minimum}, got {value}")
     if maximum is not None and value > maximum:
-        raise FairpathInputError(f"{name} must be an integer ≤ {maximum}, got {value}")
+        raise FairpathInputError(f"{name} must be an integer ≤ {maximum:,} (fairpath's bound), got {value:,}")
     return value
 
 
@@ -74,7 +79,7 @@ def check_n_rep(value, name: str = "n_rep"):
         if value != "auto":
             raise FairpathInputError(f"{name} must be 'auto' or an integer ≥ 1, got {value!r}")
         return value
-    return check_int(name, value, minimum=1)
+    return check_int(name, value, minimum=1, maximum=MAX_REPEATS)
 
 
 def check_float(name: str, value, low: float | None = None, high: float | None = None, *, open_low: bool = False,
@@ -104,8 +109,8 @@ def check_seed(value, name: str = "seed") -> int:
 
 
 def check_draws(name: str, value, *, allow_zero: bool = False) -> int:
-    """Bootstrap draws: ``MIN_DRAWS`` … ``MAX_DRAWS`` (or 0, no interval, with ``allow_zero``)."""
-    value = check_int(name, value, minimum=0 if allow_zero else MIN_DRAWS, maximum=MAX_DRAWS)
+    """Bootstrap draws: ``MIN_DRAWS`` … ``MAX_BOOTSTRAP_DRAWS`` (or 0, no interval, with ``allow_zero``)."""
+    value = check_int(name, value, minimum=0 if allow_zero else MIN_DRAWS, maximum=MAX_BOOTSTRAP_DRAWS)
     if 0 < value < MIN_DRAWS:
         raise FairpathInputError(f"{name} must be 0 (no interval) or an integer ≥ {MIN_DRAWS}, got {value}: "
                                  "one draw gives a zero-width interval")

@@ -183,6 +183,9 @@ def test_learner_class_instead_of_an_instance(sample):
     ({"seed": None}, "seed must be a non-negative integer, got None"),
     ({"seed": -1}, "seed must be an integer ≥ 0, got -1"),
     ({"n_boot": True}, r"n_boot must be an integer, got True \(bool\)"),
+    ({"n_boot": 100_001}, r"n_boot must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"),
+    ({"nboot1": 100_001}, r"nboot1 must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"),
+    ({"n_rep": 10_001}, r"n_rep must be an integer ≤ 10,000 \(fairpath's bound\), got 10,001"),
     ({"trim": "false"}, r"trim must be true or false, got 'false' \(str\)"),
     ({"level": 95}, r"level must lie in \(0, 1\), got 95\.0"),
 ])

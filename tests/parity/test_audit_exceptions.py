@@ -64,6 +64,7 @@ def test_sfm_as_a_dict_and_numpy_data(sample):
     ({"seed": None}, "seed must be a non-negative integer, got None"),
     ({"n_bins": 2.5}, r"n_bins must be an integer, got 2\.5 \(float\)"),
     ({"n_boot": 1}, "n_boot must be an integer ≥ 2, got 1"),
+    ({"n_boot": 100_001}, r"n_boot must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"),
 ])
 def test_argument_types(sample, options, message):
     with pytest.raises(FairpathInputError, match=message):

@@ -61,6 +61,7 @@ def test_unknown_level():
     ('n_folds = "five"', r"setting 'n_folds' in config file .* must be an integer, got 'five' \(str\)"),
     ("seed = 1.5", r"setting 'seed' in config file .* must be an integer, got 1\.5 \(float\)"),
     ("seed = -3", r"setting 'seed' in config file .* must be an integer ≥ 0, got -3"),
+    ("n_boot = 1_000_000", r"setting 'n_boot' .* must be an integer ≤ 100,000 \(fairpath's bound\), got 1,000,000"),
     ("n_folds = 5.0", r"setting 'n_folds' .* must be an integer, got 5\.0 \(float\); pass 5"),
     ("level = 1.5", r"setting 'level' .* must lie in \(0, 1\), got 1\.5"),
     ("alpha = true", r"setting 'alpha' .* must be a number, got True \(bool\)"),
@@ -99,3 +100,12 @@ def test_reading_keys_na_values_and_categorical():
         AuditConfig.from_mapping({"na_values": ["?", 1]})
     with pytest.raises(FairpathInputError, match=r"setting 'n_boot' must be an integer ≥ 2, got 1"):
         AuditConfig.from_mapping({"n_boot": 1})
+def test_yaml_aliases_and_deep_toml_are_refused_naming_the_file(tmp_path):
+    path = tmp_path / "audit.yaml"
+    path.write_text("z: &cols [a, b]\nw: *cols\n")
+    with pytest.raises(FairpathInputError, match=r"config file '.*audit\.yaml' uses a YAML anchor or alias \(line 1\)"):
+        load_config(path)
+    path = tmp_path / "audit.toml"
+    path.write_text("z = " + "[" * 40 + "]" * 40 + "\n")
+    with pytest.raises(FairpathInputError, match=r"config file '.*audit\.toml' nests deeper than 32 levels"):
+        load_config(path)

@@ -83,6 +83,7 @@ def test_bin_without_one_group_raises_by_default(sample):
     ("kwargs", "message"),
     [
         ({"n_boot": 1}, "n_boot must be 0"),
+        ({"n_boot": 100_001}, r"n_boot must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"),
         ({"level": 95}, "level must be a float in"),
         ({"empty_bins": "skip"}, "empty_bins must be one of"),
         ({"n_bins": 1}, "n_bins must be an integer >= 2"),

@@ -53,6 +53,8 @@ def test_bad_number_of_bins(n_bins):
 def test_bad_number_of_bootstrap_draws(data):
     with pytest.raises(FairpathInputError, match="n_boot must be an integer ≥ 2, got 1"):
         predictive_parity(data, SFM_XY, "score", n_boot=1)
+    with pytest.raises(FairpathInputError, match=r"n_boot must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"):
+        predictive_parity(data, SFM_XY, "score", n_boot=100_001)
 
 
 def test_predictor_is_one_column_name(data):

@@ -8,6 +8,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from fairpath._exceptions import FairpathInputError
+from fairpath.causal import SFM
 from fairpath.datasets import make_binary_sfm
 from fairpath.repair import decision_spm, frontier, parse_bn_sets
 
@@ -59,15 +60,62 @@ def test_frontier_points_order_and_resume(small, tmp_path):
     assert rows.loc["unconstrained", "auc"] == pytest.approx(summary.loc["unconstrained", "auc_mean"])
 
 
-def test_frontier_refuses_a_folder_with_other_settings_or_a_continuous_outcome(small, tmp_path):
-    frontier(small.data, small.sfm, "none", repeats=1, engine="linear", n_boot=10, unconstrained=False, constrained=False,
-             out_dir=tmp_path, progress=False)
-    with pytest.raises(FairpathInputError, match="holds a frontier run with other settings"):
-        frontier(small.data, small.sfm, "none", repeats=2, engine="linear", n_boot=10, unconstrained=False,
-                 constrained=False, out_dir=tmp_path, progress=False)
+def test_frontier_recomputes_a_folder_with_other_settings_and_refuses_a_continuous_outcome(small, tmp_path):
+    # Changed in the ninth session (issue 25): other settings were refused; every change of the resume key
+    # (settings, data, SFM) now recomputes the folder's runs and warns.
+    options = dict(engine="linear", n_boot=10, unconstrained=False, constrained=False, progress=False)
+    frontier(small.data, small.sfm, "none", repeats=1, out_dir=tmp_path, **options)
+    with pytest.warns(UserWarning, match=r"holds frontier runs of other settings; they are computed again"):
+        again = frontier(small.data, small.sfm, "none", repeats=2, out_dir=tmp_path, **options)
+    pd.testing.assert_frame_equal(again.runs, frontier(small.data, small.sfm, "none", repeats=2, **options).runs)
     continuous = small.data.assign(y=np.linspace(0, 1, len(small.data)))
     with pytest.raises(FairpathInputError, match="needs a binary 0/1 outcome"):
         frontier(continuous, small.sfm, "none", progress=False)
+
+
+RESUME = dict(repeats=1, engine="linear", learner=LogisticRegression(), n_boot=5, n_folds=2, constrained=False, progress=False)
+
+
+def _other_inputs(sample):
+    """(name, data, sfm, what the warning names) of reruns whose inputs differ from ``sample``'s."""
+    other_file = make_binary_sfm(len(sample.data), seed=4)
+    data = sample.data.assign(y2=(sample.data["z1"] > 0).astype(float))
+    other_z = SFM(x="x", x0=0, x1=1, z=["z1"], w=["z2", "w1", "w2"], y="y")
+    return [("another outcome column", data, sample.sfm.with_outcome("y2"), "data, sfm"),
+            ("other outcome values", sample.data.assign(y=1.0 - sample.data["y"]), sample.sfm, "data"),
+            ("another file of the same length", other_file.data, other_file.sfm, "data"),
+            ("other Z", sample.data, other_z, "sfm")]
+
+
+def test_frontier_rerun_on_other_inputs_gives_a_fresh_runs_numbers(tmp_path):
+    sample = make_binary_sfm(300, seed=3)
+    first = frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME).runs
+    for name, data, sfm, changed in _other_inputs(sample):
+        with pytest.warns(UserWarning, match=rf"holds frontier runs of other {changed}; they are computed again"):
+            rerun = frontier(data, sfm, "none", out_dir=tmp_path, **RESUME).runs
+        fresh = frontier(data, sfm, "none", **RESUME).runs
+        pd.testing.assert_frame_equal(rerun, fresh, check_dtype=False, obj=name)
+        assert not np.allclose(rerun["auc"], first["auc"]), name
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "runs.csv"), fresh, check_dtype=False, obj=name)
+        with pytest.warns(UserWarning, match="computed again"):  # back to the first inputs
+            frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME)
+
+
+def test_frontier_rerun_on_the_same_inputs_resumes_without_computing(tmp_path, recwarn):
+    sample = make_binary_sfm(300, seed=3)
+    first = frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME).runs
+    runs_file = tmp_path / "runs.csv"
+    written = runs_file.stat().st_mtime_ns
+    # The same content in a new frame (extra columns, another index) is the same input.
+    same = sample.data.assign(extra=1).set_index(sample.data.index + 1000)
+    resumed = frontier(same, sample.sfm, "none", out_dir=tmp_path, **RESUME).runs
+    assert runs_file.stat().st_mtime_ns == written  # nothing computed: every run came from the file
+    pd.testing.assert_frame_equal(resumed, first, check_dtype=False)
+    assert not [w for w in recwarn if "computed again" in str(w.message)]
+    (tmp_path / "frontier_settings.json").unlink()  # runs without their key are not trusted
+    with pytest.warns(UserWarning, match=r"holds frontier runs of other data, fairpath, .*sfm, step, step_version; they are computed again"):
+        frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME)
+    assert runs_file.stat().st_mtime_ns != written
 
 
 @pytest.mark.filterwarnings("ignore:.*bootstrap draws left some")

@@ -82,6 +82,8 @@ def test_runs_file_is_rewritten_whole(uninterrupted):
 
 @pytest.mark.parametrize("options, message", [
     ({"repeats": 0}, "repeats must be an integer ≥ 1, got 0"),
+    ({"repeats": 10_001}, r"repeats must be an integer ≤ 10,000 \(fairpath's bound\), got 10,001"),
+    ({"n_boot": 100_001}, r"n_boot must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"),
     ({"repeats": 2.0}, r"repeats must be an integer, got 2\.0 \(float\); pass 2"),
     ({"n_folds": 1}, "n_folds must be an integer ≥ 2, got 1"),
     ({"seed": -2}, "seed must be an integer ≥ 0, got -2"),

@@ -67,6 +67,10 @@ def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, cap
     assert "SHA-256" in page and "torch" in page and "dtype" in page  # provenance: the corpus file, versions
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["inputs"][0]["name"] == "corpus.txt" and summary["provenance"]["dtype"] == "float32"
+    # other settings in the same folder are refused before any stage, naming what differs
+    assert main([*args[:-2], "--samples", "4", "--out", str(out)]) == 2
+    assert "holds a debiasing study computed with other ['audit_samples']" in capsys.readouterr().err
+    assert stamps == {p: p.stat().st_mtime_ns for p in stamps}
 
 
 def test_target_check_needs_every_attribute():

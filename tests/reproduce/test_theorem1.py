@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import fairpath
 from fairpath._exceptions import FairpathInputError
 from fairpath.cli import main
 from fairpath.datasets import make_appendix_a2
 from fairpath.reproduce import Theorem1Settings, check_linear_case, fit_boosted_predictor, reproduce_theorem1
-from fairpath.reproduce._theorem1 import Theorem1Study
+from fairpath.reproduce._theorem1 import TASK_FORMAT, Theorem1Study, _check_resumable
 
 TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5, n_folds=3,
                         linear_n=1000, seed=4)
@@ -112,3 +113,15 @@ def test_settings_validation():
         Theorem1Settings(n_grid=(50,))
     with pytest.raises(FairpathInputError, match="n_jobs must be a positive number"):
         reproduce_theorem1("unused", quick=True, n_jobs=0)
+
+
+def test_saved_tasks_of_another_fairpath_version_are_refused(tmp_path):
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    _check_resumable(folder, TINY)
+    _check_resumable(folder, dataclasses.replace(TINY, n_reps=5))  # the grid may grow
+    saved = json.loads((folder / "settings.json").read_text())
+    assert saved["fairpath"] == fairpath.__version__ and saved["step_version"] == TASK_FORMAT and saved["seed"] == TINY.seed
+    (folder / "settings.json").write_text(json.dumps({**saved, "fairpath": "0.0.1"}))
+    with pytest.raises(FairpathInputError, match=r"tasks' holds task results computed with other settings \(\['fairpath'\]\)"):
+        _check_resumable(folder, TINY)

@@ -19,7 +19,8 @@ class ScriptedServer:
     """An OpenAI-style /v1/completions server that answers each request with the next scripted failure, then succeeds.
 
     Script entries: ``500`` (server error), ``(429, seconds)`` (rate limited with Retry-After), ``"malformed"``
-    (a JSON content type with a broken body), ``(400, message)`` (a client error). Once the script is used up
+    (a JSON content type with a broken body), ``(400, message)`` (a client error), ``("trickle", seconds)`` (a
+complete answer sent one byte every ``seconds``, so that no single read waits long). Once the script is used up
     every request succeeds: choice ``i`` of a request with seed ``s`` is the text ``" s<s>c<i>"``, and ``n``
     is honoured. ``requests`` records (time, lower-cased headers, body) of every request.
     """
@@ -47,8 +48,23 @@ class ScriptedServer:
                     self._send(200, None, raw=b'{"id": "x", "choices": [{"text": "cut off')
                 elif isinstance(step, tuple) and step[0] == 400:
                     self._send(400, {"error": {"message": step[1]}})
+                elif isinstance(step, tuple) and step[0] == "trickle":
+                    self._trickle(json.dumps(server.completion(body)).encode(), step[1])
                 else:
                     self._send(200, server.completion(body))
+
+            def _trickle(self, data, seconds):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    for byte in data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(seconds)
+                except OSError:  # the client gave up
+                    pass
 
             def _send(self, status, payload, headers=None, raw=None):
                 data = raw if raw is not None else json.dumps(payload).encode()

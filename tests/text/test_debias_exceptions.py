@@ -9,6 +9,7 @@ from fairpath.text._models import load_causal_lm
 from fairpath.text._spec import FairnessSpec
 from fairpath.text.debias import (
     DebiasConfig,
+    DebiasStudy,
     DebiasTrainer,
     Representation,
     SentimentProjection,
@@ -160,3 +161,13 @@ def test_corpus_file_that_is_not_utf8(tmp_path):
     path.write_bytes("Le médecin arrive.\n".encode("cp1252"))
     with pytest.raises(FairpathInputError, match=r"corpus file .*corpus\.txt' is not UTF-8 \(byte 0xe9 at position 4\); it looks like cp1252"):
         read_corpus_file(path)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_permutations": 1_000_001}, r"n_permutations must be an integer ≤ 1,000,000 \(fairpath's bound\), got 1,000,001"),
+    ({"audit_samples": 100_001}, r"n_samples must be at most 100,000 per prompt \(fairpath's bound\), got 100001"),
+])
+def test_the_audits_bounds_are_checked_before_any_training(tmp_path, options, message):
+    with pytest.raises(FairpathInputError, match=message):
+        DebiasStudy(tmp_path, **options)
+    assert not any(tmp_path.iterdir())

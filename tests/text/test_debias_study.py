@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from fairpath._exceptions import FairpathInputError
 from fairpath.cli import main
 from fairpath.text._audit import audit_text
 from fairpath.text._generation import HFGenerator
@@ -96,6 +97,31 @@ def test_rerunning_the_study_reuses_everything(study_run, tiny_lm_path, spec_pat
     assert again.to_frame().equals(result.to_frame())
     assert stamps == {p: p.stat().st_mtime_ns for p in (out / "models").rglob("*.safetensors")}
     assert json.loads((out / "timings.json").read_text()) == timings
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"n_permutations": 30}, "n_permutations"),
+    ({"corpus": CORPUS[:-1]}, "corpus"),
+    ({"training": DebiasConfig(steps=5, batch_size=4, learning_rate=5e-3)}, "training"),
+    ({"attribute": {**SPEC, "templates": SPEC["templates"][:1]}}, "spec"),
+])
+def test_rerunning_with_other_settings_is_refused_before_any_stage(study_run, tiny_lm_path, change, named):
+    _, _, out = study_run
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    options = dict(attribute=FairnessSpec.from_dict(SPEC), model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
+                   lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3), corpus=CORPUS,
+                   audit_samples=4, audit_max_new_tokens=4, n_permutations=20, semantic=False, progress=False)
+    if isinstance(change.get("attribute"), dict):
+        change = {"attribute": FairnessSpec.from_dict(change["attribute"])}
+    with pytest.raises(FairpathInputError, match=rf"holds a debiasing study computed with other \['{named}'\]; use another output folder"):
+        DebiasStudy(out, **{**options, **change}).run()
+    assert stamps == {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+
+
+def test_a_study_folder_without_a_key_is_refused(tiny_lm_path, tmp_path):
+    (tmp_path / "corpus.json").write_text("{}")  # a stage saved by a fairpath that wrote no key
+    with pytest.raises(FairpathInputError, match=r"computed with other \[.*'corpus'.*'fairpath'.*\]"):
+        DebiasStudy(tmp_path, attribute=FairnessSpec.from_dict(SPEC), model=str(tiny_lm_path), corpus=CORPUS, progress=False).run()
 
 
 def test_command_line_trains_audits_and_rejects_negative_lambda(tiny_lm_path, spec_path, tmp_path, capsys):

@@ -18,6 +18,7 @@ from fairpath.text._generation import GenerationSettings, HFGenerator
         ({"max_new_tokens": 0}, "max_new_tokens must be a positive integer"),
         ({"n_samples": 0}, "n_samples must be a positive integer, got 0"),
         ({"n_samples": 2.0}, "n_samples must be a positive integer"),
+        ({"n_samples": 100_001}, r"n_samples must be at most 100,000 per prompt \(fairpath's bound\), got 100001"),
         ({"batch_size": 0}, "batch_size must be a positive integer"),
         ({"seed": -1}, "seed must be a non-negative integer"),
     ],

@@ -37,6 +37,11 @@ def test_value_in_two_subgroups_and_empty_samples():
         wasserstein1([], [1, 2])
 
 
+def test_permutations_are_bounded():
+    with pytest.raises(FairpathInputError, match=r"n_permutations must be an integer ≤ 1,000,000 \(fairpath's bound\), got 1,000,001"):
+        counterfactual_fairness(_frame(), n_permutations=1_000_001)
+
+
 @pytest.mark.parametrize("n_permutations", [0, -5, 2.5, True])
 def test_bad_number_of_permutations(n_permutations):
     with pytest.raises(FairpathInputError, match=r"n_permutations must be a whole number >= 1 \(999 is a good default\)"):

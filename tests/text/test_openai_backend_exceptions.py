@@ -1,3 +1,5 @@
+import time
+
 import pandas as pd
 import pytest
 
@@ -68,6 +70,35 @@ def test_unreachable_server():
     backend = OpenAICompatibleBackend(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=0)
     with pytest.raises(FairpathInputError, match=r"cannot reach http://127.0.0.1:\d+/v1 after 0 retries .*is the server running"):
         backend.model_id  # noqa: B018
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_a_server_that_trickles_its_answer_times_out_per_attempt_not_per_read(scripted, retries):
+    # One byte every 0.2 s: each read waits well under the timeout, the whole answer (~300 bytes) would take a minute.
+    backend = OpenAICompatibleBackend(scripted.base_url, "scripted-model", timeout=1, max_retries=retries)
+    scripted.script = [("trickle", 0.2)] * (retries + 1)
+    start = time.monotonic()
+    with pytest.raises(FairpathInputError, match=rf"server http://127.0.0.1:\d+/v1 did not finish answering within the timeout "
+                                                 rf"of 1 s per request \({retries + 1} attempts\); raise --timeout"):
+        backend.model_id  # noqa: B018
+    elapsed = time.monotonic() - start
+    assert len(scripted.requests) == retries + 1
+    assert retries + 1 <= elapsed < 2 * (retries + 1) + 2  # each attempt ends at its deadline (plus a backoff between)
+
+
+def test_cli_timeout_bounds_a_trickling_server(scripted, tmp_path, capsys):
+    scripted.script = [("trickle", 0.2)]
+    start = time.monotonic()
+    assert main(["text", "audit", "--backend", "openai", "--base-url", scripted.base_url, "--model", "scripted-model",
+                 "--timeout", "1", "--retries", "0", "--attribute", "country", "--out", str(tmp_path)]) == 2
+    assert time.monotonic() - start < 10
+    assert "fairpath: error: server http://127.0.0.1:" in capsys.readouterr().err
+
+
+def test_a_slow_but_complete_answer_within_the_timeout_is_read(scripted):
+    backend = OpenAICompatibleBackend(scripted.base_url, "scripted-model", timeout=30, max_retries=0)
+    scripted.script = [("trickle", 0.001)]
+    assert backend.model_id == "openai:scripted-model@fp-1" and backend.n_supported
 
 
 def test_top_k_is_refused_not_dropped(scripted):

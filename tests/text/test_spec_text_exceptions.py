@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from fairpath._exceptions import FairpathInputError
@@ -99,3 +101,32 @@ def test_slot_words_and_templates_must_be_text():
                                 "templates": ["{country} is"]})
     with pytest.raises(FairpathInputError, match=r"template 3 is not a text \(int\)"):
         FairnessSpec.from_dict({"attribute": "country", "values": ["Chile", "Italy"], "templates": ["{country} is", 3]})
+def test_a_specification_with_yaml_aliases_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "aliases.yaml"
+    path.write_text("attribute: job\nvalues: &v [baker, nurse]\nother: *v\ntemplates: ['{job} is']\n")
+    with pytest.raises(FairpathInputError, match=r"specification file '.*aliases\.yaml' uses a YAML anchor or alias \(line 2\)"):
+        FairnessSpec.from_yaml(path)
+
+
+def _load_seconds(tmp_path, n_values: int, repeats: int) -> float:
+    import yaml
+
+    path = tmp_path / f"spec{n_values}.yaml"
+    path.write_text(yaml.safe_dump({"attribute": "name", "values": [f"Name{i}" for i in range(n_values)],
+                                    "templates": ["I met {name} and", "{name} is"]}))
+    times = []
+    for _ in range(repeats):  # CPU time, the least of several: the machine's other load only ever adds to it
+        start = time.process_time()
+        spec = FairnessSpec.from_yaml(path)
+        times.append(time.process_time() - start)
+    assert len(spec.values) == n_values
+    return min(times)
+
+
+def test_reading_and_checking_a_specification_is_linear_in_its_values(tmp_path):
+    # Ten times the values take about ten times as long (a quadratic check took a hundred times).
+    ratio = _load_seconds(tmp_path, 20_000, 3) / _load_seconds(tmp_path, 2_000, 7)
+    assert ratio < 30, ratio
+    duplicated = {"attribute": "name", "values": [f"N{i}" for i in range(20_000)] + ["N7"], "templates": ["{name} is"]}
+    with pytest.raises(FairpathInputError, match=r"lists values \['N7'\] more than once"):
+        FairnessSpec.from_dict(duplicated)

@@ -13,7 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    MAX_DRAWS, check_bool, check_choice, check_columns_arg, check_draws, check_fit_group_sizes, check_float, check_int, check_n_rep,
+    MAX_BOOTSTRAP_DRAWS, check_bool, check_choice, check_columns_arg, check_draws, check_fit_group_sizes, check_float, check_int, check_n_rep,
     check_probability, check_seed,
 )
 from fairpath.causal._data import PreparedData, prepare_data
@@ -51,7 +51,7 @@ def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nbo
     if trim is not None:  # None: the method's default
         check_bool("trim", trim)
     check_draws("n_boot", n_boot, allow_zero=True)
-    check_int("nboot1", nboot1, minimum=1, maximum=MAX_DRAWS)  # one refit (the data as given) is a valid medDML
+    check_int("nboot1", nboot1, minimum=1, maximum=MAX_BOOTSTRAP_DRAWS)  # one refit (the data as given) is a valid medDML
     check_draws("nboot2", nboot2)
     repeats = check_n_rep(n_rep) != "auto" and n_rep > 1  # "auto" resolves to 1 where splits do not apply
     if repeats and not resolve_method(method).repeats_splits:

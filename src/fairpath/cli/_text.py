@@ -116,7 +116,7 @@ def _add_endpoint_arguments(audit) -> None:
     endpoint.add_argument("--api-key-env", default=None,
                           help="environment variable holding the API key (default OPENAI_API_KEY, optional for local "
                                "servers); the key is never written anywhere")
-    endpoint.add_argument("--timeout", type=float, default=120.0, help="seconds per request attempt (default 120)")
+    endpoint.add_argument("--timeout", type=float, default=120.0, help="seconds per request attempt, the whole answer (default 120)")
     endpoint.add_argument("--retries", type=int, default=5,
                           help="retries on 5xx, 429 (after Retry-After), timeouts and connection errors (default 5)")
 

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 
-import yaml
-
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_text
-from fairpath._validation import check_bool, check_choice, check_columns_arg, check_draws, check_float, check_int, check_n_rep, check_probability, check_seed
+from fairpath._io import read_toml, read_yaml
+from fairpath._validation import MAX_BOOTSTRAP_DRAWS, check_bool, check_choice, check_columns_arg, check_draws, check_float, check_int, check_n_rep, check_probability, check_seed
 from fairpath._vocabulary import parse_bn
 
 _LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical")
@@ -121,7 +118,7 @@ def _checks() -> dict:
         "n_boot": check_draws,
         "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
         "trim": check_bool,
-        "nboot1": lambda name, v: check_int(name, v, minimum=1),
+        "nboot1": lambda name, v: check_int(name, v, minimum=1, maximum=MAX_BOOTSTRAP_DRAWS),
         "n_rep": lambda name, v: check_n_rep(v, name),
         "na_values": lambda name, v: check_columns_arg(name, v, item="missing-value token"),
     }
@@ -148,16 +145,12 @@ def load_config(path: str | Path) -> AuditConfig:
     path = Path(path)
     if not path.exists():
         raise FairpathInputError(f"config file {str(path)!r} does not exist; check the path")
-    text = read_text(path, "config file")
-    try:
-        if path.suffix.lower() == ".toml":
-            values = tomllib.loads(text)
-        elif path.suffix.lower() in {".yaml", ".yml"}:
-            values = yaml.safe_load(text) or {}
-        else:
-            raise FairpathInputError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as error:
-        raise FairpathInputError(f"could not parse config file {str(path)!r}: {error}") from error
+    if path.suffix.lower() == ".toml":
+        values = read_toml(path, "config file")
+    elif path.suffix.lower() in {".yaml", ".yml"}:
+        values = read_yaml(path, "config file") or {}
+    else:
+        raise FairpathInputError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
     if not isinstance(values, dict):
         raise FairpathInputError(f"config file {str(path)!r} must hold key = value settings at its top level")
     return AuditConfig.from_mapping(values, source=f"config file {str(path)!r}")

@@ -6,7 +6,10 @@ thresholded at a quantile of the scores, 0.68 as in the paper's code), iPPM and 
 scores). The unconstrained learner (all of X, Z, W) and the constrained-learning predictors of each
 BN set are extra points. Every finished (point, seed) row is saved to ``runs.csv`` in the
 output folder (the whole file rewritten atomically), so an interrupted run resumes where it stopped;
-a resume keeps only complete, valid rows of the file and computes the others again. The runs are
+a resume keeps only complete, valid rows of the file and computes the others again. The rows are reused
+only under the same key (``frontier_settings.json``: a fingerprint of the SFM's columns, the SFM, every
+setting, the learner's parameters and the code version); under another the folder's runs are computed
+again and a warning names what changed. The runs are
 independent tasks (``n_jobs`` threads, or a Dask ``scheduler`` / local ``workers``; see
 fairpath._parallel): each takes its randomness from its seed, so where it runs changes no number.
 """
@@ -14,7 +17,6 @@ fairpath._parallel): each takes its randomness from its seed, so where it runs c
 from __future__ import annotations
 
 import csv
-import json
 import warnings
 from pathlib import Path
 
@@ -24,11 +26,12 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_write_text, read_text, write_csv
+from fairpath._fingerprint import fingerprint, key_differences, read_key, resume_key, write_key
+from fairpath._io import read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    check_columns_present, check_draws, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
+    MAX_REPEATS, check_columns_present, check_draws, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
@@ -39,6 +42,8 @@ from fairpath.repair._predictor import FairPredictor, check_fold_sizes, default_
 
 # Frontier BN sets are named by their resolving variables, as in the paper's figure.
 BN_OF_RESOLVING = {name: bn for bn, name in RESOLVING_NAMES.items()}
+# Raised whenever a run's numbers change for the same inputs: saved runs of another version are computed again.
+FRONTIER_VERSION = 1
 RUN_COLUMNS = ["point", "kind", "bn_set", "seed", "spm", "ippm", "auc", "ippm_bins"]
 
 
@@ -174,24 +179,25 @@ class FrontierResult(ResultMixin):
         return fig
 
 
-def _runs_file(out_dir: Path | None, settings: dict) -> Path | None:
+def _runs_file(out_dir: Path | None, key: dict) -> Path | None:
+    """``out_dir/runs.csv``. Its runs are reused only under the same key (data, SFM, settings, code version);
+    under another key the folder's runs are computed again, and a warning names what changed."""
     if out_dir is None:
         return None
     check_output_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    settings_file = out_dir / "frontier_settings.json"
-    if settings_file.exists():
-        try:
-            previous = json.loads(read_text(settings_file, "frontier settings file"))
-        except json.JSONDecodeError:
-            previous = None
-        if previous != settings:
-            raise FairpathInputError(
-                f"{out_dir} holds a frontier run with other settings ({previous}); use another --out folder or delete it"
-            )
-    else:
-        atomic_write_text(json.dumps(settings, indent=2), settings_file)
-    return out_dir / "runs.csv"
+    key_file, runs_file = out_dir / "frontier_settings.json", out_dir / "runs.csv"
+    saved = read_key(key_file)
+    if saved is None and runs_file.exists():
+        saved = {}  # runs without their key: nothing says what they were computed from
+    changed = key_differences(saved, key) if saved is not None else []
+    if changed:
+        warnings.warn(f"{out_dir} holds frontier runs of other {', '.join(changed)}; they are computed again "
+                      "(runs.csv is replaced)", stacklevel=3)
+        runs_file.unlink(missing_ok=True)
+    if saved is None or changed:
+        write_key(key_file, key)
+    return runs_file
 
 
 def _parse_run(fields: list[str], known: set) -> dict | None:
@@ -261,7 +267,7 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
         tasks += [("unconstrained", "unconstrained", "-", s) for s in range(seed, seed + repeats)]
     if constrained:
         tasks += [(f"constrained {b}", "constrained", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
-    runs_file = _runs_file(Path(out_dir) if out_dir is not None else None, settings)
+    runs_file = _runs_file(Path(out_dir) if out_dir is not None else None, _resume_key(data, sfm, settings, learner))
     runs = load_runs(runs_file, tasks) if runs_file is not None and runs_file.exists() else pd.DataFrame(columns=RUN_COLUMNS)
     done = set(zip(runs["point"], runs["seed"]))
 
@@ -284,11 +290,18 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     return FrontierResult(runs.reset_index(drop=True), settings)
 
 
+def _resume_key(data: pd.DataFrame, sfm, settings: dict, learner) -> dict:
+    """What a run's numbers depend on: the used columns' content, the SFM, every setting, the learner's parameters."""
+    parameters = learner.get_params() if hasattr(learner, "get_params") else learner
+    return resume_key("frontier", FRONTIER_VERSION, data=fingerprint(data[sfm.columns]), sfm=sfm.to_dict(), settings=settings,
+                      learner=parameters)
+
+
 def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed) -> None:
     check_sfm(sfm)
     check_frame(data)
     check_columns_present(data, sfm.columns)
-    check_int("repeats", repeats, minimum=1)
+    check_int("repeats", repeats, minimum=1, maximum=MAX_REPEATS)
     check_probability("quantile", quantile)
     check_int("n_folds", n_folds, minimum=2)
     check_int("n_bins", n_bins, minimum=2)

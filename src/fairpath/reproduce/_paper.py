@@ -1,7 +1,8 @@
 """Shared parts of the paper's reproductions: resumable steps, the paper's numbers beside fairpath's.
 
 A study runs as named steps; each step's result is written atomically to ``OUT/steps/<name>.json``
-as soon as it finishes, and a rerun with the same settings loads it instead of recomputing. The
+as soon as it finishes, and a rerun with the same settings, input file and fairpath version loads it
+instead of recomputing (any other is refused, naming what differs). The
 comparison table puts every number the paper states beside fairpath's estimate and says, in one
 sentence, whether the difference lies within the stated uncertainty.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._fingerprint import key_differences, read_key, resume_key, write_key
+from fairpath._io import atomic_write_text
 from fairpath._results import to_json_text
 from fairpath._stats import p_clause
 
@@ -34,30 +36,31 @@ class PaperSettings:
 
 
 
-# Written beside the settings: step files of another format are refused like other settings (format 2: the
+# The steps' format, in their resume key: raised whenever a step file gains or changes a field (format 2: the
 # estimates tables name their series ``subject``, as every result's to_frame() does).
 STEP_FORMAT = 2
 
 
 class StepStore:
-    """Per-step result files under ``out/steps``, valid only for the settings (and format) they were computed with."""
+    """Per-step result files under ``out/steps``, valid only under the key they were computed with: the settings
+    (the study's input file among them, by its SHA-256), the step format and the fairpath version. A folder of
+    another key is refused, naming what differs: a study's steps take minutes to hours, so none is thrown away."""
 
     def __init__(self, out: str | Path, settings: dict, progress: bool = True):
         self.folder = Path(out) / "steps"
         self.folder.mkdir(parents=True, exist_ok=True)
         self.progress = progress
         self.ran: list[str] = []
-        settings_file = self.folder / "settings.json"
-        current = json.loads(to_json_text({**settings, "step_format": STEP_FORMAT}))
-        if settings_file.exists():
-            previous = json.loads(settings_file.read_text())
-            if previous != current:
-                raise FairpathInputError(
-                    f"{self.folder} holds steps computed with other settings ({previous}); "
-                    "use another --out folder or delete it to start afresh"
-                )
-        else:
-            _atomic_write(settings_file, to_json_text(current))
+        key_file = self.folder / "settings.json"
+        key = resume_key("paper study steps", STEP_FORMAT, **settings)
+        saved = read_key(key_file)
+        if saved is None:
+            write_key(key_file, key)
+        elif changed := key_differences(saved, key):
+            raise FairpathInputError(
+                f"{self.folder} holds steps computed with other settings ({changed}); "
+                "use another --out folder or delete it to start afresh"
+            )
 
     def run(self, name: str, compute) -> dict:
         """The result of step ``name``: loaded when its file exists, else computed and saved at once."""
@@ -69,7 +72,7 @@ class StepStore:
         start = time.perf_counter()
         result = json.loads(to_json_text(compute()))
         result["seconds"] = time.perf_counter() - start
-        _atomic_write(path, to_json_text(result))
+        atomic_write_text(to_json_text(result), path)
         self.ran.append(name)
         self._say(f"step {name}: finished in {result['seconds']:.1f} s")
         return result
@@ -77,12 +80,6 @@ class StepStore:
     def _say(self, message: str) -> None:
         if self.progress:
             print(message, file=sys.stderr, flush=True)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
+from fairpath._fingerprint import key_differences, read_key, resume_key, write_key
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame, write_json
 from fairpath._vocabulary import LABELS
 from fairpath.parity import ppm_decomposition
@@ -157,20 +158,19 @@ def _run_and_save(n, rep, settings, folder) -> tuple[int, int]:
 
 
 def _check_resumable(folder: Path, settings: Theorem1Settings) -> None:
-    """Saved tasks are reused only when the settings that shape one task's numbers are unchanged; the
-    grid and the numbers of repetitions may change (to extend a study or to summarise a part of it)."""
-    saved = folder / "settings.json"
-    current = {"task_format": TASK_FORMAT, **{key: settings.to_dict()[key] for key in TASK_FIELDS}}
-    if saved.exists():
-        previous = json.loads(saved.read_text())
-        changed = sorted(key for key in current if previous.get(key) != json.loads(json.dumps(current[key])))
-        if changed:
-            raise FairpathInputError(
-                f"{str(folder)!r} holds task results computed with other settings ({changed}); "
-                "use another --out folder, or delete that one to start afresh"
-            )
-    else:
-        write_json(current, saved)
+    """Saved tasks are reused only under the same key: the settings that shape one task's numbers (each task
+    draws its data from its seed), the task format and the fairpath version; the grid and the numbers of
+    repetitions may change (to extend a study or to summarise a part of it)."""
+    key_file = folder / "settings.json"
+    key = resume_key("theorem1 task", TASK_FORMAT, **{name: settings.to_dict()[name] for name in TASK_FIELDS})
+    saved = read_key(key_file)
+    if saved is None:
+        write_key(key_file, key)
+    elif changed := key_differences(saved, key):
+        raise FairpathInputError(
+            f"{str(folder)!r} holds task results computed with other settings ({changed}); "
+            "use another --out folder, or delete that one to start afresh"
+        )
 
 
 def run_tasks(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: bool = True) -> int:

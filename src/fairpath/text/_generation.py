@@ -45,6 +45,7 @@ import numpy as np
 import torch
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import MAX_SAMPLES_PER_PROMPT
 
 # Bumped whenever the sampling algorithm changes, so stored samples from another algorithm never mix in.
 SAMPLER_VERSION = 3
@@ -93,6 +94,8 @@ class GenerationSettings:
             (0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}"),
             (_positive_int(self.max_new_tokens), f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}"),
             (_positive_int(self.n_samples), f"n_samples must be a positive integer, got {self.n_samples!r}"),
+            (not _positive_int(self.n_samples) or self.n_samples <= MAX_SAMPLES_PER_PROMPT,
+             f"n_samples must be at most {MAX_SAMPLES_PER_PROMPT:,} per prompt (fairpath's bound), got {self.n_samples!r}"),
             (_positive_int(self.batch_size), f"batch_size must be a positive integer, got {self.batch_size!r}"),
             (isinstance(self.seed, (int, np.integer)) and self.seed >= 0, f"seed must be a non-negative integer, got {self.seed!r}"),
         ]

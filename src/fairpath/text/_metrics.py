@@ -26,6 +26,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath._stats import holm
 from fairpath._validation import check_seed
+from fairpath._validation import MAX_PERMUTATIONS, check_int
 
 _REQUIRED = ("template_id", "value", "subgroup")
 
@@ -482,6 +483,7 @@ def _check_settings(n_permutations: int, alpha: float, seed: int) -> None:
     check_seed(seed)
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
         raise FairpathInputError(f"n_permutations must be a whole number >= 1 (999 is a good default), got {n_permutations!r}")
+    check_int("n_permutations", n_permutations, maximum=MAX_PERMUTATIONS)
     if not 0 < alpha < 1:
         raise FairpathInputError(f"alpha must lie in (0, 1), got {alpha!r}")
 

@@ -19,7 +19,8 @@ concurrency=8, max_n=16, timeout=120.0, max_retries=5, send_seed=True)``
     request (one per request when the server ignores ``n``), at most ``concurrency`` requests at a
     time, each with the seed ``request_seed(settings.seed, prompt, first sample index)``. Timeouts,
     connection errors, 408/409/429 and 5xx responses are retried by the ``openai`` client with
-    exponential backoff, honouring ``Retry-After`` (up to ``max_retries`` times); an undecodable body
+    exponential backoff, honouring ``Retry-After`` (up to ``max_retries`` times); ``timeout`` bounds each
+    attempt as a whole (headers and body), not each socket read; an undecodable body
     is retried the same number of times; any other 4xx raises FairpathInputError with the server's
     message. ``tokens_generated`` counts the completion tokens the server reported.
     ``describe()`` gives what a report should say about the backend (endpoint, URL, seeds, n).
@@ -36,6 +37,7 @@ import hashlib
 import json
 import os
 import random
+import sys
 from collections.abc import Sequence
 
 from fairpath._exceptions import FairpathInputError
@@ -86,7 +88,8 @@ class OpenAICompatibleBackend(GenerationBackend):
     max_n : int
         Samples asked for in one request (``n``) at most, where the server honours ``n``.
     timeout : float
-        Seconds per request attempt.
+        Seconds per request attempt, as a whole: sending, waiting and receiving the whole body (not per read,
+        so a server that trickles its answer times out too).
     max_retries : int
         Retries of a failed request (backoff 0.5 s doubling to 8 s, or the server's ``Retry-After``).
     send_seed : bool
@@ -178,8 +181,9 @@ class OpenAICompatibleBackend(GenerationBackend):
 
     def _client(self):
         openai = _openai()
+        http_client = openai.DefaultAsyncHttpxClient(transport=_DeadlineTransport(self.timeout))
         return openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key(), timeout=self.timeout,
-                                  max_retries=self.max_retries)
+                                  max_retries=self.max_retries, http_client=http_client)
 
     async def _probe(self) -> None:
         counted = self.tokens_generated  # the probe's token is no sample
@@ -247,6 +251,11 @@ class OpenAICompatibleBackend(GenerationBackend):
                 raise FairpathInputError(self._redact(
                     f"server {self.base_url} kept failing (HTTP {error.status_code} after {self.max_retries} retries): "
                     f"{_server_message(error)}")) from None
+            except openai.APITimeoutError:
+                raise FairpathInputError(self._redact(
+                    f"server {self.base_url} did not finish answering within the timeout of {self.timeout:g} s per request "
+                    f"({self.max_retries + 1} attempts); raise --timeout (timeout=) for slow servers or check the server"
+                )) from None
             except openai.APIConnectionError as error:
                 raise FairpathInputError(self._redact(
                     f"cannot reach {self.base_url} after {self.max_retries} retries ({type(error).__name__}: {error}); "
@@ -283,6 +292,48 @@ class OpenAICompatibleBackend(GenerationBackend):
     def _redact(self, message: str) -> str:
         key = os.environ.get(self.api_key_env)
         return message.replace(key, "***") if key else message
+
+
+class _DeadlineTransport:
+    """An HTTP transport with a deadline on each request attempt as a whole: sending, headers and body.
+
+    httpx's own timeouts bound each socket read, so a server that trickles one byte a second would never
+    time out; here the attempt fails with the client's ``ReadTimeout`` (which the ``openai`` client
+    retries like any timeout) once ``timeout`` seconds have passed. The body is read here, within the
+    deadline (the backend never streams). It speaks whichever httpx the ``openai`` client is built on
+    (httpx, or httpx2 in its newer releases), taking the classes from the module of the request.
+    """
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.inner = None
+
+    async def handle_async_request(self, request):
+        http = sys.modules[type(request).__module__.split(".")[0]]
+        if self.inner is None:
+            self.inner = http.AsyncHTTPTransport()
+        try:
+            return await asyncio.wait_for(self._whole(request, http), self.timeout)
+        except asyncio.TimeoutError:
+            raise http.ReadTimeout(f"no complete answer within {self.timeout:g} s", request=request) from None
+
+    async def _whole(self, request, http):
+        response = await self.inner.handle_async_request(request)
+        try:
+            body = b"".join([chunk async for chunk in response.stream])
+        finally:
+            await response.stream.aclose()
+        return http.Response(response.status_code, headers=response.headers, content=body, extensions=response.extensions)
+
+    async def aclose(self) -> None:
+        if self.inner is not None:
+            await self.inner.aclose()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *error) -> None:
+        await self.aclose()
 
 
 def _server_message(error) -> str:

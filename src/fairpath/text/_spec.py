@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -17,11 +18,10 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 import pandas as pd
-import yaml
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_text
 from fairpath._validation import check_list_arg
+from fairpath._io import parse_yaml, read_yaml
 
 BUILTIN_SPECS = ("country", "occupation", "name")
 _SLOT = re.compile(r"\{(\w+)\}")
@@ -77,7 +77,7 @@ class FairnessSpec:
                 f"{where}: attribute {self.attribute!r} has {len(names)} value(s) {names}; "
                 "a counterfactual comparison needs at least two values"
             )
-        duplicates = sorted({name for name in names if names.count(name) > 1})
+        duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             raise FairpathInputError(f"{where}: attribute {self.attribute!r} lists values {duplicates} more than once")
         if not self.templates:
@@ -106,18 +106,14 @@ class FairnessSpec:
         if name not in BUILTIN_SPECS:
             raise FairpathInputError(f"unknown built-in specification {name!r}; choose one of {list(BUILTIN_SPECS)} or give a YAML file")
         text = resources.files("fairpath.text").joinpath("specs", f"{name}.yaml").read_text(encoding="utf-8")
-        return cls.from_dict(yaml.safe_load(text), source=f"builtin:{name}")
+        return cls.from_dict(parse_yaml(text, f"built-in specification {name!r}"), source=f"builtin:{name}")
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "FairnessSpec":
         path = Path(path)
         if not path.is_file():
             raise FairpathInputError(f"specification file {str(path)!r} does not exist; give a YAML file or one of {list(BUILTIN_SPECS)}")
-        try:
-            data = yaml.safe_load(read_text(path, "specification file"))
-        except yaml.YAMLError as error:
-            raise FairpathInputError(f"specification file {str(path)!r} is not valid YAML: {error}") from error
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_yaml(path, "specification file"), source=str(path))
 
     @classmethod
     def load(cls, name_or_path: "str | Path | FairnessSpec") -> "FairnessSpec":
@@ -179,10 +175,13 @@ class FairnessSpec:
     def subgroups(self) -> list[str]:
         return list(dict.fromkeys(value.subgroup for value in self.values))
 
+    @cached_property
+    def _value_of_name(self) -> dict[str, SensitiveValue]:
+        return {value.name: value for value in self.values}
+
     def value(self, name: str) -> SensitiveValue:
-        for value in self.values:
-            if value.name == name:
-                return value
+        if name in self._value_of_name:
+            return self._value_of_name[name]
         raise FairpathInputError(f"attribute {self.attribute!r} has no value {name!r}; its values are {self.value_names}")
 
     def fill(self, template: str, value: str | SensitiveValue) -> str:

@@ -8,7 +8,8 @@ rerun skips what is done and resumes an interrupted training from its checkpoint
 
 Layout of ``out_dir``: ``corpus.json``, ``sentiment_head.pt``, ``models/<name>/`` (Hugging Face
 folders), ``checkpoints/<name>/``, ``audits/<name>/`` (samples, audit JSON, evaluation JSON),
-``study.json`` and ``report.html``.
+``study.json`` and ``report.html``. ``study_key.json`` holds what the stages were computed with; a rerun
+under another key is refused, naming what differs (see ``DebiasStudy._check_resumable``).
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ from typing import Sequence
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._fingerprint import digest, key_differences, read_key, resume_key, write_key
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
 from fairpath._validation import check_list_arg, check_nonnegative
+from fairpath._validation import MAX_PERMUTATIONS, check_int
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
 BASE = "base"
+STUDY_VERSION = 1  # raised whenever a stage's saved result changes for the same inputs
 SCORES_NAME = "scores.parquet"
 
 
@@ -255,6 +259,9 @@ class DebiasStudy:
         self.generation_batch_size = generation_batch_size
         self.seed = seed
         self.progress = progress
+        # The audits' settings are checked now too, not after the trainings.
+        self.audit_settings()
+        check_int("n_permutations", n_permutations, minimum=1, maximum=MAX_PERMUTATIONS)
 
     # -- stages -------------------------------------------------------------------------------
     def _timed(self, key: str, started: float) -> None:
@@ -365,6 +372,7 @@ class DebiasStudy:
     # -- the whole study ----------------------------------------------------------------------
     def run(self) -> DebiasStudyResult:
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._check_resumable()
         corpus = self.prepare_corpus()
         projection = self.prepare_sentiment_head(corpus) if any(r.regularizer == "sentiment" for r in self.runs) else None
         # The base model first, then each model right after its training: an interrupted study
@@ -390,6 +398,37 @@ class DebiasStudy:
         result.to_json(self.out_dir / "study.json")
         result.write_report(self.out_dir / "report.html", scorer=self.scorers[0])
         return result
+
+    def _check_resumable(self) -> None:
+        """Refuse a folder whose stages were computed under another key (hours of training are never thrown away).
+
+        The key: the base model's identity (its weights' digest), the specification's content, the corpus
+        (its texts, or how it is sampled), the training settings, the audits' settings, the seed and the code
+        version. Not in it: the grid of runs (each model has its own folder, so a grid may grow),
+        ``quality_samples`` (an evaluation of another number is recomputed), the batch size (the samples do
+        not depend on it) and the device.
+        """
+        from fairpath.text._models import model_id
+
+        if isinstance(self.corpus, (str, Path)):
+            corpus = digest(read_corpus_file(self.corpus))
+        else:
+            corpus = {"sampled": [self.corpus_samples_per_prompt, self.corpus_max_new_tokens]} if self.corpus is None else digest(list(self.corpus))
+        key = resume_key("debias study", STUDY_VERSION, model=model_id(self.model), spec=self.spec.to_dict(), corpus=corpus,
+                         training=asdict(self.training), audit_samples=self.audit_samples,
+                         audit_max_new_tokens=self.audit_max_new_tokens, scorers=list(self.scorers),
+                         n_permutations=self.n_permutations, semantic=self.semantic, seed=self.seed)
+        key_file = self.out_dir / "study_key.json"
+        saved = read_key(key_file)
+        if saved is None and (self.out_dir / "corpus.json").exists():
+            saved = {}  # stages saved by a fairpath that wrote no key: nothing says what they were computed with
+        if saved is None:
+            write_key(key_file, key)
+        elif changed := key_differences(saved, key):
+            raise FairpathInputError(
+                f"{str(self.out_dir)!r} holds a debiasing study computed with other {changed}; "
+                "use another output folder, or delete that one to start afresh"
+            )
 
     def settings(self) -> dict:
         return {"model": self.model, "attribute": self.spec.source, "training": asdict(self.training),
