@@ -92,7 +92,7 @@ def test_bootstrap_draws_have_a_minimum_and_a_documented_maximum():
         check_draws("n_boot", 1, allow_zero=True)
     with pytest.raises(FairpathInputError, match="n_boot must be an integer ≥ 2, got 1"):
         check_draws("n_boot", 1)
-    with pytest.raises(FairpathInputError, match="n_boot must be an integer ≤ 100000, got 100001"):
+    with pytest.raises(FairpathInputError, match="n_boot must be an integer ≤ 100,000 \\(fairpath's bound\\), got 100,001"):
         check_draws("n_boot", MAX_BOOTSTRAP_DRAWS + 1)
 
 

@@ -105,7 +105,10 @@ def check_seed(value, name: str = "seed") -> int:
     """A seed: an integer in [0, ``MAX_SEED``] (``None`` is refused: every result is seeded)."""
     if value is None:
         raise FairpathInputError(f"{name} must be a non-negative integer, got None; fairpath results are always seeded (0 is the default)")
-    return check_int(name, value, minimum=0, maximum=MAX_SEED)
+    value = check_int(name, value, minimum=0)
+    if value > MAX_SEED:
+        raise FairpathInputError(f"{name} must be an integer ≤ {MAX_SEED}, got {value}: NumPy's seeds lie in [0, 2**32 − 1]")
+    return value
 
 
 def check_draws(name: str, value, *, allow_zero: bool = False) -> int:

@@ -239,7 +239,7 @@ def test_repeated_cross_fitting_options(sample, options, message):
 
 @pytest.mark.parametrize("options, message", [
     ({"n_boot": 1}, r"n_boot must be 0 \(no interval\) or an integer ≥ 2, got 1: one draw gives a zero-width interval"),
-    ({"n_boot": 100_001}, "n_boot must be an integer ≤ 100000, got 100001"),
+    ({"n_boot": 100_001}, "n_boot must be an integer ≤ 100,000 \\(fairpath's bound\\), got 100,001"),
     ({"method": "medDML", "nboot2": 1}, "nboot2 must be an integer ≥ 2, got 1"),
     ({"seed": 2**32}, "seed must be an integer ≤ 4294967295, got 4294967296"),
 ])

@@ -102,7 +102,7 @@ def test_dirty_predictor_names_the_token_row_and_remedy(sample):
 
 @pytest.mark.parametrize("options, message", [
     ({"n_boot": 1}, "n_boot must be an integer ≥ 2, got 1"),
-    ({"n_boot": 10**6}, "n_boot must be an integer ≤ 100000"),
+    ({"n_boot": 10**6}, "n_boot must be an integer ≤ 100,000"),
     ({"seed": 2**32}, "seed must be an integer ≤ 4294967295, got 4294967296"),
 ])
 def test_draws_and_seed_bounds(sample, options, message):
