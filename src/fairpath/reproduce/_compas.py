@@ -100,7 +100,7 @@ class CompasSettings(PaperSettings):
                                       n_jobs=1, random_state=seed)
 
 
-def load_study_data(data: str | Path | None, rows: int | None, seed: int) -> tuple[pd.DataFrame, object, Path]:
+def load_study_data(data: str | Path | None) -> tuple[pd.DataFrame, object, Path]:
     """COMPAS in the paper's preparation: from ``data`` (the prepared CSV or ProPublica's raw file) or the installed copy."""
     from fairpath.datasets import COMPAS_SFM, compas_from_raw, compas_raw_path
 
@@ -112,7 +112,7 @@ def load_study_data(data: str | Path | None, rows: int | None, seed: int) -> tup
     if missing:
         raise FairpathInputError(f"COMPAS file {str(path)!r} lacks the column(s) {missing}; pass the paper's preparation "
                                  "or ProPublica's compas-scores-two-years.csv")
-    return subsample(frame, rows, seed), COMPAS_SFM, Path(path)
+    return frame, COMPAS_SFM, Path(path)
 
 
 def _audit_record(result, rename: dict | None = None) -> dict:
@@ -366,7 +366,7 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     settings = settings or (CompasSettings.quick(seed) if quick else CompasSettings(seed=seed))
     out = Path(out)
     start = time.perf_counter()
-    frame, sfm, path = load_study_data(data, None, settings.seed)
+    frame, sfm, path = load_study_data(data)
     rows_available = len(frame)
     frame = subsample(frame, settings.rows, settings.seed)
     record = make_provenance(inputs=[path], call=call, seed=settings.seed)

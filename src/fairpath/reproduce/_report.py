@@ -77,7 +77,7 @@ def write_compas_report(study, path) -> Path:
     level = study.settings.level
     summary = (f"<p><strong>{html.escape(study.headline())}</strong></p>"
                f"<p>The paper's COMPAS experiments (Sec. 4, Figures 5 and 6) rerun by fairpath on "
-               f"{html.escape(study.provenance['inputs'][0]['name'])} ({html.escape(study.size)}). The paper's point: "
+               f"{html.escape(study.provenance['inputs'][0]['name'])}: {html.escape(study.size)}. The paper's point: "
                "Northpointe fails, the causally fair predictor passes.</p>")
     figure5 = Section(
         "Figure 5: decomposition of the outcome and of four predictors",
@@ -105,7 +105,7 @@ def write_census_report(study, path) -> Path:
     level = study.settings.level
     summary = (f"<p><strong>{html.escape(study.headline())}</strong></p>"
                f"<p>The paper's Census 2018 experiment (Appendix F, Figure 9) rerun by fairpath on "
-               f"{html.escape(study.provenance['inputs'][0]['name'])} ({html.escape(study.size)}).</p>")
+               f"{html.escape(study.provenance['inputs'][0]['name'])}: {html.escape(study.size)}.</p>")
     figure9 = Section(
         "Figure 9: decomposition of the outcome, the boosted predictor and the fair predictor",
         f"<p>Y = 1 when the salary exceeds {study.outcome_summary['threshold']:,.0f} $, the paper's median "
