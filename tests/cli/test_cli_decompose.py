@@ -77,7 +77,7 @@ def test_out_writes_report_and_results_that_open_with_the_finding(csv_path, tmp_
     assert printed.startswith("Effects of x = b against a, in percentage points") and finding in printed.splitlines()[1]
     report = (out / "report.html").read_text()
     assert html.escape(finding) in report and report.index(html.escape(finding)) < report.index('id="decomposition"')
-    assert "Significant (the 95% CI excludes 0): TV" in report and "SHA-256" not in report
+    assert "Significant (the 95% CI excludes 0): TV" in report and 'id="overlap"' in report
     estimates = pd.read_csv(out / "estimates.csv")
     assert len(estimates) == 2 * len(results["settings"]["measures"])
     assert estimates.set_index(["subject", "measure"]).loc[("y", "tv"), "estimate"] == pytest.approx(tv["estimate"])
