@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from fairpath.cli import main
@@ -57,3 +60,35 @@ def test_meddml_refits_on_a_dask_scheduler_give_the_local_numbers(csv_path, tmp_
         assert main([*args, "--scheduler", cluster.scheduler_address, "--json", str(tmp_path / "dask.json")]) == 0
     local, dask = (json.loads((tmp_path / f"{name}.json").read_text())["estimates"] for name in ("local", "dask"))
     assert dask == local and local["y"]["ctfde"]["se"] > 0
+
+
+def test_out_writes_report_and_results_that_open_with_the_finding(csv_path, tmp_path, capsys):
+    out = tmp_path / "decomposition"
+    assert main(["decompose", str(csv_path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2", "--y", "y",
+                 "--predictor", "score", "--learner", "linear", "--folds", "2", "--n-rep", "1", "--seed", "4", "--quiet",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    results = json.loads((out / "results.json").read_text())
+    assert results["settings"]["share_outcomes"] == ["y", "score"]  # a 0/1 outcome and a probability: percentage points
+    tv = results["estimates"]["y"]["tv"]
+    finding = (f"y: TV {100 * tv['estimate']:+.2f} pp (95% CI [{100 * tv['ci_low']:+.2f}, {100 * tv['ci_high']:+.2f}] pp, "
+               "p < 1e-16) = Ctf-DE ")
+    # the terminal and the report open with the finding, before the detail
+    assert printed.startswith("Effects of x = b against a, in percentage points") and finding in printed.splitlines()[1]
+    report = (out / "report.html").read_text()
+    assert html.escape(finding) in report and report.index(html.escape(finding)) < report.index('id="decomposition"')
+    assert "Significant (the 95% CI excludes 0): TV" in report and 'id="overlap"' in report
+    estimates = pd.read_csv(out / "estimates.csv")
+    assert len(estimates) == 2 * len(results["settings"]["measures"])
+    assert estimates.set_index(["subject", "measure"]).loc[("y", "tv"), "estimate"] == pytest.approx(tv["estimate"])
+
+
+def test_headline_names_a_non_significant_effect_and_outcome_units():
+    from fairpath.causal import decompose
+
+    sample = make_binary_sfm(1200, seed=3)
+    data = sample.data.assign(noise=np.random.default_rng(0).normal(size=1200) * 10)  # not a share: no percentage points
+    result = decompose(data, sample.sfm, ["noise"], learner="linear", n_folds=2, n_rep=1, seed=1)
+    line = next(text for text in result.headline() if text.startswith("noise:"))
+    assert "pp" not in line and "not significant: TV, Ctf-DE, Ctf-IE, Ctf-SE (no evidence of an effect" in line
+    assert result.headline()[0].startswith("Effects of x = 1 against 0, in percentage points (pp) for outcomes within [0, 1]")

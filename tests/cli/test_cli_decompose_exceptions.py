@@ -34,3 +34,10 @@ def test_unknown_level_and_column(tmp_path, capsys):
 def test_unknown_choices_are_refused_by_the_parser(flag, tmp_path):
     with pytest.raises(SystemExit):
         main(["decompose", str(tmp_path / "d.csv"), *ARGS, *flag])
+
+
+def test_out_that_is_a_file_is_refused_before_any_computation(tmp_path, capsys):
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    assert main(["decompose", str(tmp_path / "nope.csv"), *ARGS, "--out", str(taken)]) == 2
+    assert f"--out folder '{taken}' is an existing file, not a folder" in capsys.readouterr().err

@@ -32,6 +32,12 @@ def test_quick_cli_run_writes_everything(tmp_path, shared_dir):
     assert (estimates.loc[("fair", "ctfde"), ["estimate", "se", "ci_low", "ci_high"]] == 0).all()
     comparison = pd.read_csv(out / "comparison.csv")
     assert list(comparison["outcome"]) == ["ŷ", "ŷ^FP"]
+    # ŷ's violations lie wholly beyond ±1 point: decided; ŷ^FP's SUCCESS at 3,000 rows rests on tests whose CIs reach
+    # past ±1 point, so it is no evidence of no violation yet: inconclusive, counted apart in the opening line
+    assert list(comparison["grade"]) == ["agree", "inconclusive"]
+    assert summary["headline"].startswith("Census 2018, X = sex, BN = {SE} (Holm over three pathways, α = 0.05): ŷ FAIL (violation shown on DE")
+    assert summary["headline"].endswith("Beside the paper: 1 agree, 0 disagree, 1 inconclusive at 3,000 of 204,309 rows (quick run).")
+    assert summary["headline"] in (out / "report.html").read_text().replace("&gt;", ">").replace("&lt;", "<")
 
 
 def test_outcome_is_salary_above_the_papers_threshold(shared_dir):

@@ -18,11 +18,11 @@ TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps
                         linear_n=1000, seed=4)
 
 
-def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path):
+def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path, capsys):
     # One test, so that parallel test workers do not each run the quick study.
     out = tmp_path / "theorem1"
     assert main(["reproduce", "theorem1", "--quick", "--out", str(out), "--n-jobs", "2", "--seed", "0"]) == 0
-    for name in ("figure7.png", "figure8.png", "linear_check.png", "figure7.csv", "figure8.csv", "summary.json"):
+    for name in ("report.html", "figure7.png", "figure8.png", "linear_check.png", "figure7.csv", "figure8.csv", "summary.json"):
         assert (out / name).stat().st_size > 0, name
     settings = Theorem1Settings.quick(0)
     assert len(list((out / "tasks").glob("n*.json"))) == len(settings.tasks())
@@ -30,6 +30,19 @@ def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path):
     assert set(summary["checks"]) == {"ippm_matches_bayes_predictor", "terms_away_from_zero", "terms_cancel",
                                       "per_bin_term1", "linear_corollary1"}
     assert summary["wall_time_s"] > 0 and summary["task_seconds_total"] > 0
+    # At the quick size two checks cannot decide (their intervals are wider than their windows): not graded, with the
+    # reason; every graded check passes, so the run exits 0.
+    checks = summary["checks"]
+    ungraded = {name for name, check in checks.items() if not check["graded"]}
+    assert ungraded == {"ippm_matches_bayes_predictor", "per_bin_term1"} and summary["passed"]
+    assert all(checks[name]["passed"] for name in checks.keys() - ungraded)
+    assert "its 99% CI (±0.1889) is wider than the ±0.05 window with 2 repetitions" in checks["ippm_matches_bayes_predictor"]["reason"]
+    assert "a bin's 99% interval of its mean error (Student t, 2 df) is ±5.73 sd" in checks["per_bin_term1"]["reason"]
+    assert summary["headline"].startswith("Theorem 1 (Appendix A.2): all graded checks pass (3 pass, 0 fail, 2 not graded at "
+                                          "n = 400, 800, 1,600 with 2 repetitions")
+    report = (out / "report.html").read_text()
+    assert report.index("all graded checks pass") < report.index('id="checks"') < report.index('id="figure7"')
+    assert report.count("NOT GRADED") == 2 and "not graded at this size" in report
     figure7 = pd.read_csv(out / "figure7.csv")
     assert sorted(figure7["n"].unique()) == list(settings.n_grid)
     # Theorem 1 holds row by row in every repetition, so it holds for the means over repetitions.
@@ -55,6 +68,18 @@ def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path):
     assert (smaller.figure8_["n_reps"] == 2).all()
     with pytest.raises(FairpathInputError, match=r"other settings \(\['seed'\]\)"):
         reproduce_theorem1(out, quick=True, n_jobs=1, seed=1, progress=False)
+
+    # A graded failure exits 3: saved tasks whose iPPM at the largest n is 0.5 too high put the paired excess's
+    # interval wholly outside its ±0.05 window, which decides the check at any size.
+    for path in (out / "tasks").glob(f"n{max(settings.n_grid):06d}_rep*.json"):
+        task = json.loads(path.read_text())
+        task["integrated"] = {**task["integrated"], "ippm": task["integrated"]["ippm"] + 0.5}
+        path.write_text(json.dumps(task))
+    capsys.readouterr()
+    assert main(["reproduce", "theorem1", "--quick", "--out", str(out), "--n-jobs", "1", "--seed", "0"]) == 3
+    printed = capsys.readouterr()
+    assert "exit status 3" in printed.err and "FAILED: ippm_matches_bayes_predictor (3 pass, 1 fail, 1 not graded" in printed.out
+    assert "[FAIL] ippm_matches_bayes_predictor" in printed.out and "[NOT GRADED] per_bin_term1" in printed.out
 
 
 def test_tiny_study_object_checks_and_plots(tmp_path):
@@ -125,3 +150,23 @@ def test_saved_tasks_of_another_fairpath_version_are_refused(tmp_path):
     (folder / "settings.json").write_text(json.dumps({**saved, "fairpath": "0.0.1"}))
     with pytest.raises(FairpathInputError, match=r"tasks' holds task results computed with other settings \(\['fairpath'\]\)"):
         _check_resumable(folder, TINY)
+
+
+def test_a_check_whose_interval_cannot_fit_its_window_is_not_graded(tmp_path):
+    study = reproduce_theorem1(tmp_path, settings=TINY, n_jobs=1, progress=False)
+    figure7 = study.figure7_.copy()
+    largest = (figure7["quantity"] == "ippm") & (figure7["n"] == max(TINY.n_grid))
+    # the paired excess at the largest n, with a spread over repetitions whose 99% CI (2.576·0.1/√2 = ±0.1821) cannot
+    # fit within ±0.05, and an excess of 0.1 that keeps it reaching into that window: not graded, whatever it says
+    figure7.loc[largest, "sd_excess_over_bayes"] = 0.1
+    figure7.loc[largest, "mean"] = figure7.loc[largest, "mean_bayes_predictor"] + 0.1
+    wide = Theorem1Study(figure7, study.figure8_, study.linear_, TINY, 1.0, 1.0, 0, tmp_path)
+    check = wide.checks_["ippm_matches_bayes_predictor"]
+    assert not check["passed"] and not check["graded"]
+    assert check["reason"].startswith("not graded at this size: its 99% CI (±0.1821) is wider than the ±0.05 window")
+    assert "[NOT GRADED] ippm_matches_bayes_predictor" in wide.summary()
+    # the same spread 100 times smaller fits the window: the check is graded, and fails on its 0.1 excess
+    figure7.loc[largest, "sd_excess_over_bayes"] = 0.001
+    narrow = Theorem1Study(figure7, study.figure8_, study.linear_, TINY, 1.0, 1.0, 0, tmp_path)
+    assert narrow.checks_["ippm_matches_bayes_predictor"]["graded"] and not narrow.passed
+    assert "[FAIL] ippm_matches_bayes_predictor" in narrow.summary()

@@ -276,6 +276,8 @@ def decompose(
         "seed": seed, "level": level, "eps": eps, "trim": trim, **estimator.settings(n_boot, nboot1, nboot2),
         "n_rep": n_rep,
         "measures": list(measures), "known_means": list(functions),
+        # outcomes within [0, 1] (0/1 outcomes, probabilities): their effects read as percentage points
+        "share_outcomes": [name for name in outcomes if bool(((prepared.outcomes[name] >= 0) & (prepared.outcomes[name] <= 1)).all())],
     }
     counts = {
         "n": int(prepared.n), "n_x0": int((prepared.x == 0).sum()), "n_x1": int((prepared.x == 1).sum()),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import write_csv
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
@@ -211,6 +213,26 @@ class CausalDecomposition(ResultMixin):
         )
         return (f"overlap: {o['n_outside']} rows with a propensity outside [{eps}, {1 - eps}] ({o['share_outside']:.1%}), "
                 f"{action}; {ranges}")
+
+    def headline(self) -> list[str]:
+        """What was found, first: per outcome, TV and each pathway effect in percentage points (for outcomes within
+        [0, 1]) with CI, level and p, and which are significant."""
+        from fairpath.causal._report import headline
+
+        return headline(self)
+
+    def save(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write report.html (opening with :meth:`headline`), results.json (``to_dict()``) and estimates.csv
+        (``to_frame()``) to ``out_dir``; return their paths."""
+        from fairpath.causal._report import write_decomposition_report
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"report": write_decomposition_report(self, out / "report.html"), "results": out / "results.json",
+                 "estimates": out / "estimates.csv"}
+        self.to_json(paths["results"])
+        write_csv(self.to_frame(), paths["estimates"])
+        return paths
 
     def _repr_fields(self) -> dict:
         return {"method": self.settings_["method"], "n": self.counts_["n"], "outcomes": len(self.outcomes),

@@ -31,7 +31,8 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "decompose", help="decompose TV into counterfactual direct, indirect and spurious effects",
-        description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors.",
+        description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors; "
+        "--out DIR writes report.html, results.json and estimates.csv.",
     )
     add_data_arguments(parser)
     add_sfm_arguments(parser)
@@ -55,6 +56,8 @@ def register(subparsers) -> None:
                         help="debiasing: cross-fitting splits, aggregated by their mean (DoubleML's n_rep); "
                              "auto (default): 5 below 5000 rows, else 1")
     add_parallel_arguments(parser, "medDML refits, bootstrap blocks and cross-fitting splits", threads=False)
+    parser.add_argument("--out", type=Path, help="write report.html, results.json and estimates.csv into this folder "
+                        "(default: not written)")
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")
     parser.set_defaults(func=run)
@@ -62,13 +65,15 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from fairpath._io import save_figure
-    from fairpath._validation import check_figure_file, check_output_file
+    from fairpath._validation import check_figure_file, check_output_dir, check_output_file
     from fairpath.causal import decompose
 
     if args.json is not None:
         check_output_file(args.json, "--json file")
     if args.plot is not None:
         check_figure_file(args.plot, "--plot file")
+    if args.out is not None:
+        check_output_dir(args.out, "--out folder")
     data = read_data(args)
     sfm = sfm_from_args(args, data)
     predictors = predictor_columns(args.predictor)
@@ -77,11 +82,15 @@ def run(args) -> int:
         level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
         nboot2=args.nboot2, n_rep=args.n_rep, progress=not args.quiet, **parallel_options(args),
     )
+    print("\n".join(result.headline()))
     print(result.summary())
     print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     if args.json:
         result.to_json(args.json)
         print(f"results written to {args.json}")
+    if args.out:
+        paths = result.save(args.out)
+        print(f"wrote {paths['report']}, {paths['results']} and {paths['estimates']}")
     if args.plot:
         save_figure(result.plot(), args.plot, dpi=120, bbox_inches="tight")
         print(f"figure written to {args.plot}")

@@ -22,7 +22,17 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._stats import p_clause
-from fairpath.reproduce._paper import PaperSettings, StepStore
+from fairpath.reproduce._paper import (
+    MATERIAL_DIFFERENCE,
+    PaperSettings,
+    StepStore,
+    decidable,
+    grade,
+    grade_counts,
+    size_phrase,
+    subsample,
+    verdict_phrase,
+)
 
 MEDIAN_SALARY = 42_000  # the paper's threshold, which it calls the median salary
 OUTCOME = "high_salary"
@@ -94,8 +104,7 @@ def load_census(path: str | Path | None, rows: int | None, seed: int, threshold:
     missing = [c for c in [*dataset.sfm.columns] if c not in frame.columns]
     if missing:
         raise FairpathInputError(f"census file {str(path)!r} lacks the column(s) {missing}; is it gov_census.csv?")
-    if rows is not None and rows < len(frame):
-        frame = frame.sample(rows, random_state=seed).reset_index(drop=True)
+    frame = subsample(frame, rows, seed)
     frame = frame.assign(**{OUTCOME: (frame["salary"] > threshold).astype(int)})
     return frame, census_sfm(), Path(path)
 
@@ -129,8 +138,16 @@ def _fair_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
     return {**record, "rounds": rounds, "adapted": adapter.order_, "resolving": adapter.resolving_}
 
 
+def _verdict_decided(tests: pd.DataFrame) -> bool:
+    """Whether the tests decide a verdict (``decidable`` on each tested quantity, around 0): a violation shown by
+    a decided test, or every test decided. An undecided SUCCESS is absence of evidence at this size."""
+    decided = [decidable(t.ci_low, t.ci_high, 0.0, MATERIAL_DIFFERENCE) for t in tests.itertuples()]
+    shown = [d for d, t in zip(decided, tests.itertuples()) if t.verdict == "violation"]
+    return any(shown) or all(decided)
+
+
 def _claims(cookbook: pd.DataFrame, status: dict) -> pd.DataFrame:
-    """The verdicts Appendix F's construction implies, against fairpath's tests."""
+    """The verdicts Appendix F's construction implies, against fairpath's tests, graded."""
     def test(predictor, pathway):
         return cookbook[(cookbook["predictor"] == predictor) & (cookbook["pathway"] == pathway)].iloc[0]
 
@@ -144,10 +161,14 @@ def _claims(cookbook: pd.DataFrame, status: dict) -> pd.DataFrame:
                if expected == "FAIL" else "adaptation with Z resolving removes the direct and indirect effects and keeps the spurious one")
         sentence = (f"fairpath's verdict for {name} is {got}, {'as' if got == expected else 'unlike'} the paper's "
                     f"construction implies" + (f"; violations shown on {', '.join(failed)}" if failed else "; no violation shown") + ".")
+        decided = _verdict_decided(cookbook[cookbook["predictor"] == predictor])
+        if not decided:
+            sentence += (f" Inconclusive at this size: a test's 95% CI is wider than ±{100 * MATERIAL_DIFFERENCE:.2f}% around 0 "
+                         "and reaches into it, so no violation shown is not yet evidence of none.")
         rows.append({
             "figure": "App. F", "quantity": "Cookbook verdict, BN = {SE}", "outcome": name,
             "paper": f"{expected} ({why})", "fairpath": f"{got} ({detail})", "difference": "", "within": got == expected,
-            "sentence": sentence,
+            "grade": grade(got == expected, decided), "sentence": sentence,
         })
     return pd.DataFrame(rows)
 
@@ -168,9 +189,10 @@ class CensusStudy(ResultMixin):
     steps_run = ReadOnly()
     compute_seconds = ReadOnly()
     out_ = ReadOnly()
+    rows_available = ReadOnly()
 
     def __init__(self, estimates, cookbook, status, comparison, rounds, settings, provenance, outcome_summary, wall_time_s,
-                 compute_seconds, steps_run, out):
+                 compute_seconds, steps_run, out, rows_available):
         self.estimates = estimates
         self.cookbook = cookbook
         self.status = status
@@ -184,25 +206,37 @@ class CensusStudy(ResultMixin):
         self.steps_run = steps_run
         self.compute_seconds = compute_seconds  # the steps' own times, also those computed in earlier runs
         self.out_ = out
+        self.rows_available = rows_available
+
+    @property
+    def size(self) -> str:
+        """The size the comparison's grades hold at: rows, quick or not."""
+        return size_phrase(self.n_rows, self.rows_available, self.settings == CensusSettings.quick(self.settings.seed))
+
+    def headline(self) -> str:
+        """What was found: the Cookbook verdicts with the p of their claims, then the comparison's grades and the size."""
+        names = {column: name for name, column in SERIES.items()}
+        verdicts = "; ".join(verdict_phrase(self.cookbook, p, s, names.get(p)) for p, s in self.status.items())
+        return (f"Census 2018, X = sex, BN = {{SE}} (Holm over three pathways, α = 0.05): {verdicts}. Beside the paper: "
+                f"{grade_counts(self.comparison)} at {self.size}.")
 
     def to_frame(self) -> pd.DataFrame:
         """fairpath's estimates of every series (``subject``) and measure; the paper beside them: ``comparison``."""
         return result_frame(self.estimates)
 
     def to_dict(self) -> dict:
-        return {"settings": self.settings.to_dict(), "provenance": self.provenance, "status": self.status, "rows": self.n_rows, "outcome": self.outcome_summary,
+        return {"settings": self.settings.to_dict(), "provenance": self.provenance, "headline": self.headline(), "status": self.status,
+                "rows": self.n_rows, "rows_available": self.rows_available, "outcome": self.outcome_summary,
                 "boosting_rounds": self.rounds, "comparison": self.comparison.to_dict(orient="records"),
                 "estimates": self.estimates.to_dict(orient="records"), "cookbook": self.cookbook.to_dict(orient="records"),
                 "wall_time_s": self.wall_time_s, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
 
     def _repr_fields(self) -> dict:
-        return {"rows": self.n_rows, "status": self.status,
-                "agree_with_paper": f"{int(self.comparison['within'].sum())} of {len(self.comparison)}"}
+        return {"rows": self.n_rows, "status": self.status, "beside_paper": grade_counts(self.comparison)}
 
     def summary(self) -> str:
-        lines = [f"Census reproduction (Appendix F, {self.n_rows:,} rows), {self.wall_time_s:.0f} s; verdicts for BN = {{SE}}: "
-                 + ", ".join(f"{k} {v}" for k, v in self.status.items())]
-        lines += [f"  [{'ok' if r.within else 'differs'}] {r.outcome}: {r.sentence}" for r in self.comparison.itertuples()]
+        lines = [self.headline(), f"Census reproduction (Appendix F), {self.wall_time_s:.0f} s:"]
+        lines += [f"  [{r.grade}] {r.outcome}: {r.sentence}" for r in self.comparison.itertuples()]
         return "\n".join(lines)
 
     def plot(self, ax=None):
@@ -236,7 +270,9 @@ def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | 
     settings = settings or (CensusSettings.quick(seed) if quick else CensusSettings(seed=seed))
     out = Path(out)
     start = time.perf_counter()
-    frame, sfm, path = load_census(data, settings.rows, settings.seed, settings.threshold)
+    frame, sfm, path = load_census(data, None, settings.seed, settings.threshold)
+    rows_available = len(frame)
+    frame = subsample(frame, settings.rows, settings.seed)
     record = make_provenance(inputs=[path], call=call, seed=settings.seed)
     steps = StepStore(out, {"study": "census", **settings.to_dict(), "input_sha256": record["inputs"][0]["sha256"]}, progress)
     boosted = steps.run("predictor_audit", lambda: _predictor_audit(frame, sfm, settings))
@@ -248,7 +284,7 @@ def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | 
                         settings, record, {"rows": len(frame), "salary_median": float(frame["salary"].median()),
                                            "threshold": settings.threshold, "share_above": float(frame[sfm.y].mean())},
                         time.perf_counter() - start,
-                        sum(step['seconds'] for step in (boosted, fair)), steps.ran, out)
+                        sum(step['seconds'] for step in (boosted, fair)), steps.ran, out, rows_available)
     study.save(out)
     return study
 

@@ -15,11 +15,25 @@ import html
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
-from fairpath.reproduce._paper import PaperSettings, PaperValue, StepStore, compare, estimate_lookup
+from fairpath.reproduce._paper import (
+    MATERIAL_DIFFERENCE,
+    PaperSettings,
+    PaperValue,
+    StepStore,
+    compare,
+    decidable,
+    estimate_lookup,
+    grade,
+    grade_counts,
+    size_phrase,
+    subsample,
+    verdict_phrase,
+)
 
 _PAIRED = ("The paper's code compares the two estimates as independent normals; fairpath's test is paired (the SE of "
            "the per-row difference of the pseudo-outcomes), so it is more powerful.")
@@ -86,7 +100,7 @@ class CompasSettings(PaperSettings):
                                       n_jobs=1, random_state=seed)
 
 
-def load_study_data(data: str | Path | None, rows: int | None, seed: int) -> tuple[pd.DataFrame, object, Path]:
+def load_study_data(data: str | Path | None) -> tuple[pd.DataFrame, object, Path]:
     """COMPAS in the paper's preparation: from ``data`` (the prepared CSV or ProPublica's raw file) or the installed copy."""
     from fairpath.datasets import COMPAS_SFM, compas_from_raw, compas_raw_path
 
@@ -98,8 +112,6 @@ def load_study_data(data: str | Path | None, rows: int | None, seed: int) -> tup
     if missing:
         raise FairpathInputError(f"COMPAS file {str(path)!r} lacks the column(s) {missing}; pass the paper's preparation "
                                  "or ProPublica's compas-scores-two-years.csv")
-    if rows is not None and rows < len(frame):
-        frame = frame.sample(rows, random_state=seed).reset_index(drop=True)
     return frame, COMPAS_SFM, Path(path)
 
 
@@ -138,8 +150,20 @@ def _figure6(data, sfm, settings: CompasSettings, out: Path, progress: bool) -> 
     return {"runs": result.runs.to_dict(orient="records"), "settings": result.settings}
 
 
-def _frontier_claims(summary: pd.DataFrame) -> list[dict]:
-    """The trade-off Figure 6 shows: growing the BN set from ∅ to {Z, W} raises SPM and lowers iPPM."""
+def _mean_difference_ci(high: pd.Series, low: pd.Series, metric: str, level: float) -> tuple[float, float, float]:
+    """The difference of two frontier points' means over seeds with its Student-t interval (``repeats`` − 1 df)."""
+    from scipy import stats
+
+    difference = high[f"{metric}_mean"] - low[f"{metric}_mean"]
+    repeats = min(int(high["repeats"]), int(low["repeats"]))
+    se = float(np.sqrt((high[f"{metric}_std"] ** 2 + low[f"{metric}_std"] ** 2) / repeats))
+    half = float(stats.t.ppf(0.5 + level / 2, repeats - 1)) * se
+    return difference, difference - half, difference + half
+
+
+def _frontier_claims(summary: pd.DataFrame, level: float) -> list[dict]:
+    """The trade-off Figure 6 shows: growing the BN set from ∅ to {Z, W} raises SPM and lowers iPPM. A claim is
+    decided when the interval of the difference of the means is (see ``decidable``, around 0)."""
     points = summary.set_index("point")
     if not {"adapt none", "adapt ZW"} <= set(points.index):
         return []
@@ -148,14 +172,19 @@ def _frontier_claims(summary: pd.DataFrame) -> list[dict]:
     for metric, label, rises in (("spm", "SPM", True), ("ippm", "iPPM", False)):
         holds = (high[f"{metric}_mean"] > low[f"{metric}_mean"]) == rises
         direction = "larger" if rises else "smaller"
+        difference, ci_low, ci_high = _mean_difference_ci(high, low, metric, level)
+        decided = decidable(ci_low, ci_high, 0.0, MATERIAL_DIFFERENCE)
+        interval = f"difference {difference:+.4f}, {level:.0%} CI [{ci_low:+.4f}, {ci_high:+.4f}] (t, {int(low['repeats'])} seeds)"
         rows.append({
             "figure": "Fig. 6", "quantity": label, "outcome": "BN = ∅ vs {Z, W}",
             "paper": f"{label} {direction} for BN = {{Z, W}} than for ∅",
             "fairpath": f"{low[f'{metric}_mean']:+.4f} ± {low[f'{metric}_std']:.4f} (∅) vs "
                         f"{high[f'{metric}_mean']:+.4f} ± {high[f'{metric}_std']:.4f} ({{Z, W}}), mean ± sd over seeds",
-            "difference": "", "within": bool(holds),
+            "difference": f"{difference:+.4f}", "within": bool(holds), "grade": grade(bool(holds), decided),
             "sentence": f"fairpath's {label} is {'indeed' if holds else 'not'} {direction} for BN = {{Z, W}} than for ∅, "
-                        f"{'as' if holds else 'unlike'} the paper's frontier.",
+                        f"{'as' if holds else 'unlike'} the paper's frontier ({interval})."
+                        + ("" if decided else f" Inconclusive at this size: that interval is wider than ±{MATERIAL_DIFFERENCE} "
+                                              "around 0 and reaches into it."),
         })
     return rows
 
@@ -175,9 +204,11 @@ class CompasStudy(ResultMixin):
     steps_run = ReadOnly()
     compute_seconds = ReadOnly()
     out_ = ReadOnly()
+    n_rows = ReadOnly()
+    rows_available = ReadOnly()
 
     def __init__(self, estimates, cookbook, status, frontier_runs, frontier_settings, comparison, settings, provenance,
-                 wall_time_s, compute_seconds, steps_run, out):
+                 wall_time_s, compute_seconds, steps_run, out, n_rows, rows_available):
         self.estimates = estimates
         self.cookbook = cookbook
         self.status = status
@@ -190,6 +221,21 @@ class CompasStudy(ResultMixin):
         self.steps_run = steps_run
         self.compute_seconds = compute_seconds  # the steps' own times, also those computed in earlier runs
         self.out_ = out
+        self.n_rows = n_rows  # rows studied, of the rows_available in the input
+        self.rows_available = rows_available
+
+    @property
+    def size(self) -> str:
+        """The size the comparison's grades hold at: rows, seeds, quick or not."""
+        return size_phrase(self.n_rows, self.rows_available, self.settings == CompasSettings.quick(self.settings.seed),
+                           self.settings.repeats)
+
+    def headline(self) -> str:
+        """What was found: the Cookbook verdicts with the p of their claims, then the comparison's grades and the size."""
+        names = {column: name for name, column in SERIES.items()}
+        verdicts = "; ".join(verdict_phrase(self.cookbook, p, s, names.get(p)) for p, s in self.status.items())
+        return (f"COMPAS, BN = {{SE}} (Holm over three pathways, α = 0.05): {verdicts}. Beside the paper: "
+                f"{grade_counts(self.comparison)} at {self.size}.")
 
     @property
     def frontier(self):
@@ -203,19 +249,18 @@ class CompasStudy(ResultMixin):
 
     def to_dict(self) -> dict:
         return {"settings": self.settings.to_dict(), "provenance": self.provenance, "status": self.status,
+                "headline": self.headline(), "rows": self.n_rows, "rows_available": self.rows_available,
                 "comparison": self.comparison.to_dict(orient="records"), "estimates": self.estimates.to_dict(orient="records"),
                 "cookbook": self.cookbook.to_dict(orient="records"), "frontier": self.frontier.per_point().to_dict(orient="records"),
                 "wall_time_s": self.wall_time_s, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
 
     def _repr_fields(self) -> dict:
-        return {"repeats": self.settings.repeats, "status": self.status,
-                "agree_with_paper": f"{int(self.comparison['within'].sum())} of {len(self.comparison)}"}
+        return {"rows": self.n_rows, "repeats": self.settings.repeats, "status": self.status,
+                "beside_paper": grade_counts(self.comparison)}
 
     def summary(self) -> str:
-        lines = [f"COMPAS reproduction (Fig. 5, Fig. 6; {self.settings.repeats} seeds), {self.wall_time_s:.0f} s; "
-                 f"verdicts for BN = {{SE}}: " + ", ".join(f"{k} {v}" for k, v in self.status.items())]
-        lines += [f"  [{'ok' if r.within else 'differs'}] {r.figure} {r.quantity} {r.outcome}: {r.sentence}"
-                  for r in self.comparison.itertuples()]
+        lines = [self.headline(), f"COMPAS reproduction (Fig. 5, Fig. 6), {self.wall_time_s:.0f} s:"]
+        lines += [f"  [{r.grade}] {r.figure} {r.quantity} {r.outcome}: {r.sentence}" for r in self.comparison.itertuples()]
         return "\n".join(lines)
 
     def plot_figure5(self, ax=None):
@@ -298,12 +343,12 @@ def _comparison(estimates: pd.DataFrame, cookbook: pd.DataFrame, frontier_summar
         column = SERIES[paper.outcome]
         if paper.kind == "p":
             test = cookbook[(cookbook["predictor"] == column) & (cookbook["pathway"] == "SE")].iloc[0]
-            rows.append(compare(paper, float(test["p_value"])))
+            rows.append(compare(paper, float(test["p_value"]), float(test["ci_low"]), float(test["ci_high"]), level))
             continue
         measure = next(m for m, label in MEASURES.items() if label == paper.quantity)
         row = estimate_lookup(estimates, column, measure)
         rows.append(compare(paper, row["estimate"], row["ci_low"], row["ci_high"], level))
-    rows += _frontier_claims(frontier_summary)
+    rows += _frontier_claims(frontier_summary, level)
     return pd.DataFrame(rows)
 
 
@@ -321,7 +366,9 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     settings = settings or (CompasSettings.quick(seed) if quick else CompasSettings(seed=seed))
     out = Path(out)
     start = time.perf_counter()
-    frame, sfm, path = load_study_data(data, settings.rows, settings.seed)
+    frame, sfm, path = load_study_data(data)
+    rows_available = len(frame)
+    frame = subsample(frame, settings.rows, settings.seed)
     record = make_provenance(inputs=[path], call=call, seed=settings.seed)
     steps = StepStore(out, {"study": "compas", **settings.to_dict(), "input_sha256": record["inputs"][0]["sha256"]}, progress)
     predictors = steps.run("figure5_predictors", lambda: _figure5_predictors(frame, sfm, settings))
@@ -335,7 +382,7 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     comparison = _comparison(estimates, cookbook, FrontierResult(runs, front["settings"]).per_point(), settings.level)
     study = CompasStudy(estimates, cookbook, {**predictors["status"], **fair["status"]}, runs, front["settings"], comparison,
                         settings, record, time.perf_counter() - start,
-                        sum(step['seconds'] for step in (predictors, fair, front)), steps.ran, out)
+                        sum(step['seconds'] for step in (predictors, fair, front)), steps.ran, out, len(frame), rows_available)
     study.save(out)
     return study
 

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
@@ -99,19 +100,82 @@ def _pct(value: float) -> str:
     return f"{100 * value:+.2f}%"
 
 
+# Where the paper states no uncertainty, a difference of one percentage point of a share is material: the paper's own
+# uncertainties are 1.1 to 3.0 points, and the full COMPAS Cookbook rejects Northpointe's spurious gap of about that size.
+MATERIAL_DIFFERENCE = 0.01
+GRADES = ("agree", "disagree", "inconclusive")
+
+
+def decidable(ci_low: float | None, ci_high: float | None, reference: float, window: float) -> bool:
+    """The one grading rule of the reproductions (compas, census, theorem1): whether the interval
+    [``ci_low``, ``ci_high``] can tell if a quantity lies within ±``window`` of ``reference``.
+
+    It can when it is narrower than the window (half-width < ``window``) or lies wholly outside it.
+    Otherwise it holds the reference and values more than ``window`` away at once, whatever the truth:
+    a comparison on it is *inconclusive at this size* (more rows or repetitions would decide it). No
+    interval decides nothing.
+    """
+    if ci_low is None or ci_high is None or not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return False
+    outside = ci_high < reference - window or ci_low > reference + window
+    return bool((ci_high - ci_low) / 2 < window or outside)
+
+
+def grade(agrees: bool, decided: bool) -> str:
+    """``agree`` / ``disagree`` by a comparison's own criterion where its interval decides it, else ``inconclusive``."""
+    return GRADES[2] if not decided else GRADES[0] if agrees else GRADES[1]
+
+
+def grade_counts(comparison: pd.DataFrame) -> str:
+    """``9 agree, 0 disagree, 4 inconclusive``: the comparison table's grades counted."""
+    counts = comparison["grade"].value_counts()
+    return ", ".join(f"{int(counts.get(g, 0))} {g}" for g in GRADES)
+
+
+def size_phrase(rows: int, rows_available: int, quick: bool, seeds: int | None = None) -> str:
+    """``1,500 of 7,214 rows, 2 seeds (quick run)``: the size a reproduction's grades hold at."""
+    text = f"{rows:,} of {rows_available:,} rows" if rows < rows_available else f"all {rows:,} rows"
+    if seeds is not None:
+        text += f", {seeds} seeds"
+    return text + (" (quick run)" if quick else "")
+
+
+def subsample(frame: pd.DataFrame, rows: int | None, seed: int) -> pd.DataFrame:
+    """``rows`` random rows of ``frame`` (all when None or not fewer), renumbered."""
+    if rows is None or rows >= len(frame):
+        return frame
+    return frame.sample(rows, random_state=seed).reset_index(drop=True)
+
+
+def _inconclusive_sentence(interval: str, level: float, window: float, around: str) -> str:
+    return (f" Inconclusive at this size: fairpath's {level:.0%} CI {interval} is wider than ±{100 * window:.2f}% "
+            f"around {around} and reaches into it, so it cannot tell agreement from a difference of that size.")
+
+
 def compare(paper: PaperValue, estimate: float, ci_low: float | None = None, ci_high: float | None = None,
             level: float = 0.95) -> dict:
-    """One row of the comparison table, with the sentence that judges the difference."""
+    """One row of the comparison table, with the sentence that judges the difference and its ``grade``.
+
+    For an estimate the interval is fairpath's CI of it and the window the paper's stated uncertainty
+    (else :data:`MATERIAL_DIFFERENCE`) around the paper's value; for a p-value it is the CI of the
+    tested quantity and the window ±:data:`MATERIAL_DIFFERENCE` around the null, 0 (see :func:`decidable`).
+    """
     row = {"figure": paper.figure, "quantity": paper.quantity, "outcome": paper.outcome}
+    interval = f"[{_pct(ci_low)}, {_pct(ci_high)}]" if ci_low is not None else ""
     if paper.kind == "p":
         same = (paper.value < 0.05) == (estimate < 0.05)
+        decided = decidable(ci_low, ci_high, 0.0, MATERIAL_DIFFERENCE)
         verdict = "the same decision at the 5% level" if same else "a different decision at the 5% level"
         sentence = (f"The paper's p = {paper.value:.2f} and fairpath's {p_clause('p', estimate)} lead to {verdict} "
                     f"({'rejected' if estimate < 0.05 else 'not rejected'} by fairpath)." + (f" {paper.note}" if paper.note else ""))
+        if not decided:
+            sentence += (_inconclusive_sentence(interval, level, MATERIAL_DIFFERENCE, "0 (the null)") if interval
+                         else " Inconclusive: no interval of the tested quantity is given.")
         return {**row, "paper": f"p = {paper.value:.2f}", "fairpath": p_clause("p", estimate), "difference": "",
-                "within": same, "sentence": sentence}
+                "within": same, "grade": grade(same, decided), "sentence": sentence}
     difference = estimate - paper.value
-    interval = f"[{_pct(ci_low)}, {_pct(ci_high)}]" if ci_low is not None else ""
+    window = paper.uncertainty if paper.uncertainty is not None else MATERIAL_DIFFERENCE
+    decided = decidable(ci_low, ci_high, paper.value, window)
     if paper.uncertainty is not None:
         within = abs(difference) <= paper.uncertainty
         sentence = (f"fairpath's {_pct(estimate)} differs from the paper's {_pct(paper.value)} by {_pct(difference)}, "
@@ -123,9 +187,23 @@ def compare(paper: PaperValue, estimate: float, ci_low: float | None = None, ci_
                     f"{'inside' if within else 'outside'} fairpath's {level:.0%} CI {interval} "
                     f"(difference {_pct(difference)}).")
         paper_text = _pct(paper.value)
+    if not decided:
+        sentence += _inconclusive_sentence(interval, level, window, "the paper's value") if interval else " Inconclusive: no interval."
     fairpath_text = f"{_pct(estimate)} {interval}".strip()
     return {**row, "paper": paper_text, "fairpath": fairpath_text, "difference": _pct(difference), "within": within,
-            "sentence": sentence}
+            "grade": grade(within, decided), "sentence": sentence}
+
+
+def verdict_phrase(cookbook: pd.DataFrame, predictor: str, status: str, name: str | None = None) -> str:
+    """``ŷ^NP FAIL (violation shown on DE +6.52%, Holm p = 0.0115; …)``: a Cookbook verdict with the p of its claim."""
+    tests = cookbook[cookbook["predictor"] == predictor]
+    shown = tests[tests["verdict"] == "violation"]
+    if len(shown):
+        detail = "violation shown on " + "; ".join(f"{t.pathway} {_pct(t.estimate)}, {p_clause('Holm p', t.p_holm)}"
+                                                   for t in shown.itertuples())
+    else:
+        detail = f"no violation shown, smallest {p_clause('Holm p', float(tests['p_holm'].min()))}"
+    return f"{name or predictor} {status} ({detail})"
 
 
 def estimate_lookup(estimates: pd.DataFrame, outcome: str, measure: str) -> dict:
