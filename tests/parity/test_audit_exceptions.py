@@ -75,3 +75,9 @@ def test_infinite_predictor_values(sample):
     data.loc[:4, "score"] = np.inf
     with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('score': 5\)"):
         audit(data, sample.sfm, "score", "SE", progress=False)
+
+
+@pytest.mark.parametrize("label", ["", "   ", None, 3])
+def test_data_label_that_names_no_data(sample, label):
+    with pytest.raises(FairpathInputError, match="data_label must be a non-empty string naming the data the rows are"):
+        audit(sample.data, sample.sfm, ["score"], "SE", data_label=label, progress=False)
