@@ -71,14 +71,25 @@ class AuditResult(ResultMixin):
 
     def verdict_lines(self) -> list[str]:
         """What was found, first: the verdict of every predictor with the p of its claim, then :meth:`parity_lines`."""
-        return [verdict_sentence(self.cookbook_, p, percent=self.percent) for p in self.predictors] + self.parity_lines()
+        return [self.verdict_line(p) for p in self.predictors] + self.parity_lines()
 
     def parity_lines(self) -> list[str]:
         """Each predictor's predictive parity (iPPM with its interval) and what the BN set implies for it (Theorem 1)."""
-        lines = [parity_sentence(self.parity_[p], percent=self.percent) for p in self.predictors]
-        lines.append(bn_parity_sentence(self.cookbook_.bn, self.sfm.y, self.cookbook_.outcome_effects_,
-                                        data_label=self.settings_["data_label"], percent=self.percent))
-        return lines
+        return [self.parity_line(p) for p in self.predictors] + [self.bn_parity_line()]
+
+    def verdict_line(self, predictor: str) -> str:
+        """``predictor``'s Cookbook verdict in one sentence, in the outcome's units, with the p of its claim."""
+        return verdict_sentence(self.cookbook_, predictor, percent=self.percent)
+
+    def parity_line(self, predictor: str, original=None) -> str:
+        """``predictor``'s iPPM with its interval and level; beside ``original``'s (a PredictiveParity on the same
+        rows) as a gain or a loss when given."""
+        return parity_sentence(self.parity_[predictor], percent=self.percent, original=original)
+
+    def bn_parity_line(self) -> str:
+        """What the BN set implies for predictive parity (Theorem 1), with the outcome's effects on these data."""
+        return bn_parity_sentence(self.cookbook_.bn, self.sfm.y, self.cookbook_.outcome_effects_,
+                                  data_label=self.settings_["data_label"], percent=self.percent)
 
     def to_frame(self) -> pd.DataFrame:
         """All estimates in long form: subject (Y or a predictor), measure, estimate, se, ci_low, ci_high, level."""

@@ -33,7 +33,6 @@ from fairpath.adaptation import CausalGraph, graph_from_sfm
 from fairpath.causal import check_sfm
 from fairpath._exceptions import FairpathInputError
 from fairpath.parity import audit, quantile_bins
-from fairpath.parity._verdict import bn_parity_sentence, bn_text, parity_sentence, verdict_sentence
 from fairpath.repair._constrained import ConstrainedLearner
 from fairpath.repair._predictor import TWIN_LABEL, FairPredictor, default_forest, feature_encoder
 
@@ -107,15 +106,12 @@ class RepairResult(ResultMixin):
         accuracy, its predictive parity beside the unconstrained predictor's and what the BN set implies
         for it (Theorem 1), then the other predictors' verdicts."""
         n = len(self.held_out_)
-        lines = [f"Repaired predictor ({FAIR}: a learner on the fair twins), judged on {n:,} held-out rows: "
-                 + verdict_sentence(self.audit_.cookbook_, FAIR, percent=self.binary), self.cost_sentence()]
-        lines.append(parity_sentence(self.parity_[FAIR], percent=self.binary, original=self.parity_[UNCONSTRAINED]))
+        lines = [f"Repaired predictor ({FAIR}: a learner on the fair twins), judged on {n:,} held-out rows: {self.audit_.verdict_line(FAIR)}",
+                 self.cost_sentence(), self.audit_.parity_line(FAIR, original=self.parity_[UNCONSTRAINED])]
         if self.constrained is not None:
-            lines.append(parity_sentence(self.parity_[CONSTRAINED], percent=self.binary, original=self.parity_[UNCONSTRAINED]))
-        cookbook = self.audit_.cookbook_
-        lines.append(bn_parity_sentence(self.bn, self.sfm.y, cookbook.outcome_effects_, data_label=HELD_OUT_TWINS, percent=self.binary))
-        lines += [f"For comparison, on the observed held-out rows: {verdict_sentence(self.baseline_audit_.cookbook_, p, percent=self.binary)}"
-                  for p in self.baseline_audit_.predictors]
+            lines.append(self.baseline_audit_.parity_line(CONSTRAINED, original=self.parity_[UNCONSTRAINED]))
+        lines.append(self.audit_.bn_parity_line())
+        lines += [f"For comparison, on the observed held-out rows: {self.baseline_audit_.verdict_line(p)}" for p in self.baseline_audit_.predictors]
         return lines
 
     def cost_sentence(self) -> str:
@@ -168,7 +164,7 @@ class RepairResult(ResultMixin):
 
     def summary(self) -> str:
         adapter = self.predictor.adapter_
-        lines = [*self.verdict_lines(), f"RepairResult for {self.sfm}, BN = {bn_text(self.bn)}",
+        lines = [*self.verdict_lines(), f"RepairResult for {self.sfm}, BN = {list(self.bn)}",
                  f"adapted {adapter.order_} (resolving: {adapter.resolving_ or 'none'}); TV of {self.sfm.y}: "
                  f"{_tv(adapter.train_, self.sfm):.4f} -> {_tv(adapter.adapted_train_, self.sfm):.4f} after adaptation (all rows)"]
         for row in self.accuracy_.itertuples():
