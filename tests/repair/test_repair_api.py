@@ -88,3 +88,19 @@ def test_api_and_cli_give_the_same_numbers_and_the_cli_opens_with_the_verdict(sa
     pd.testing.assert_frame_equal(pd.read_csv(out / "result.csv"), api.to_frame(), check_dtype=False)
     assert "Verdict" in (out / "report.html").read_text()
     assert np.isfinite(api.accuracy("fair", "auc"))
+
+
+def test_a_continuous_outcome_is_judged_by_r2_and_rmse_in_its_own_units():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    from fairpath.datasets import make_linear_sfm
+
+    sample = make_linear_sfm(500, seed=0)
+    result = repair(sample.data, sample.sfm, bn="none", engine="linear", learner=LinearRegression(), audit_learner="linear", n_boot=20)
+    held = result.held_out_
+    for name in ("fair", "unconstrained"):
+        assert result.accuracy(name, "r2") == pytest.approx(r2_score(held["y"], held[name]), abs=1e-12)
+        assert result.accuracy(name, "rmse") == pytest.approx(np.sqrt(mean_squared_error(held["y"], held[name])), abs=1e-12)
+    assert "R² falls from" in result.cost_sentence() and " pp" not in result.summary().splitlines()[2]
+    assert result.summary().splitlines()[0].startswith("Repaired predictor (fair: a learner on the fair twins), judged on 150 held-out rows: ")
