@@ -283,6 +283,32 @@ def _unconstrained_scores(fitting: pd.DataFrame, held: pd.DataFrame, sfm, featur
     return model.predict_proba(features_held)[:, 1] if binary and is_classifier(model) else model.predict(features_held)
 
 
+def _outputs(data: pd.DataFrame, sfm, predictor: FairPredictor, test: pd.DataFrame | None, constrained) -> dict[str, pd.DataFrame]:
+    """The files of the predictors fitted on every row: adapted data, twins, out-of-fold scores, test rows, λ path."""
+    adapter = predictor.adapter_
+    scores = data[[sfm.x, sfm.y]].assign(fair_score=predictor.oof_scores_)
+    tables = {"adapted_train.csv": adapter.adapted_train_, "fair_twins.csv": adapter.fair_twins()}
+    if test is not None:
+        tables["adapted_test.csv"] = adapter.transform(test)
+        tables["test_scores.csv"] = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].assign(fair_score=_scores(predictor, test))
+    if constrained is not None:
+        tables["constrained_path.csv"] = constrained.path_result().to_frame()
+        scores["constrained_score"] = _scores(constrained, data)
+    tables["scores.csv"] = scores
+    return tables
+
+
+def _held_out_scores(data: pd.DataFrame, sfm, recipe: dict, judged: list[str], constrained: bool, holdout: float, seed: int):
+    """The held-out rows, the fair predictor refitted on the others, and every predictor's held-out scores."""
+    fitting, held = _split(data, sfm, holdout, recipe["n_folds"], seed)
+    predictor = FairPredictor(sfm, **recipe).fit(fitting)
+    scores = held[[sfm.x, sfm.y]].assign(**{FAIR: _scores(predictor, held)})
+    scores[UNCONSTRAINED] = _unconstrained_scores(fitting, held, sfm, predictor.features_, recipe["learner"], predictor.binary_, seed)
+    if constrained:
+        scores[CONSTRAINED] = _scores(ConstrainedLearner(sfm, judged, random_state=seed).fit(fitting), held)
+    return held, predictor, scores.reset_index(drop=True)
+
+
 def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalGraph | None = None, test: pd.DataFrame | None = None,
            reference: Reference = "x1", engine: Engine | object = "forest", learner=None, constrained: bool = False,
            holdout: float = 0.3, alpha: float = 0.05, margin: float | None = None, level: float = 0.95, n_bins: int = 10,
@@ -319,29 +345,12 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     data = data[sfm.columns]
     recipe = dict(bn=bn, resolving=resolving, graph=graph, reference=reference, engine=engine, learner=learner, n_folds=n_folds, random_state=seed)
     predictor = FairPredictor(sfm, **recipe).fit(data)
-    adapter = predictor.adapter_
+    full_constrained = ConstrainedLearner(sfm, judged, random_state=seed).fit(data) if constrained else None
     # Everything is computed before anything is written: a failure (say, in test) leaves no partial outputs.
-    scores = data[[sfm.x, sfm.y]].assign(fair_score=predictor.oof_scores_)
-    tables = {"adapted_train.csv": adapter.adapted_train_, "fair_twins.csv": adapter.fair_twins()}
-    if test is not None:
-        tables["adapted_test.csv"] = adapter.transform(test)
-        tables["test_scores.csv"] = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].assign(fair_score=_scores(predictor, test))
-    full_constrained = None
-    if constrained:
-        full_constrained = ConstrainedLearner(sfm, judged, random_state=seed).fit(data)
-        tables["constrained_path.csv"] = full_constrained.path_result().to_frame()
-        scores["constrained_score"] = _scores(full_constrained, data)
-    tables["scores.csv"] = scores
-
-    fitting, held = _split(data, sfm, holdout, n_folds, seed)
-    judged_predictor = FairPredictor(sfm, **recipe).fit(fitting)
-    held_out = held[[sfm.x, sfm.y]].assign(**{FAIR: _scores(judged_predictor, held)})
-    held_out[UNCONSTRAINED] = _unconstrained_scores(fitting, held, sfm, predictor.features_, learner, predictor.binary_, seed)
-    if constrained:
-        held_out[CONSTRAINED] = _scores(ConstrainedLearner(sfm, judged, random_state=seed).fit(fitting), held)
-    held_out = held_out.reset_index(drop=True)
-    y = held_out[sfm.y].to_numpy()
+    tables = _outputs(data, sfm, predictor, test, full_constrained)
+    held, judged_predictor, held_out = _held_out_scores(data, sfm, recipe, judged, constrained, holdout, seed)
     others = [c for c in (UNCONSTRAINED, CONSTRAINED) if c in held_out]
+    y = held_out[sfm.y].to_numpy()
     accuracy = pd.DataFrame([row for name in (FAIR, *others) for row in _accuracy_rows(name, y, held_out[name].to_numpy(), predictor.binary_)])
 
     options = dict(alpha=alpha, margin=margin, level=level, n_bins=_complete_bins(held_out, sfm, [FAIR, *others], n_bins), n_boot=n_boot, learner=audit_learner, n_folds=n_folds,
