@@ -27,7 +27,7 @@ from fairpath.text import compare_models, counterfactual_fairness
 
 PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
 # Panels a plot draws: plot(ax=...) then takes a sequence of that many axes (one Axes when 1).
-PANELS = {"PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "FrontierResult": 2, "ConstrainedPath": 2,
+PANELS = {"RepairResult": 2, "PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "FrontierResult": 2, "ConstrainedPath": 2,
           "DebiasStudyResult": 2, "Theorem1Study": 2, "HuangResult": 4}
 
 
@@ -120,6 +120,18 @@ def _constrained_path():
     return ConstrainedPath(path, {"DE": 0.0, "IE": 0.05, "SE": 0.04}, 1.0, 0.1, ["IE", "SE"])
 
 
+def _repair():
+    from sklearn.linear_model import LogisticRegression
+
+    from fairpath.repair import repair
+
+    sample = make_binary_sfm(500, seed=4)
+    with warnings.catch_warnings():  # empty bootstrap cells of the unconstrained score: not what is tested here
+        warnings.simplefilter("ignore")
+        return repair(sample.data, sample.sfm, bn="SE", engine="linear", learner=LogisticRegression(max_iter=1000),
+                      audit_learner="linear", n_boot=20, seed=0)
+
+
 def _text_audit():
     from fairpath.text import FairnessSpec, GenerationSettings, audit_text
     from fairpath.text._controlled import PoolGenerator
@@ -182,6 +194,7 @@ MAKERS = {
     "AuditResult": lambda audited: audited,
     "PPMDecomposition": lambda _: _ppm_decomposition(),
     "FrontierResult": lambda _: _frontier(),
+    "RepairResult": lambda _: _repair(),
     "ConstrainedPath": lambda _: _constrained_path(),
     "LinearCheck": lambda _: _linear_check(),
     "FairnessResult": lambda _: counterfactual_fairness(_score_table(0, shift=3.0), scorer="beta", n_permutations=19),

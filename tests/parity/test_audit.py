@@ -26,6 +26,23 @@ def result(synthetic):
     return audit(data, sample.sfm, ["oracle", "z_only"], "SE", learner="linear", n_boot=30, seed=1, progress=False)
 
 
+def test_summary_opens_with_the_verdicts_then_judges_predictive_parity(result):
+    lines = result.summary().splitlines()
+    oracle = result.cookbook_.tests_.query("predictor == 'oracle' and verdict == 'violation'")
+    assert lines[0].startswith("oracle: FAIL under BN = {SE}: a violation is shown at α = 0.05: ")
+    assert all(f"Ctf-{p}(oracle) = {100 * e:+.1f} pp" in lines[0] for p, e in zip(oracle["pathway"], oracle["estimate"]))
+    z_only = result.cookbook_.tests_.query("predictor == 'z_only'")
+    assert lines[1] == (f"z_only: SUCCESS under BN = {{SE}}: no violation is shown (smallest Holm p = {z_only['p_holm'].min():.3g} "
+                        "≥ α = 0.05); this is absence of evidence, not a proof of compliance.")
+    ippm = result.parity_["oracle"].ippm_
+    assert lines[2] == (f"Predictive parity of oracle: iPPM = {100 * ippm.estimate:+.1f} pp [95% CI {100 * ippm.ci_low:+.1f}, "
+                        f"{100 * ippm.ci_high:+.1f} pp] (0: equally calibrated in both groups).")
+    assert lines[3].startswith("Predictive parity of z_only: iPPM = ")
+    assert lines[4].startswith("BN = {SE} removes DE, IE") and "Theorem 1" in lines[4] and "(observed)" in lines[4]
+    assert "y (observed): TV (" in result.summary()
+    assert "Predictive parity of oracle: iPPM" in (result._repr_html_())
+
+
 def test_result_combines_decomposition_parity_and_cookbook(result):
     assert isinstance(result, AuditResult)
     assert result.decomposition_.outcomes == ["y", "oracle", "z_only"]
@@ -81,6 +98,8 @@ def test_audit_command_with_a_config_file(synthetic, tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "oracle: FAIL" in printed and f"report: {tmp_path / 'report' / 'report.html'}" in printed
+    assert printed.splitlines()[0].startswith("oracle: FAIL under BN = {SE}: a violation is shown at α = 0.05: ")
+    assert printed.splitlines()[1].startswith("Predictive parity of oracle: iPPM = ")
     payload = json.loads((tmp_path / "report" / "results.json").read_text())
     assert payload["predictors"] == ["oracle"]  # the flag replaces the file's list
     assert payload["settings"]["margin"] == 0.1

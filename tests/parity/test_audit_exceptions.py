@@ -108,3 +108,9 @@ def test_dirty_predictor_names_the_token_row_and_remedy(sample):
 def test_draws_and_seed_bounds(sample, options, message):
     with pytest.raises(FairpathInputError, match=message):
         audit(sample.data, sample.sfm, ["score"], "SE", progress=False, **options)
+
+
+@pytest.mark.parametrize("label", ["", "   ", None, 3])
+def test_data_label_that_names_no_data(sample, label):
+    with pytest.raises(FairpathInputError, match="data_label must be a non-empty string naming the data the rows are"):
+        audit(sample.data, sample.sfm, ["score"], "SE", data_label=label, progress=False)

@@ -67,6 +67,8 @@ def test_audit_on_the_twins_passes_for_its_bn_set(synthetic):
     # ... and the spurious effect of Y is reproduced (the twins follow x1's mechanisms)
     assert abs(tests.loc["SE", "estimate"]) < 0.03 and tests.loc["SE", "p_value"] > 0.05
     assert abs(result.decomposition_.estimate("ctfse", sfm.y).estimate - synthetic.truth["ctfse"]) < 0.03
+    # the outcome's effects on the twins differ from the observed data's, so its label names the data
+    assert result.summary_lines()[0].startswith("y (on the fair twins): TV (")
 
 
 def test_audit_needs_a_fitted_predictor_with_a_bn_set(synthetic):

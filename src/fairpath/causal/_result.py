@@ -180,10 +180,10 @@ class CausalDecomposition(ResultMixin):
         return result_frame([estimate_row(outcome, measure, self.estimate(measure, outcome))
                              for outcome in self.outcomes for measure in self.measures])
 
-    def summary_line(self, outcome: str | None = None) -> str:
-        """``TV (v) = CtfDE (v) − CtfIE (v) − CtfSE (v)`` as faircause prints it."""
+    def summary_line(self, outcome: str | None = None, *, label: str | None = None) -> str:
+        """``TV (v) = CtfDE (v) − CtfIE (v) − CtfSE (v)`` as faircause prints it, the outcome named ``label`` when given."""
         v = {m: self.estimate(m, outcome).estimate if m in self.measures else float("nan") for m in _PLOTTED}
-        name = self.sfm.y if outcome is None else outcome
+        name = label or (self.sfm.y if outcome is None else outcome)
         return (f"{name}: TV ({v['tv']:+.4f}) = CtfDE ({v['ctfde']:+.4f}) − CtfIE ({v['ctfie']:+.4f}) "
                 f"− CtfSE ({v['ctfse']:+.4f})")
 

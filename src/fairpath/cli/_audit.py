@@ -111,6 +111,7 @@ def _config_from_args(args: argparse.Namespace):
 
 
 def _print_verdicts(result, paths: dict) -> None:
+    print("\n".join(result.verdict_lines()))
     print(result.cookbook_.summary())
     for note in result.notes_:
         print(f"note: {note}")

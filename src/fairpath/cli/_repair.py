@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from fairpath._vocabulary import BN_HELP, RESOLVING_ROLE
+from fairpath._vocabulary import BN_HELP
 from fairpath.cli._common import (
     add_data_arguments,
     add_parallel_arguments,
@@ -35,13 +35,17 @@ def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
+    from fairpath.causal import PRESETS
     from fairpath.repair import frontier
+    from fairpath.repair import repair as repair_function
 
     repair = subparsers.add_parser(
         "repair",
         help="fair twins (causal data adaptation) and a fair predictor for a BN set",
         description="Adapt the data so that only the pathways of the BN set remain (SE in BN keeps Z, IE in BN keeps W), "
-        "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT.",
+        "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT. The predictor is "
+        "judged on held-out rows (--holdout): its Cookbook verdict, its accuracy against the unconstrained predictor "
+        "and its predictive parity; the first line printed is that verdict.",
     )
     _add_shared_arguments(repair)
     repair.add_argument("--bn", default="none", help=f"business-necessity set: {BN_HELP}. Adaptation always removes DE, "
@@ -50,6 +54,13 @@ def register(subparsers) -> None:
     repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]) (default: the SFM graph)")
     repair.add_argument("--test", default=None, help="new rows to transform with the fitted adaptation (default: none)")
     repair.add_argument("--constrained", action="store_true", help="also fit the constrained-learning predictor (lambda path)")
+    repair.add_argument("--holdout", type=float, default=signature_default(repair_function, "holdout"),
+                        help="share of rows held out for the verdict: the predictors are refitted on the other rows and judged on these")
+    repair.add_argument("--n-boot", type=int_at_least(2, "--n-boot"), default=signature_default(repair_function, "n_boot"),
+                        help="bootstrap draws of the verdict's predictive parity intervals")
+    repair.add_argument("--margin", type=float, default=None, help="equivalence margin of the verdict's Cookbook (default: none)")
+    repair.add_argument("--audit-learner", default=None, choices=list(PRESETS),
+                        help="learner of the verdict's causal decomposition (default: the decomposition's own)")
     repair.set_defaults(func=_run_repair)
 
     front = subparsers.add_parser(
@@ -72,11 +83,8 @@ def register(subparsers) -> None:
 
 
 def _run_repair(args: argparse.Namespace) -> int:
-    from fairpath._io import atomic_write_text, save_figure, write_csv
-    from fairpath._results import to_json_text
     from fairpath._validation import check_columns_present, check_output_dir
-    from fairpath.repair import CausalGraph, ConstrainedLearner, FairPredictor, graph_from_sfm
-    from fairpath.repair import write_repair_report
+    from fairpath.repair import CausalGraph, graph_from_sfm, repair
     from fairpath.report import provenance
 
     out = check_output_dir(args.out, "--out folder")
@@ -87,63 +95,14 @@ def _run_repair(args: argparse.Namespace) -> int:
     if test is not None:
         check_columns_present(test, [c for c in graph.nodes if c != sfm.y], f"--test file {args.test!r}")
     resolving = comma_list(args.resolving) if args.resolving is not None else None
-    predictor = FairPredictor(sfm, args.bn, resolving=resolving, graph=graph, reference=args.reference, engine=args.engine, random_state=args.seed).fit(data[sfm.columns])
-    adapter = predictor.adapter_
-    # Everything is computed before anything is written: a failure (say, in --test) leaves no partial outputs.
-    tables = {"adapted_train.csv": adapter.adapted_train_, "fair_twins.csv": adapter.fair_twins()}
-    scores = data[[sfm.x, sfm.y]].copy()
-    scores["fair_score"] = predictor.oof_scores_
-    summary = {
-        "sfm": sfm.to_dict(), "graph": graph.to_dict(), "resolving": adapter.resolving_, "adapted": adapter.order_,
-        "tv_outcome": _tv(data, sfm, sfm.y), "tv_adapted_outcome": _tv(adapter.adapted_train_, sfm, sfm.y),
-    }
-    if test is not None:
-        tables["adapted_test.csv"] = adapter.transform(test)
-        test_scores = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].copy()
-        test_scores["fair_score"] = _scores(predictor, test)
-        tables["test_scores.csv"] = test_scores
-    figures = {}
-    if args.constrained:
-        learner = ConstrainedLearner(sfm, _constrained_bn(args), random_state=args.seed).fit(data[sfm.columns])
-        path = learner.path_result()
-        tables["constrained_path.csv"] = path.to_frame()
-        figures["constrained_path.png"] = path.plot()
-        scores["constrained_score"] = _scores(learner, data)
-        summary["constrained"] = path.to_dict()
-        print(path.summary())
-    tables["scores.csv"] = scores
-    for name, frame in tables.items():
-        write_csv(frame, out / name)
-    for name, fig in figures.items():
-        save_figure(fig, out / name, bbox_inches="tight")
     record = provenance(inputs=[args.data, *[p for p in (args.graph, args.test) if p]], seed=args.seed)
-    summary["provenance"] = record
-    atomic_write_text(to_json_text(summary), out / "repair.json")
-    write_repair_report(out / "report.html", data=data, predictor=predictor, scores=scores, summary=summary, provenance=record,
-                        constrained=path if args.constrained else None)
-    print(f"adapted {adapter.order_} (resolving: {adapter.resolving_ or 'none'}); "
-          f"TV of {sfm.y}: {summary['tv_outcome']:.4f} -> {summary['tv_adapted_outcome']:.4f} after adaptation")
-    print(f"wrote {out}/{', '.join(tables)}, repair.json, report.html")
+    result = repair(data, sfm, bn=args.bn, resolving=resolving, graph=graph, test=test, reference=args.reference, engine=args.engine,
+                    constrained=args.constrained, holdout=args.holdout, margin=args.margin, n_boot=args.n_boot, audit_learner=args.audit_learner,
+                    seed=args.seed, provenance=record, progress=not args.quiet)
+    paths = result.save(out)
+    print(result.summary())
+    print(f"wrote {out}/{', '.join(p.name for p in paths.values())}")
     return 0
-
-
-def _constrained_bn(args: argparse.Namespace):
-    """The BN set of the constrained learner: --bn, or the pathways kept by the resolving columns given."""
-    if args.resolving is None:
-        return args.bn
-    resolving = set(comma_list(args.resolving))
-    columns = {role: set(comma_list(getattr(args, role))) for role in RESOLVING_ROLE.values()}
-    return [p for p, role in RESOLVING_ROLE.items() if columns[role] and columns[role] <= resolving]
-
-
-def _scores(model, data):
-    """Probabilities of a binary outcome, predicted values of a continuous one."""
-    return model.predict_proba(data)[:, 1] if hasattr(model, "classes_") else model.predict(data)
-
-
-def _tv(frame, sfm, column) -> float:
-    group = frame[sfm.x] == sfm.x1
-    return float(frame.loc[group, column].mean() - frame.loc[~group, column].mean())
 
 
 def _run_frontier(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from fairpath._validation import check_columns_arg, check_comparable_scales, che
 from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
+from fairpath.parity._verdict import bn_parity_sentence, parity_sentence, verdict_sentence
 from fairpath.report import package_versions
 from fairpath.report import provenance as make_provenance
 
@@ -54,8 +55,41 @@ class AuditResult(ResultMixin):
         """SUCCESS or FAIL per predictor."""
         return {p: overall["status"] for p, overall in self.cookbook_.overall_.items()}
 
+    @property
+    def outcome_label(self) -> str:
+        """The outcome named with the data it was measured on, e.g. ``y (observed)`` or ``y (on the fair twins)``."""
+        return f"{self.sfm.y} ({self.settings_['data_label']})"
+
+    @property
+    def percent(self) -> bool:
+        """Whether effects are said in percentage points (a 0/1 outcome)."""
+        return all(p.settings_["binary_y"] for p in self.parity_.values())
+
     def summary_lines(self) -> list[str]:
-        return [self.decomposition_.summary_line(outcome) for outcome in self.decomposition_.outcomes]
+        return [self.decomposition_.summary_line(outcome, label=self.outcome_label if outcome == self.sfm.y else None)
+                for outcome in self.decomposition_.outcomes]
+
+    def verdict_lines(self) -> list[str]:
+        """What was found, first: the verdict of every predictor with the p of its claim, then :meth:`parity_lines`."""
+        return [self.verdict_line(p) for p in self.predictors] + self.parity_lines()
+
+    def parity_lines(self) -> list[str]:
+        """Each predictor's predictive parity (iPPM with its interval) and what the BN set implies for it (Theorem 1)."""
+        return [self.parity_line(p) for p in self.predictors] + [self.bn_parity_line()]
+
+    def verdict_line(self, predictor: str) -> str:
+        """``predictor``'s Cookbook verdict in one sentence, in the outcome's units, with the p of its claim."""
+        return verdict_sentence(self.cookbook_, predictor, percent=self.percent)
+
+    def parity_line(self, predictor: str, original=None) -> str:
+        """``predictor``'s iPPM with its interval and level; beside ``original``'s (a PredictiveParity on the same
+        rows) as a gain or a loss when given."""
+        return parity_sentence(self.parity_[predictor], percent=self.percent, original=original)
+
+    def bn_parity_line(self) -> str:
+        """What the BN set implies for predictive parity (Theorem 1), with the outcome's effects on these data."""
+        return bn_parity_sentence(self.cookbook_.bn, self.sfm.y, self.cookbook_.outcome_effects_,
+                                  data_label=self.settings_["data_label"], percent=self.percent)
 
     def to_frame(self) -> pd.DataFrame:
         """All estimates in long form: subject (Y or a predictor), measure, estimate, se, ci_low, ci_high, level."""
@@ -88,7 +122,7 @@ class AuditResult(ResultMixin):
         return {"predictors": self.predictors, "bn": self.settings_["bn"], "status": self.status}
 
     def summary(self) -> str:
-        lines = [f"AuditResult for {self.sfm}", *self.summary_lines()]
+        lines = [*self.verdict_lines(), f"AuditResult for {self.sfm}", *self.summary_lines()]
         lines += [p.summary() for p in self.parity_.values()]
         lines.append(self.cookbook_.summary())
         lines += [f"note: {note}" for note in self.notes_]
@@ -180,6 +214,7 @@ def audit(
     workers: int | None = None,
     title: str | None = None,
     descriptions: dict[str, str] | None = None,
+    data_label: str = "observed",
     provenance: dict | None = None,
     progress: bool = True,
 ) -> AuditResult:
@@ -190,7 +225,9 @@ def audit(
     function makes its E[Ŷ | x, z, w] exact instead of estimated), the predictive parity measures of
     every predictor (``n_bins`` quantile bins, ``n_boot`` bootstrap draws), and the Business Necessity
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
-    by ``seed``. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report; ``provenance``
+    by ``seed``. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report;
+    ``data_label`` says which data the rows are (``"observed"``, or e.g. ``"on the fair twins"``): the
+    outcome is named with it everywhere, since its effects differ from one data set to another; ``provenance``
     (see :func:`fairpath.report.provenance`) records the input; by default it records this call with
     the SHA-256 of the data's values.
     """
@@ -202,6 +239,8 @@ def audit(
     check_seed(seed)
     check_int("n_bins", n_bins, minimum=2)
     check_draws("n_boot", n_boot)
+    if not isinstance(data_label, str) or not data_label.strip():
+        raise FairpathInputError(f"data_label must be a non-empty string naming the data the rows are, e.g. 'observed'; got {data_label!r}")
     if not predictors:
         raise FairpathInputError("no predictor column given; name at least one column holding the predictions")
     if sfm.y in predictors:
@@ -264,6 +303,7 @@ def audit(
                    "n_trimmed": decomposition.n_trimmed_},
         "versions": package_versions(),
         "descriptions": dict(descriptions or {}),
+        "data_label": data_label,
         "provenance": provenance or _api_provenance(data, predictors, bn, seed),
     }
     return AuditResult(sfm, predictors, decomposition, parity, cookbook, settings, notes)

@@ -22,6 +22,7 @@ from fairpath.parity._cookbook import (  # noqa: E402
     VIOLATION,
     verdict_line,
 )
+from fairpath.parity._verdict import verdict_finding  # noqa: E402
 from fairpath.report import Section, format_ci, format_p, provenance_lines, styled, write_report  # noqa: E402
 
 # Element ids of the report's parts (tests and links find them).
@@ -155,23 +156,24 @@ def _status_html(audit) -> str:
         css = "pass" if overall["status"] == "SUCCESS" else "fail"
         items.append(
             f'<li><code>{html.escape(predictor)}</code>: <span class="{css}">{overall["status"]}</span> '
-            f"— {html.escape(overall['claim'])}</li>"
+            f"— {html.escape(verdict_finding(audit.cookbook_, predictor, percent=audit.percent))}</li>"
         )
     return (
         f"<p>Business-necessity set BN = <strong>{html.escape(bn)}</strong>; tests at family-wise level "
         f"α = {audit.cookbook_.alpha} per predictor (Holm over the three pathways)"
         + (f", equivalence margin δ = {audit.cookbook_.margin:g}" if audit.cookbook_.margin is not None else "")
-        + f".</p><ul>{''.join(items)}</ul>"
+        + f"; the outcome is {html.escape(audit.outcome_label)}.</p><ul>{''.join(items)}</ul>"
+        + "".join(f"<p>{html.escape(line)}</p>" for line in audit.parity_lines())
     )
 
 
-def _estimates_table(decomposition) -> pd.DataFrame:
-    """Outcomes as rows, the main measures as columns, each cell "estimate [ci_low, ci_high]"."""
+def _estimates_table(decomposition, outcome_label: str) -> pd.DataFrame:
+    """Outcomes as rows (the outcome named ``outcome_label``), the main measures as columns, each cell "estimate [ci_low, ci_high]"."""
     frame = decomposition.to_frame()
     frame = frame[frame["measure"].isin(_TABLE_MEASURES)]
     frame["cell"] = [f"{e:+.3f}\u00a0{format_ci(lo, hi, digits=3)}" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
     table = frame.pivot(index="subject", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
-    table = table.rename(columns=LABELS).rename_axis("outcome").reset_index()  # the report names the columns it shows
+    table = table.rename(columns=LABELS, index={decomposition.sfm.y: outcome_label}).rename_axis("outcome").reset_index()  # the report names the columns it shows
     table.columns.name = None
     return table
 
@@ -216,7 +218,7 @@ def build_sections(audit) -> list[Section]:
         anchor="decomposition",
     ).add_figure(decomposition_figure(audit.decomposition_, cookbook),
                  f"Bars: estimates; whiskers: {level:.0%} confidence intervals; predictor bars coloured by the Cookbook verdict.")
-    decomposition.add_table(_estimates_table(audit.decomposition_),
+    decomposition.add_table(_estimates_table(audit.decomposition_, audit.outcome_label),
                             f"Estimates with {level:.0%} CIs (every measure and SE: estimates.csv, results.json)")
     parity = Section(
         "Predictive parity",

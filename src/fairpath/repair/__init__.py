@@ -16,6 +16,7 @@ from fairpath._vocabulary import parse_bn_set
 from fairpath.repair._constrained import ConstrainedLearner, ConstrainedPath
 from fairpath.repair._frontier import BN_OF_RESOLVING, FrontierResult, decision_spm, frontier, parse_bn_sets
 from fairpath.repair._predictor import FairPredictor, encode_features, feature_encoder
+from fairpath.repair._repair import RepairResult, repair
 from fairpath.repair._report import frontier_section, write_frontier_report, write_repair_report
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ConstrainedLearner",
     "ConstrainedPath",
     "ENGINES",
+    "RepairResult",
     "FairAdapt",
     "FairPredictor",
     "ForestQuantileEngine",
@@ -40,5 +42,6 @@ __all__ = [
     "make_engine",
     "parse_bn_set",
     "parse_bn_sets",
+    "repair",
     "resolving_for_bn",
 ]

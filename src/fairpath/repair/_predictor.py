@@ -19,6 +19,10 @@ from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolvin
 from fairpath.causal import check_sfm
 
 
+# The data an audit of the fair predictor runs on: the outcome's effects there differ from the observed data's.
+TWIN_LABEL = "on the fair twins"
+
+
 def default_forest(binary: bool, seed: int):
     """A probability forest like ranger's defaults in the paper's code (sqrt(p) features, leaves of 10)."""
     forest = RandomForestClassifier if binary else RandomForestRegressor
@@ -176,7 +180,8 @@ class FairPredictor(BaseEstimator):
         As in the paper's code, Ŷ^FP is measured in the twin world, where its pathways run through
         the twins' covariates. With ``reference="x1"`` the twins follow x1's mechanisms, so Y's
         spurious effect measured there estimates its spurious effect in the data: the quantity
-        Ŷ^FP must reproduce when SE is in the BN set. ``options`` go to :func:`fairpath.parity.audit`.
+        Ŷ^FP must reproduce when SE is in the BN set. The outcome is labelled ``y (on the fair twins)``: its
+        effects here differ from those of an audit of the observed data. ``options`` go to :func:`fairpath.parity.audit`.
         """
         from fairpath.parity import audit
 
@@ -184,4 +189,5 @@ class FairPredictor(BaseEstimator):
             raise FairpathInputError("this FairPredictor is not fitted yet; call fit(train) first")
         if self.resolving is not None:
             raise FairpathInputError("audit() needs the BN set: build the FairPredictor with bn=... instead of resolving=...")
+        options.setdefault("data_label", TWIN_LABEL)
         return audit(self.twin_frame(column), self.sfm, [column], sorted(parse_bn_set(self.bn)), **options)

@@ -89,27 +89,40 @@ def scores_figure(scores: pd.DataFrame, sfm):
     return fig
 
 
-def write_repair_report(path, *, data: pd.DataFrame, predictor, scores: pd.DataFrame, summary: dict, provenance: dict,
-                        constrained=None) -> Path:
-    adapter, sfm = predictor.adapter_, predictor.sfm
+def accuracy_table(result) -> pd.DataFrame:
+    """Every predictor's accuracy on the held-out rows, one column per measure."""
+    table = result.accuracy_.pivot(index="predictor", columns="measure", values="estimate").loc[list(result.parity_)]
+    return table.reset_index().rename_axis(columns=None)
+
+
+def write_repair_report(result, path) -> Path:
+    """The page of :func:`fairpath.repair.repair`: the verdict first, then the fair twins, the predictor and
+    the constrained-learning path when computed."""
+    predictor, sfm, summary = result.predictor, result.sfm, result.to_dict()
+    adapter = predictor.adapter_
     resolving = ", ".join(adapter.resolving_) or "none"
+    verdict = Section("Verdict", "".join(f"<p>{html.escape(line)}</p>" for line in result.verdict_lines()), anchor="verdict")
+    verdict.add_figure(result.plot(), "Held-out rows: iPPM of every predictor with its interval (left) and its accuracy (right).")
+    verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out_):,} held-out rows "
+                      "(each fitted on the other rows; held_out.csv holds their scores)")
     intro = (f"<p>Causal data adaptation for BN set resolving variables <strong>{html.escape(resolving)}</strong>: every "
              f"row of {html.escape(str(adapter.comparison_))} gets a fair twin that follows the mechanisms of "
              f"{html.escape(str(adapter.baseline))}, with the resolving variables (and what only they cause) kept. "
              f"Adapted, in order: {html.escape(', '.join(adapter.order_))}. The outcome's group gap (TV of "
              f"{html.escape(sfm.y)}) is {summary['tv_outcome']:+.4f} in the data and {summary['tv_adapted_outcome']:+.4f} "
-             "among the twins.</p>")
+             "among the twins (all rows).</p>")
     twins = Section("Fair twins", intro, anchor="twins").add_table(
-        adaptation_table(data, adapter.adapted_train_, sfm, adapter),
+        adaptation_table(adapter.train_, adapter.adapted_train_, sfm, adapter),
         "Group statistics in the data and among the twins (twins: adapted_train.csv, fair_twins.csv)")
+    scores = result.tables["scores.csv"]
     fair = Section(
         "Fair predictor",
         f"<p>A learner trained on the twins' covariates (never on {html.escape(sfm.x)}); every row's score comes from a "
         "model that did not see it (out-of-bag or K-fold). Scores: scores.csv.</p>",
         anchor="fair-predictor",
     ).add_figure(scores_figure(scores, sfm), "Histogram of the out-of-fold scores in each group (densities).")
-    sections = [twins, fair]
-    if constrained is not None:
+    sections = [verdict, twins, fair]
+    if result.constrained is not None:
         sections.append(Section("Constrained learning", "<p>The λ path of the constrained-learning predictor.</p>",
-                                anchor="constrained").add_figure(constrained.plot(), "Constrained-learning path."))
-    return write_report(path, "fairpath repair", sections, "", provenance_lines(provenance))
+                                anchor="constrained").add_figure(result.constrained.path_result().plot(), "Constrained-learning path."))
+    return write_report(path, "fairpath repair", sections, "", provenance_lines(result.settings_["provenance"]))

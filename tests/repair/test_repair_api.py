@@ -1,0 +1,106 @@
+"""`fairpath.repair.repair`: the fair predictor's verdict, accuracy cost and predictive parity on held-out rows,
+and the `fairpath repair` command that prints and saves it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss, roc_auc_score
+
+from fairpath.cli import main
+from fairpath.datasets import make_binary_sfm
+from fairpath.parity import predictive_parity
+from fairpath.repair import RepairResult, repair
+
+SFM_ARGS = ["--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y", "--engine", "linear"]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return make_binary_sfm(600, seed=0)
+
+
+@pytest.fixture(scope="module")
+def result(sample):
+    # A logistic learner and the linear decomposition keep this small and fast; the mechanisms are logistic.
+    return repair(sample.data, sample.sfm, bn="SE", engine="linear", learner=LogisticRegression(max_iter=1000),
+                  audit_learner="linear", n_boot=40, seed=0)
+
+
+def test_the_summary_opens_with_the_verdict_and_the_p_of_its_claim(result):
+    assert isinstance(result, RepairResult)
+    first = result.summary().splitlines()[0]
+    assert first.startswith("Repaired predictor (fair: a learner on the fair twins), judged on 180 held-out rows: fair: ")
+    assert f"{result.status} under BN = {{SE}}" in first and "Holm p" in first
+    assert result.status in ("SUCCESS", "FAIL") and result.status == result.audit_.status["fair"]
+    assert len(result.held_out_) == 180 and result.settings_["n_held_out"] == 180
+
+
+def test_accuracy_of_both_predictors_is_recomputed_from_the_held_out_scores(result, sample):
+    held = result.held_out_
+    assert list(held.columns) == ["x", "y", "fair", "unconstrained"]
+    for name in ("fair", "unconstrained"):
+        auc = result.accuracy(name, "auc")
+        assert 0.5 < auc < 1
+        assert auc == pytest.approx(roc_auc_score(held["y"], held[name]), abs=1e-12)
+        assert result.accuracy(name, "log_loss") == pytest.approx(log_loss(held["y"], held[name]), abs=1e-12)
+    fair, unconstrained = result.accuracy("fair", "auc"), result.accuracy("unconstrained", "auc")
+    assert unconstrained > fair - 0.02  # removing pathways the outcome uses costs accuracy (up to noise)
+    verb = "falls" if fair < unconstrained else "rises"
+    assert f"AUC {verb} from {unconstrained:.3f} to {fair:.3f} ({fair - unconstrained:+.3f})".replace("(-", "(−") in result.cost_sentence()
+    assert result.cost_sentence() in result.summary().splitlines()[1]
+
+
+def test_predictive_parity_of_both_predictors_is_stated_and_judged(result, sample):
+    n_bins = result.settings_["n_bins_used"]
+    for name in ("fair", "unconstrained"):
+        again = predictive_parity(result.held_out_, sample.sfm, name, n_bins=n_bins, n_boot=40, seed=0)
+        assert result.parity_[name].ippm_.estimate == pytest.approx(again.ippm_.estimate, abs=1e-12)
+    fair, original = result.parity_["fair"].ippm_, result.parity_["unconstrained"].ippm_
+    lines = result.verdict_lines()
+    assert lines[2].startswith(f"Predictive parity of fair: iPPM = {100 * fair.estimate:+.1f} pp [95% CI {100 * fair.ci_low:+.1f}, "
+                               f"{100 * fair.ci_high:+.1f} pp]")
+    assert f"against {100 * original.estimate:+.1f} pp" in lines[2] and "for unconstrained" in lines[2]
+    change = abs(fair.estimate) - abs(original.estimate)
+    assert (("a loss in predictive parity" if change > 0 else "a gain in predictive parity") in lines[2])
+    assert lines[3].startswith("BN = {SE} removes DE, IE") and "Theorem 1" in lines[3]
+    assert lines[4].startswith("For comparison, on the observed held-out rows: unconstrained: ")
+
+
+def test_the_outcome_is_labelled_with_the_data_it_was_measured_on(result):
+    frame = result.to_frame()
+    effect = frame[frame["measure"] == "ctfde"].set_index("subject")["estimate"]
+    twins, observed = effect["y (held-out rows, on the fair twins)"], effect["y (held-out rows, observed)"]
+    assert abs(twins - observed) > 1e-3  # under one label, these would be two different numbers for the same thing
+    assert set(frame["data"]) == {"held-out rows, on the fair twins", "held-out rows, observed"}
+
+
+def test_api_and_cli_give_the_same_numbers_and_the_cli_opens_with_the_verdict(sample, tmp_path, capsys):
+    data = make_binary_sfm(500, seed=3).data
+    data.to_csv(tmp_path / "train.csv", index=False)
+    api = repair(data, sample.sfm, bn="SE", engine="linear", audit_learner="linear", n_boot=30, seed=4)
+    out = tmp_path / "out"
+    assert main(["repair", str(tmp_path / "train.csv"), *SFM_ARGS, "--bn", "SE", "--audit-learner", "linear", "--n-boot", "30",
+                 "--seed", "4", "--quiet", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == api.verdict_lines()[0] and printed[0].startswith("Repaired predictor")
+    pd.testing.assert_frame_equal(pd.read_csv(out / "held_out.csv"), api.held_out_, check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "result.csv"), api.to_frame(), check_dtype=False)
+    assert "Verdict" in (out / "report.html").read_text()
+    assert np.isfinite(api.accuracy("fair", "auc"))
+
+
+def test_a_continuous_outcome_is_judged_by_r2_and_rmse_in_its_own_units():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    from fairpath.datasets import make_linear_sfm
+
+    sample = make_linear_sfm(500, seed=0)
+    result = repair(sample.data, sample.sfm, bn="none", engine="linear", learner=LinearRegression(), audit_learner="linear", n_boot=20)
+    held = result.held_out_
+    for name in ("fair", "unconstrained"):
+        assert result.accuracy(name, "r2") == pytest.approx(r2_score(held["y"], held[name]), abs=1e-12)
+        assert result.accuracy(name, "rmse") == pytest.approx(np.sqrt(mean_squared_error(held["y"], held[name])), abs=1e-12)
+    assert "R² falls from" in result.cost_sentence() and " pp" not in result.summary().splitlines()[2]
+    assert result.summary().splitlines()[0].startswith("Repaired predictor (fair: a learner on the fair twins), judged on 150 held-out rows: ")
