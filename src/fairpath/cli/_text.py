@@ -28,7 +28,7 @@ def _register_audit(text_subparsers) -> None:
     audit = text_subparsers.add_parser(
         "audit", help="sample continuations of counterfactual prompts and measure sentiment fairness",
         description="Sample continuations of every template filled with every value, score their sentiment "
-                    "and report individual and group fairness (Huang et al., 2020) with intervals and noise floors.",
+                    "and report individual and group fairness (Huang et al., 2020) with permutation tests and noise floors.",
     )
     audit.add_argument("--model", default="default",
                        help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder; with --backend openai, "

@@ -45,7 +45,8 @@ class TextAuditResult(ResultMixin):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per scorer (``subject``) and metric (``measure``): estimate (no se or interval), null mean,
-        excess, permutation p, Holm p and the verdict."""
+        excess, permutation p, Holm p (over the testable tests), the verdict, the smallest detectable excess and
+        why a test is not testable (empty when it is)."""
         return result_frame(pd.concat([result.to_frame() for result in self.fairness.values()], ignore_index=True))
 
     def to_dict(self) -> dict:
