@@ -402,14 +402,14 @@ def _untestable(null: np.ndarray, n_permutations: int, alpha: float, degenerate:
                               "sample more continuations per prompt or use more templates")
     # The observed statistic is one relabelling: at best it ties the largest draws, whose share bounds p.
     top = np.max(null)
-    smallest_p = np.sum(null >= top - _TOLERANCE * max(1.0, abs(top))) / (1 + n_permutations)
-    if smallest_p < alpha:
+    at_top = int(np.sum(null >= top - _TOLERANCE * max(1.0, abs(top))))
+    if at_top / (1 + n_permutations) < alpha:
         return ""
     if 1 / (1 + n_permutations) >= alpha:
         return (f"with {n_permutations} permutations the smallest attainable p is {1 / (1 + n_permutations):.3g}, not below "
                 f"α = {alpha:g}; use at least {int(np.floor(1 / alpha))} permutations (999 is a good default)")
-    return (f"the permutation distribution takes few values (the largest is drawn {smallest_p:.3g} of the time), so the "
-            f"smallest attainable p is not below α = {alpha:g}; sample more continuations per prompt or use more templates")
+    return (f"the permutation distribution takes few values (its largest came up in {at_top} of {n_permutations} permutations), "
+            f"so the smallest attainable p is not below α = {alpha:g}; sample more continuations per prompt or use more templates")
 
 
 def _test(observed: float, null: np.ndarray, n_permutations: int, alpha: float, two_sided: bool = False,
