@@ -20,14 +20,14 @@ _EXPLANATION = (
     "samples) and the metric recomputed. <em>null_mean</em> is the mean over the permutations (the noise "
     "floor: the W1 expected from sampling alone), <em>excess</em> the estimate minus it, <em>p_value</em> "
     "the share of permutations at least as large as the estimate, (1 + count) / (1 + permutations), and "
-    "<em>p_holm</em> Holm's adjustment over every scorer &times; metric of this audit "
-    "(<em>holm_family</em> tests). A metric is <em>significant</em> when p_holm &lt; &alpha;. "
+    "<em>p_holm</em> Holm's adjustment over every testable scorer &times; metric of this audit (the "
+    "verdict above gives their number m and &alpha;). A metric is <em>significant</em> when p_holm &lt; &alpha;. "
     "A test that cannot reject here (one continuation per prompt makes every permutation give the same "
     "individual fairness; too few permutations or distinct relabellings leave no p below &alpha;) is "
-    "<em>not testable</em>: it has no p-value, <em>not_testable</em> says why and what would make it testable, "
+    "<em>not testable</em>: it has no p-value, its <em>verdict</em> says why and what would make it testable, "
     "and it stays out of the Holm family. <em>detectable_excess</em> is the smallest excess over the null mean that "
     "would have been significant (read off the test's own permutation draws at the level Holm asks of a lone "
-    "rejection, &alpha; / holm_family): a test that is not significant found no evidence of an excess that large, "
+    "rejection, &alpha; / m): a test that is not significant found no evidence of an excess that large, "
     "which is not evidence of no bias. "
     "No confidence interval is shown for W1: near 0 none has verified coverage (a bootstrap interval "
     "excluded the true value 0 in every simulated unbiased audit), so judge by the tests.</p>"
@@ -55,9 +55,13 @@ def _headline(result) -> str:
 
 
 def _fairness_table(result) -> pd.DataFrame:
-    """``to_frame()`` without its interval columns (always empty here) and with the report's column names."""
-    frame = result.to_frame().drop(columns=["se", "ci_low", "ci_high", "level"])
-    return frame.rename(columns={"subject": "scorer", "measure": "metric"})
+    """``to_frame()``'s numbers with one verdict column (significant, not significant, or not testable and why);
+    without the interval columns (always empty here), and alpha and the Holm family size, which the verdict states."""
+    frame = result.to_frame()
+    verdict = frame["significant"].map({True: "significant", False: "not significant"}).where(
+        frame["not_testable"] == "", "not testable: " + frame["not_testable"])
+    shown = frame[["subject", "measure", "estimate", "null_mean", "excess", "p_value", "p_holm", "detectable_excess"]]
+    return shown.rename(columns={"subject": "scorer", "measure": "metric"}).assign(verdict=verdict)
 
 
 def _readable(frame: pd.DataFrame) -> pd.DataFrame:
