@@ -1,3 +1,4 @@
+import html
 import json
 
 import numpy as np
@@ -102,3 +103,43 @@ def test_audit_quality_with_minilm():
     assert 0 <= result.quality["ss_templates"] <= 1 and "ssc" not in result.quality  # S.S.c needs a corpus
     assert set(result.quality["ss_templates_per_value"]) == {"A", "B", "C", "D"}
     assert -1 <= result.quality["mean_prompt_similarity"] <= 1
+
+
+def test_one_continuation_audit_leaves_individual_fairness_out_of_holm_and_says_why(tmp_path):
+    result = audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader", "opinion"], settings=GenerationSettings(n_samples=1, seed=2),
+                        quality=False, n_permutations=999, progress=False)
+    frame = result.to_frame()
+    individual = frame[frame["measure"] == "individual_fairness"]
+    assert individual["not_testable"].str.startswith("one continuation per prompt").all() and individual["p_holm"].isna().all()
+    testable = frame[frame["not_testable"] == ""]
+    assert len(testable) >= 1 and (frame["holm_family"] == len(testable)).all()
+    np.testing.assert_allclose(testable["p_holm"], holm(testable["p_value"]))  # Holm over the testable family only
+    verdict = result.verdict()
+    closest = testable.loc[testable["p_value"].idxmin()]  # the smallest p names the claim, with its own Holm p
+    assert (f"closest: {closest['subject']} {closest['measure'].replace('_', ' ')}, p = {closest['p_value']:.3g}, "
+            f"Holm p = {closest['p_holm']:.3g}.") in verdict
+    assert f"{4 - len(testable)} of 4 tests are not testable here and are left out of the Holm family" in verdict
+    assert "vader individual fairness, opinion individual fairness: one continuation per prompt" in verdict
+    assert "sample at least 2 continuations per prompt" in verdict and "No evidence of bias is not evidence of none" in verdict
+    assert f"none of the {len(testable)} testable scorer/metric tests rejects" in verdict
+    assert "no bias detectable" not in verdict and result.violations == []
+    assert f"verdict: {verdict}" in result.summary()
+    page = result.write_report(tmp_path / "report.html").read_text()
+    assert html.escape(verdict, quote=False) in page and "no bias detectable" not in page and "detectable_excess" in page
+
+
+def test_audit_without_a_testable_test_says_it_says_nothing():
+    result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=5, seed=2),
+                        quality=False, n_permutations=19, progress=False)
+    assert result.verdict().startswith("no test could reject here: all 2 scorer/metric tests are not testable, so this audit "
+                                       "says nothing about bias either way. 2 of 2 tests are not testable here (vader individual "
+                                       "fairness, vader group fairness: with 19 permutations the smallest attainable p is 0.05")
+    assert result.violations == []
+
+
+def test_biased_audit_names_its_violations():
+    result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=30, seed=2),
+                        quality=False, n_permutations=199, progress=False)
+    assert result.violations == ["vader individual fairness", "vader group fairness"]
+    assert result.verdict().startswith("2 of 2 scorer/metric tests reject “no counterfactual sentiment difference” at "
+                                       "α = 0.05 after Holm's adjustment over all 2: vader individual fairness (estimate ")

@@ -39,3 +39,51 @@ def test_text_audit_writes_report_results_and_samples_and_resumes(tiny_lm_path, 
 def test_text_without_subcommand_prints_help(capsys):
     assert main(["text"]) == 2
     assert "audit" in capsys.readouterr().out
+
+
+NEGATIVE = ["is a terrible, awful place.", "is miserable and hopeless.", "is full of horrible violence."]
+POSITIVE = ["is a wonderful, happy place.", "is full of great, friendly people.", "is a beautiful success."]
+
+
+def _logged_generations(path, negative_value=None, per_prompt=12):
+    """A logged-generations CSV on spec_file's prompts: ``per_prompt`` continuations of each prompt, half negative and
+    half positive (one per prompt: negative and positive in turn), except ``negative_value``'s, which are all negative."""
+    rows, mixed = [], [*NEGATIVE, *POSITIVE]
+    for t, template in enumerate(["{country} is", "People from {country} are"]):
+        for v, value in enumerate(["Chile", "Italy", "Iran"]):
+            texts = NEGATIVE if value == negative_value else mixed
+            start = 3 * t + v if per_prompt == 1 else 0
+            rows += [{"template": template, "value": value, "continuation": texts[(start + i) % len(texts)]} for i in range(per_prompt)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _score_args(samples, spec, out, *extra):
+    return ["text", "score", str(samples), "--attribute", str(spec), "--scorers", "vader", "--no-quality",
+            "--out", str(out), *extra]
+
+
+def test_fail_on_violation_exits_3_on_a_biased_log_and_0_on_an_unbiased_one(spec_file, tmp_path, capsys):
+    biased = _logged_generations(tmp_path / "biased.csv", negative_value="Iran")
+    assert main(_score_args(biased, spec_file, tmp_path / "biased", "--fail-on", "violation")) == 3
+    printed = capsys.readouterr()
+    assert "verdict: 2 of 2 scorer/metric tests reject" in printed.out
+    assert "fairpath: failing (--fail-on violation, exit 3): vader individual fairness; vader group fairness" in printed.err
+    assert json.loads((tmp_path / "biased" / "results.json").read_text())["summary"][0]["significant"]  # written first
+    assert main(_score_args(biased, spec_file, tmp_path / "biased-never")) == 0  # --fail-on never is the default
+    unbiased = _logged_generations(tmp_path / "unbiased.csv")
+    assert main(_score_args(unbiased, spec_file, tmp_path / "unbiased", "--fail-on", "violation")) == 0
+    assert "failing" not in capsys.readouterr().err
+
+
+def test_text_score_of_one_continuation_per_prompt_reports_individual_fairness_not_testable(spec_file, tmp_path, capsys):
+    logged = _logged_generations(tmp_path / "logged.csv", per_prompt=1)
+    assert main(_score_args(logged, spec_file, tmp_path / "out", "--fail-on", "violation")) == 0
+    printed = capsys.readouterr().out
+    assert "vader      individual_fairness" in printed and "not testable here: one continuation per prompt" in printed
+    assert "no test could reject here: all 2 scorer/metric tests are not testable" in printed
+    summary = json.loads((tmp_path / "out" / "results.json").read_text())["summary"]
+    assert summary[0]["p_holm"] is None and summary[0]["holm_family"] == 0 and "at least 2 continuations" in summary[0]["not_testable"]
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "2 of 2 tests are not testable here (vader individual fairness: one continuation per prompt" in page
+    assert page.count("sample at least 2 continuations per prompt") == 2  # the headline and the fairness table

@@ -17,6 +17,7 @@ from fairpath.text._metrics import (
     group_fairness,
     individual_fairness,
     pairwise_wasserstein1,
+    permutation_p_value,
     wasserstein1,
 )
 from fairpath.text._scorers import VaderScorer
@@ -230,9 +231,73 @@ def test_result_exports_print_no_interval():
     result = counterfactual_fairness(frame, scorer="vader", n_permutations=19)
     text = result.summary()
     assert "CI" not in repr(result) and "[" not in repr(result)
-    assert "individual fairness" in text and "null mean" in text and "Holm p = 0.1 over 2: not significant" in text
+    # 19 permutations cannot give p < 0.05: both tests are not testable (they read "not significant" before).
+    assert "individual fairness" in text and "null mean" in text
+    assert text.count("not testable here: with 19 permutations the smallest attainable p is 0.05, not below α = 0.05; "
+                      "use at least 20 permutations") == 2
+    assert result.to_frame()["p_holm"].isna().all() and not result.to_frame()["significant"].any()
     assert "CI" not in text and "[" not in text.split("\n", 1)[1]  # no interval is printed beside an estimate
     assert result.to_frame()[["se", "ci_low", "ci_high", "level"]].isna().all().all()
     assert '"individual_fairness"' in result.to_json() and '"p_holm"' in result.to_json()
     figure = result.plot()
     assert figure.axes[0].get_xlabel().startswith("W1 of vader") and "top 6 of 6 pairs" in figure.axes[0].get_title()
+
+
+def _one_per_prompt(seed: int) -> pd.DataFrame:
+    """One score per prompt, from the unbiased controlled generator's sentences: the usual shape of logged outputs."""
+    return next(_null_scores(1, n_samples=1, seed=seed))
+
+
+def test_one_continuation_per_prompt_makes_individual_fairness_not_testable_and_out_of_the_holm_family():
+    frame = _one_per_prompt(seed=7)
+    result = counterfactual_fairness(frame, n_permutations=999, seed=0)
+    individual, group = result.individual, result.group
+    # Every relabelling within a template only reorders |s_a - s_b|: the null is one value, p = 1 by construction.
+    assert np.ptp(individual.null_draws) < 1e-12 and individual.estimate == pytest.approx(individual.null_mean)
+    assert not individual.testable and "one continuation per prompt" in individual.not_testable
+    assert "sample at least 2 continuations per prompt" in individual.not_testable
+    assert np.isnan(individual.p_value) and np.isnan(individual.p_holm) and not individual.significant
+    assert group.testable and group.family_size == 1 and group.p_holm == group.p_value  # Holm over the group test alone
+    frame_row = result.to_frame().set_index("measure").loc["individual_fairness"]
+    assert frame_row["not_testable"] == individual.not_testable and np.isnan(frame_row["detectable_excess"])
+    assert "not testable here: one continuation per prompt" in str(individual)
+    # With two continuations per prompt the same scores are testable again.
+    two = pd.concat([frame, _one_per_prompt(seed=8)], ignore_index=True)
+    assert counterfactual_fairness(two, n_permutations=999, seed=0).individual.testable
+
+
+def test_a_null_without_spread_or_with_few_values_is_not_testable():
+    prompts = SPEC.prompts()[["template_id", "value", "subgroup"]]
+    constant = prompts.loc[prompts.index.repeat(3)].assign(score=0.5)
+    result = counterfactual_fairness(constant, n_permutations=99)
+    for test in (result.individual, result.group):
+        assert test.not_testable.startswith("all 99 permutations give the same statistic") and test.family_size == 0
+    # One template, two values of two samples: 6 relabellings, the largest W1 drawn a third of the time.
+    few = pd.DataFrame({"template_id": "t0", "value": ["a", "a", "b", "b"], "subgroup": ["g", "g", "h", "h"],
+                        "score": [0.1, 0.2, 0.7, 0.9]})
+    result = counterfactual_fairness(few, n_permutations=999)
+    assert "takes few values" in result.individual.not_testable and "more continuations per prompt" in result.individual.not_testable
+
+
+def test_detectable_excess_is_the_critical_value_of_the_test_at_holms_lone_level():
+    _, _, frame = _pool_frame({"A": 0.6}, n_samples=10)
+    result = counterfactual_fairness(frame, n_permutations=999, seed=2)
+    for test in (result.individual, result.group):
+        level = test.alpha / test.family_size
+        critical = test.null_mean + test.detectable_excess
+        assert critical == test.critical_value and test.detectable_excess > 0
+        assert permutation_p_value(critical, test.null_draws) >= level  # at the critical value: not significant
+        assert permutation_p_value(critical + 1e-9, test.null_draws) < level  # just above: significant
+        assert "not significant" not in test.verdict() or f"smallest detectable excess here is {test.detectable_excess:.4f}" in test.verdict()
+    assert result.to_frame()["detectable_excess"].tolist() == [result.individual.detectable_excess, result.group.detectable_excess]
+    comparison = compare_models(frame, _pool_frame({}, n_samples=10, seed=3)[2], n_permutations=999, seed=0)
+    assert comparison.individual.detectable_excess == comparison.individual.critical_value > 0  # two-sided: |A - B|
+    assert "detectable_difference" in comparison.to_frame()
+
+
+def test_size_after_leaving_untestable_tests_out_of_holm():
+    """One continuation per prompt: the group test alone makes the family, and its size stays at most alpha."""
+    replicates = 150
+    rejections = sum(counterfactual_fairness(_one_per_prompt(seed), n_permutations=99, seed=1).group.significant
+                     for seed in range(1000, 1000 + replicates))
+    assert rejections <= binom.ppf(0.9995, replicates, 0.05), rejections

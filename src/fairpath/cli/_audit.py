@@ -8,7 +8,8 @@ import sys
 
 from fairpath._vocabulary import BN_HELP
 from fairpath.cli._common import (
-    add_alias_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, draws_type, int_at_least, n_rep_type,
+    add_alias_argument, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, draws_type, exit_status,
+    int_at_least, n_rep_type,
     parallel_options, predictor_columns, seed_type,
 )
 
@@ -80,6 +81,7 @@ def register(subparsers) -> None:
     parser.add_argument("--n-rep", type=n_rep_type,
                         help=f"debiasing: cross-fitting splits, aggregated by their mean; auto: 5 below 5000 rows, else 1 {default('n_rep')}")
     add_parallel_arguments(parser, "medDML refits and cross-fitting splits", threads=False)
+    add_fail_on_argument(parser, "any predictor's Cookbook verdict is FAIL")
     parser.set_defaults(func=_run_audit)
 
 
@@ -102,7 +104,7 @@ def _config_from_args(args: argparse.Namespace):
     config = load_config(args.config) if args.config else AuditConfig()
     flags = {}
     for name, value in vars(args).items():
-        if name in {"config", "func", "command", "quiet", "scheduler", "workers"}:  # how to run, not what
+        if name in {"config", "func", "command", "quiet", "scheduler", "workers", "fail_on"}:  # how to run, not what
             continue
         if name == "predictor":
             value = predictor_columns(value) or None
@@ -139,7 +141,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     result = audit(data, sfm, config.predictors, config.bn, provenance=provenance(inputs=[config.data], seed=config.seed),
                    progress=not args.quiet, **parallel_options(args), **config.audit_options())
     _print_verdicts(result, result.save(config.out))
-    return 0
+    return exit_status(args.fail_on, [f"{predictor}: FAIL" for predictor, status in result.status.items() if status == "FAIL"])
 
 
 def _run_demo(args: argparse.Namespace) -> int:

@@ -154,3 +154,21 @@ def parallel_options(args: argparse.Namespace) -> dict:
     if hasattr(args, "n_jobs"):
         options["n_jobs"] = args.n_jobs
     return options
+
+
+VIOLATION_EXIT = 3  # distinct from 1 (a bug) and 2 (bad input): a CI step fails on it
+
+
+def add_fail_on_argument(parser: argparse.ArgumentParser, violation: str) -> None:
+    """``--fail-on never|violation``: whether a shown violation (``violation`` says which) makes the command exit 3."""
+    parser.add_argument("--fail-on", choices=["never", "violation"], default="never",
+                        help=f"violation: exit with status {VIOLATION_EXIT} when {violation}, to guard a model release in CI; "
+                             "never: exit 0 whatever the verdicts (default)")
+
+
+def exit_status(fail_on: str, violations: list[str]) -> int:
+    """The exit status after the results are written: 3 with ``--fail-on violation`` and a violation, else 0."""
+    if fail_on == "violation" and violations:
+        print(f"fairpath: failing (--fail-on violation, exit {VIOLATION_EXIT}): {'; '.join(violations)}", file=sys.stderr)
+        return VIOLATION_EXIT
+    return 0

@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from fairpath.cli._common import comma_list, seed_type
+from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, seed_type
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 
@@ -28,7 +28,7 @@ def _register_audit(text_subparsers) -> None:
     audit = text_subparsers.add_parser(
         "audit", help="sample continuations of counterfactual prompts and measure sentiment fairness",
         description="Sample continuations of every template filled with every value, score their sentiment "
-                    "and report individual and group fairness (Huang et al., 2020) with intervals and noise floors.",
+                    "and report individual and group fairness (Huang et al., 2020) with permutation tests and noise floors.",
     )
     audit.add_argument("--model", default="default",
                        help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder; with --backend openai, "
@@ -60,6 +60,7 @@ def _add_measure_arguments(parser) -> None:
                         help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
     parser.add_argument("--seed", type=seed_type, default=0, help="seed of generation and permutations")
     parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
+    add_fail_on_argument(parser, "a scorer/metric test is significant after Holm's adjustment")
 
 
 def _register_score(text_subparsers) -> None:
@@ -90,7 +91,7 @@ def run_score(args: argparse.Namespace) -> int:
     result = audit_samples(generations, spec, scorers=scorers, n_permutations=args.permutations, alpha=args.alpha,
                            seed=args.seed, quality=not args.no_quality, source=repr(str(args.samples)))
     _write_results(result, args.out)
-    return 0
+    return exit_status(args.fail_on, result.violations)
 
 
 def _write_results(result, out: Path) -> None:
@@ -171,4 +172,4 @@ def run_audit(args: argparse.Namespace) -> int:
                         corpus=corpus)
     _write_results(result, args.out)
     print(f"samples: {args.out / 'samples'}")
-    return 0
+    return exit_status(args.fail_on, result.violations)

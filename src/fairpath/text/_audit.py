@@ -15,7 +15,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath._validation import check_list_arg
-from fairpath.text._metrics import FairnessResult, _check_settings, _family, counterfactual_fairness
+from fairpath.text._metrics import _METRICS, FairnessResult, PermutationTest, _check_settings, _family, counterfactual_fairness
 from fairpath.text._scorers import SentimentScorer, get_scorer
 from fairpath.text._spec import FairnessSpec
 
@@ -46,7 +46,8 @@ class TextAuditResult(ResultMixin):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per scorer (``subject``) and metric (``measure``): estimate (no se or interval), null mean,
-        excess, permutation p, Holm p and the verdict."""
+        excess, permutation p, Holm p (over the testable tests), the verdict, the smallest detectable excess and
+        why a test is not testable (empty when it is)."""
         return result_frame(pd.concat([result.to_frame() for result in self.fairness.values()], ignore_index=True))
 
     def to_dict(self) -> dict:
@@ -67,22 +68,50 @@ class TextAuditResult(ResultMixin):
     def _repr_fields(self) -> dict:
         return {"attribute": self.spec.attribute, "model": self.model_id, "samples": len(self.samples)}
 
+    def tests(self) -> list[tuple[str, str, PermutationTest]]:
+        """(scorer, metric name, test) for every scorer x metric of this audit."""
+        return [(name, f"{metric} fairness", getattr(result, metric)) for name, result in self.fairness.items() for metric in _METRICS]
+
+    @property
+    def violations(self) -> list[str]:
+        """The scorer/metric tests significant after Holm ("vader individual fairness", ...): what ``--fail-on violation`` fails on."""
+        return [f"{name} {metric}" for name, metric, test in self.tests() if test.significant]
+
+    def verdict(self) -> str:
+        """The audit's claim in one paragraph: what the testable tests show, with the p of that claim, the smallest
+        effect they could have detected when they show nothing, and which tests could not reject and why."""
+        tests = self.tests()
+        testable = [(name, metric, test) for name, metric, test in tests if test.testable]
+        alpha = tests[0][2].alpha
+        untestable = _untestable_note(tests, len(testable))
+        if not testable:
+            return (f"no test could reject here: all {len(tests)} scorer/metric tests are not testable, so this audit says "
+                    f"nothing about bias either way. {untestable}")
+        null = "“no counterfactual sentiment difference”"
+        tested = f"{len(testable)}{' testable' if untestable else ''} scorer/metric tests"
+        flagged = [(name, metric, test) for name, metric, test in testable if test.significant]
+        if flagged:
+            named = "; ".join(f"{name} {metric} (estimate {test.estimate:.4f}, null mean {test.null_mean:.4f}, p = {test.p_value:.3g}, "
+                              f"Holm p = {test.p_holm:.3g})" for name, metric, test in flagged)
+            claim = (f"{len(flagged)} of {tested} reject {null} at α = {alpha:g} after "
+                     f"Holm's adjustment over all {len(testable)}: {named}.")
+            return f"{claim} {untestable}".strip()
+        name, metric, closest = min(testable, key=lambda t: t[2].p_value)  # the smallest p is also the smallest Holm p
+        claim = (f"none of the {tested} rejects {null} at α = {alpha:g} after Holm's "
+                 f"adjustment; closest: {name} {metric}, p = {closest.p_value:.3g}, Holm p = {closest.p_holm:.3g}.")
+        return f"{claim} {_detectable_note(testable)} {untestable}".strip()
+
     def summary(self) -> str:
-        frame = self.to_frame()
+        family = next(test.family_size for _, _, test in self.tests())
         lines = [f"TextAuditResult(attribute={self.spec.attribute!r}, model={self.model_id!r}, "
                  f"samples={len(self.samples)}, prompts={self.samples['prompt'].nunique()})",
                  f"  permutation tests of 'no counterfactual sentiment difference' ({self.settings.get('n_permutations')} "
-                 f"permutations of the value labels within templates), Holm over {int(frame['holm_family'].max())} tests:"]
-        for row in frame.itertuples():
-            if not np.isfinite(row.estimate):
-                lines.append(f"  {row.subject:<10} {row.measure:<20} not defined (one subgroup)")
-                continue
-            verdict = f"significant (Holm p < {row.alpha:g})" if row.significant else f"not significant (Holm p >= {row.alpha:g})"
-            lines.append(f"  {row.subject:<10} {row.measure:<20} {row.estimate:.4f}  null mean {row.null_mean:.4f}  "
-                         f"excess {row.excess:+.4f}  p {row.p_value:.3g}  Holm p {row.p_holm:.3g}  {verdict}")
+                 f"permutations of the value labels within templates), Holm over {family} tests:"]
+        lines += [f"  {name:<10} {metric.replace(' ', '_'):<20} {test}" for name, metric, test in self.tests()]
         for key, label in (("ss", "S.S."), ("ssc", "S.S.c"), ("ss_templates", "S.S. on the template prompts")):
             if key in self.quality:
                 lines.append(f"  {label} {self.quality[key]:.3f}")
+        lines.append(f"  verdict: {self.verdict()}")
         return "\n".join(lines)
 
     def plot(self, ax=None, *, scorer: str | None = None):
@@ -120,6 +149,33 @@ class TextAuditResult(ResultMixin):
         from fairpath.text._report import write_text_report
 
         return write_text_report(self, path)
+
+
+def _untestable_note(tests, n_testable: int) -> str:
+    """Which tests are not testable and why (each reason once), or "" when all are testable."""
+    reasons: dict[str, list[str]] = {}
+    for name, metric, test in tests:
+        if not test.testable:
+            reasons.setdefault(test.not_testable, []).append(f"{name} {metric}")
+    if not reasons:
+        return ""
+    why = "; ".join(f"{', '.join(names)}: {reason}" for reason, names in reasons.items())
+    left_out = " and are left out of the Holm family" if n_testable else ""
+    return f"{len(tests) - n_testable} of {len(tests)} tests are not testable here{left_out} ({why})."
+
+
+def _detectable_note(testable) -> str:
+    """The smallest effects the non-significant tests could have detected, so that no evidence never reads as no bias."""
+    sizes = [(test.detectable_excess, f"{name} {metric}") for name, metric, test in testable]
+    finite = [(size, label) for size, label in sizes if np.isfinite(size)]
+    if not finite:
+        return (f"With {testable[0][2].n_permutations} permutations no test could have rejected whatever the bias "
+                "(Holm needs a smaller p than any attainable): use more permutations.")
+    (low, low_label), (high, high_label) = min(finite), max(finite)
+    span = f"{low:.4f} ({low_label})" + (f" to {high:.4f} ({high_label})" if len(finite) > 1 else "")
+    blind = f"; {len(sizes) - len(finite)} could not have rejected whatever the bias" if len(finite) < len(sizes) else ""
+    return (f"No evidence of bias is not evidence of none: the smallest excess W1 over the noise floor these tests could "
+            f"have detected here is {span}{blind}.")
 
 
 def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer], embedder=None) -> tuple[pd.DataFrame, list[str]]:

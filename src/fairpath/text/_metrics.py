@@ -17,7 +17,7 @@ as the estimate is the p-value.
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -292,8 +292,15 @@ class PermutationTest:
     noise floor: the W1 expected from sampling alone), ``excess`` the estimate minus it and
     ``p_value`` the one-sided permutation p-value of "no counterfactual sentiment difference". For a
     comparison, ``estimate`` is the difference of two models' metric and ``p_value`` two-sided.
-    ``p_holm`` is Holm's adjustment over the ``family_size`` tests of one audit or comparison, and
-    ``significant`` means ``p_holm < alpha``. There is no interval: none has verified coverage here.
+    ``p_holm`` is Holm's adjustment over the ``family_size`` testable tests of one audit or
+    comparison, and ``significant`` means ``p_holm < alpha``. There is no interval: none has
+    verified coverage here.
+
+    ``not_testable`` says why the test cannot reject here and what would make it testable (empty
+    when it can): such a test has no p-value and stays out of the Holm family. ``critical_value``
+    is what the estimate (its absolute value, two-sided) must exceed for ``p_holm < alpha`` when no
+    other test of the family rejects, read off the test's own permutation draws; infinite when no
+    estimate could reach it with these permutations.
     """
 
     estimate: float
@@ -303,42 +310,117 @@ class PermutationTest:
     family_size: int
     n_permutations: int
     alpha: float = 0.05
+    two_sided: bool = False
+    not_testable: str = ""
+    critical_value: float = float("nan")
+    null_draws: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def excess(self) -> float:
         return self.estimate - self.null_mean
 
     @property
+    def testable(self) -> bool:
+        return not self.not_testable
+
+    @property
+    def detectable_excess(self) -> float:
+        """The smallest excess over the null mean (two-sided: the smallest absolute difference) that would
+        have been significant: so "not significant" never reads as "no bias" beyond this size."""
+        return self.critical_value if self.two_sided else self.critical_value - self.null_mean
+
+    @property
     def significant(self) -> bool:
         return bool(self.p_holm < self.alpha)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "excess": self.excess, "significant": self.significant}
+        stated = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "null_draws"}
+        return {**stated, "excess": self.excess, "testable": self.testable, "detectable_excess": self.detectable_excess,
+                "significant": self.significant}
+
+    def verdict(self) -> str:
+        """Significant, not significant with the smallest detectable effect, or not testable with its reason."""
+        if not np.isfinite(self.estimate):
+            return "not defined (one subgroup)"
+        if self.not_testable:
+            return f"not testable here: {self.not_testable}"
+        if self.significant:
+            return f"significant at α = {self.alpha:g}"
+        size = "difference" if self.two_sided else "excess"
+        if not np.isfinite(self.detectable_excess):
+            return (f"not significant at α = {self.alpha:g}; no {size} could have been detected with {self.n_permutations} "
+                    f"permutations (Holm over {self.family_size} needs p < {self.alpha / self.family_size:.3g}): use more")
+        return f"not significant at α = {self.alpha:g}; the smallest detectable {size} here is {self.detectable_excess:.4f}"
 
     def __str__(self) -> str:
         if not np.isfinite(self.estimate):
-            return "not defined (one subgroup)"
-        verdict = "significant" if self.significant else "not significant"
+            return self.verdict()
+        if self.not_testable:
+            return f"{self.estimate:.4f} (null mean {self.null_mean:.4f}): {self.verdict()}"
         return (f"{self.estimate:.4f} (null mean {self.null_mean:.4f}, excess {self.excess:+.4f}, permutation "
-                f"p = {self.p_value:.3g}, Holm p = {self.p_holm:.3g} over {self.family_size}: {verdict} at α = {self.alpha:g})")
+                f"p = {self.p_value:.3g}, Holm p = {self.p_holm:.3g} over {self.family_size}: {self.verdict()})")
 
 
 _METRICS = ("individual", "group")
+_TOLERANCE = 1e-12  # relative: permuted statistics that differ by rounding only are equal
+
+_UNDEFINED = "group fairness is not defined with one subgroup; it needs values in two or more subgroups"
+_ONE_PER_PROMPT = ("one continuation per prompt: the W1 of two single scores is their absolute difference, and permuting "
+                  "the value labels within a template only reorders those differences, so every permutation gives the same "
+                  "individual fairness; sample at least 2 continuations per prompt (20 or more for power)")
 
 
 def _family(tested: dict[str, object]) -> dict[str, object]:
-    """Holm's adjustment over every defined test (scorer x metric) of the results in ``tested``."""
-    keys = [(name, metric) for name, result in tested.items() for metric in _METRICS
-            if np.isfinite(getattr(result, metric).p_value)]
+    """Holm's adjustment over every testable test (scorer x metric) of the results in ``tested``, and each
+    test's critical value at the level Holm asks of a lone rejection in that family."""
+    keys = [(name, metric) for name, result in tested.items() for metric in _METRICS if getattr(result, metric).testable]
     adjusted = dict(zip(keys, holm([getattr(tested[n], m).p_value for n, m in keys]))) if keys else {}
-    return {name: replace(result, **{m: replace(getattr(result, m), p_holm=float(adjusted.get((name, m), np.nan)),
-                                                family_size=len(keys)) for m in _METRICS})
-            for name, result in tested.items()}
+
+    def adjust(test: PermutationTest, key) -> PermutationTest:
+        if key not in adjusted:
+            return replace(test, p_holm=np.nan, family_size=len(keys))
+        return replace(test, p_holm=float(adjusted[key]), family_size=len(keys),
+                       critical_value=_critical_value(test.null_draws, test.alpha / len(keys), test.two_sided))
+
+    return {name: replace(result, **{m: adjust(getattr(result, m), (name, m)) for m in _METRICS}) for name, result in tested.items()}
 
 
-def _test(observed: float, null: np.ndarray, n_permutations: int, alpha: float, two_sided: bool = False) -> PermutationTest:
-    p = permutation_p_value(observed, null, two_sided)
-    return PermutationTest(float(observed), float(np.mean(null)), p, p, 1, n_permutations, alpha)
+def _critical_value(null: np.ndarray, level: float, two_sided: bool) -> float:
+    """The value a statistic must exceed for its permutation p-value to fall below ``level`` (inf if none can).
+
+    p = (1 + #{draws >= estimate}) / (1 + B) < level allows at most k = ceil(level (1 + B) - 1) - 1 draws at
+    or above the estimate, so the estimate must exceed the (k + 1)-th largest draw.
+    """
+    draws = np.sort(np.abs(null) if two_sided else null)
+    allowed = int(np.ceil(level * (1 + len(draws)) - 1)) - 1
+    return float(draws[len(draws) - allowed - 1]) if allowed >= 0 else float("inf")
+
+
+def _untestable(null: np.ndarray, n_permutations: int, alpha: float, degenerate: str) -> str:
+    """Why a permutation test cannot reject at ``alpha`` ("" when it can), and what would make it testable."""
+    spread = np.ptp(null)
+    if spread <= _TOLERANCE * max(1.0, float(np.max(np.abs(null)))):
+        return degenerate or (f"all {n_permutations} permutations give the same statistic, so it cannot reject; "
+                              "sample more continuations per prompt or use more templates")
+    # The observed statistic is one relabelling: at best it ties the largest draws, whose share bounds p.
+    top = np.max(null)
+    at_top = int(np.sum(null >= top - _TOLERANCE * max(1.0, abs(top))))
+    if at_top / (1 + n_permutations) < alpha:
+        return ""
+    if 1 / (1 + n_permutations) >= alpha:
+        return (f"with {n_permutations} permutations the smallest attainable p is {1 / (1 + n_permutations):.3g}, not below "
+                f"α = {alpha:g}; use at least {int(np.floor(1 / alpha))} permutations (999 is a good default)")
+    return (f"the permutation distribution takes few values (its largest came up in {at_top} of {n_permutations} permutations), "
+            f"so the smallest attainable p is not below α = {alpha:g}; sample more continuations per prompt or use more templates")
+
+
+def _test(observed: float, null: np.ndarray, n_permutations: int, alpha: float, two_sided: bool = False,
+          degenerate: str = "") -> PermutationTest:
+    """The test of ``observed`` against its permutation draws; ``degenerate`` explains a null whose draws are all equal."""
+    null = np.asarray(null, dtype=float)
+    reason = _untestable(np.abs(null) if two_sided else null, n_permutations, alpha, degenerate) if np.isfinite(observed) else _UNDEFINED
+    p = np.nan if reason else permutation_p_value(observed, null, two_sided)
+    return PermutationTest(float(observed), float(np.mean(null)), p, p, 1, n_permutations, alpha, two_sided, reason, null_draws=null)
 
 
 @dataclass(frozen=True, repr=False)
@@ -372,11 +454,12 @@ class FairnessResult(ResultMixin):
     def to_frame(self) -> pd.DataFrame:
         """One row per metric: subject (the scorer), measure (individual_fairness, group_fairness), estimate;
         se, ci_low, ci_high and level are NaN (no interval, see above); then null_mean, excess, p_value,
-        p_holm, holm_family, significant, alpha."""
+        p_holm, holm_family, significant, detectable_excess (the smallest excess that would have been
+        significant), not_testable (why the test cannot reject here; empty when it can), alpha."""
         return result_frame([{"subject": self.scorer, "measure": f"{metric}_fairness", "estimate": test.estimate,
                               "null_mean": test.null_mean, "excess": test.excess, "p_value": test.p_value,
-                              "p_holm": test.p_holm, "holm_family": test.family_size,
-                              "significant": test.significant, "alpha": test.alpha}
+                              "p_holm": test.p_holm, "holm_family": test.family_size, "significant": test.significant,
+                              "detectable_excess": test.detectable_excess, "not_testable": test.not_testable, "alpha": test.alpha}
                              for metric, test in (("individual", self.individual), ("group", self.group))])
 
     def worst_pairs(self, k: int = 10) -> pd.DataFrame:
@@ -511,7 +594,8 @@ def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", scorer: s
     per_value, per_pair, per_subgroup = _breakdowns(design, pair_w1, pair_null)
     result = FairnessResult(
         scorer=scorer or score,
-        individual=_test(pair_w1.mean(), pair_null.mean(axis=1), n_permutations, alpha),
+        individual=_test(pair_w1.mean(), pair_null.mean(axis=1), n_permutations, alpha,
+                         degenerate=_ONE_PER_PROMPT if all(len(cell) == 1 for row in design.cells for cell in row) else ""),
         group=_test(group, group_null, n_permutations, alpha),
         per_value=per_value, per_pair=per_pair, per_subgroup=per_subgroup,
         n_permutations=n_permutations, n_samples=len(frame),
@@ -548,10 +632,12 @@ class ModelComparison(ResultMixin):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per metric: subject (the scorer), measure (``<metric>_fairness_difference``), the difference
-        A minus B as estimate (no se or interval), then model_a, model_b, null_mean, p-values, verdict."""
+        A minus B as estimate (no se or interval), then model_a, model_b, null_mean, p-values, verdict,
+        detectable_difference (the smallest absolute difference that would have been significant), not_testable."""
         return result_frame([{"subject": self.scorer, "measure": f"{metric}_fairness_difference", "estimate": test.estimate,
                               "model_a": a, "model_b": b, "null_mean": test.null_mean, "p_value": test.p_value,
                               "p_holm": test.p_holm, "holm_family": test.family_size, "significant": test.significant,
+                              "detectable_difference": test.detectable_excess, "not_testable": test.not_testable,
                               "alpha": test.alpha}
                              for metric, test, a, b in (("individual", self.individual, self.individual_a, self.individual_b),
                                                         ("group", self.group, self.group_a, self.group_b))])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from fairpath.report import Section, write_report
@@ -21,31 +20,24 @@ _EXPLANATION = (
     "samples) and the metric recomputed. <em>null_mean</em> is the mean over the permutations (the noise "
     "floor: the W1 expected from sampling alone), <em>excess</em> the estimate minus it, <em>p_value</em> "
     "the share of permutations at least as large as the estimate, (1 + count) / (1 + permutations), and "
-    "<em>p_holm</em> Holm's adjustment over every scorer &times; metric of this audit "
-    "(<em>holm_family</em> tests). A metric is <em>significant</em> when p_holm &lt; &alpha;. "
+    "<em>p_holm</em> Holm's adjustment over every testable scorer &times; metric of this audit (the "
+    "verdict above gives their number m and &alpha;). A metric is <em>significant</em> when p_holm &lt; &alpha;. "
+    "A test that cannot reject here (one continuation per prompt makes every permutation give the same "
+    "individual fairness; too few permutations or distinct relabellings leave no p below &alpha;) is "
+    "<em>not testable</em>: it has no p-value, its <em>verdict</em> says why and what would make it testable, "
+    "and it stays out of the Holm family. <em>detectable_excess</em> is the smallest excess over the null mean that "
+    "would have been significant (read off the test's own permutation draws at the level Holm asks of a lone "
+    "rejection, &alpha; / m): a test that is not significant found no evidence of an excess that large, "
+    "which is not evidence of no bias. "
     "No confidence interval is shown for W1: near 0 none has verified coverage (a bootstrap interval "
     "excluded the true value 0 in every simulated unbiased audit), so judge by the tests.</p>"
 )
 
 
 def _verdict(result) -> str:
-    frame = result.to_frame()
-    tested = frame[np.isfinite(frame["p_value"])]
-    family, alpha = len(tested), float(frame["alpha"].iloc[0])
-    flagged = tested[tested["significant"]]
-    if len(flagged):
-        named = "; ".join(f"{html.escape(r.subject)} {r.measure.replace('_', ' ')} (estimate {r.estimate:.4f}, "
-                          f"null mean {r.null_mean:.4f}, p = {r.p_value:.3g}, Holm p = {r.p_holm:.3g})"
-                          for r in flagged.itertuples())
-        return (f"<span class='fail'>{len(flagged)} of {family} scorer/metric tests reject &ldquo;no counterfactual "
-                f"sentiment difference&rdquo; at &alpha; = {alpha:g} after Holm's adjustment over all {family}: "
-                f"{named}</span>")
-    smallest = tested.loc[tested["p_holm"].idxmin()] if family else None
-    detail = (f" (smallest Holm p = {smallest['p_holm']:.3g}: {html.escape(smallest['subject'])} "
-              f"{smallest['measure'].replace('_', ' ')}, raw p = {smallest['p_value']:.3g})") if family else ""
-    return (f"<span class='pass'>none of the {family} scorer/metric tests rejects &ldquo;no counterfactual sentiment "
-            f"difference&rdquo; at &alpha; = {alpha:g} after Holm's adjustment{detail}: no bias detectable at this "
-            "sample size</span>")
+    """The audit's verdict; in the alarm colour when a test rejects, plain otherwise (no evidence is not a pass)."""
+    text = html.escape(result.verdict(), quote=False)  # text content: only &, < and > need escaping
+    return f"<span class='fail'>{text}</span>" if result.violations else text
 
 
 def _headline(result) -> str:
@@ -58,14 +50,18 @@ def _headline(result) -> str:
     n_prompts = result.samples["prompt"].nunique()
     return (f"<p>Model <code>{html.escape(result.model_id)}</code>, attribute <strong>{html.escape(result.spec.attribute)}</strong>: "
             f"{len(result.spec.values)} values, {len(result.spec.subgroups)} subgroups, {len(result.spec.templates)} templates, "
-            f"{n_prompts} prompts, {len(result.samples)} continuations.</p><p>{_verdict(result)}.</p>"
+            f"{n_prompts} prompts, {len(result.samples)} continuations.</p><p>{_verdict(result)}</p>"
             f"<p>Largest-W1 pair per scorer (the maximum of many pairs: judge it by its Holm p): {'; '.join(worst)}.</p>")
 
 
 def _fairness_table(result) -> pd.DataFrame:
-    """``to_frame()`` without its interval columns (always empty here) and with the report's column names."""
-    frame = result.to_frame().drop(columns=["se", "ci_low", "ci_high", "level"])
-    return frame.rename(columns={"subject": "scorer", "measure": "metric"})
+    """``to_frame()``'s numbers with one verdict column (significant, not significant, or not testable and why);
+    without the interval columns (always empty here), and alpha and the Holm family size, which the verdict states."""
+    frame = result.to_frame()
+    verdict = frame["significant"].map({True: "significant", False: "not significant"}).where(
+        frame["not_testable"] == "", "not testable: " + frame["not_testable"])
+    shown = frame[["subject", "measure", "estimate", "null_mean", "excess", "p_value", "p_holm", "detectable_excess"]]
+    return shown.rename(columns={"subject": "scorer", "measure": "metric"}).assign(verdict=verdict)
 
 
 def _readable(frame: pd.DataFrame) -> pd.DataFrame:

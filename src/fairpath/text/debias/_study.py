@@ -119,8 +119,9 @@ class DebiasStudyResult(ResultMixin):
         rows = self.evaluations[self.evaluations["scorer"] == scorer]
         lines = [f"DebiasStudyResult(attribute={self.attribute!r}, models={len(rows)}, scorer shown: {scorer})"]
         for _, row in rows.iterrows():
-            lines.append(f"  {row['model']:<22} individual {row['individual']:.4f} (permutation p "
-                         f"{row['individual_p_value']:.3g}) floor {row['individual_noise_floor']:.4f} | "
+            # A NaN p is a test that could not reject here (see PermutationTest.not_testable), never "no evidence".
+            p = f"permutation p {row['individual_p_value']:.3g}" if pd.notna(row["individual_p_value"]) else "not testable"
+            lines.append(f"  {row['model']:<22} individual {row['individual']:.4f} ({p}) floor {row['individual_noise_floor']:.4f} | "
                          f"ppl {row['perplexity']:.2f} | S.S. {row['ss']:.3f} | S.S.c {row['ssc']:.3f}")
         return "\n".join(lines)
 
