@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from fairpath._vocabulary import BN_HELP
+from fairpath.cli import print_note
 from fairpath.cli._common import (
     add_alias_argument, add_parallel_arguments, add_predictor_argument, comma_list, int_at_least, n_rep_type, parallel_options, predictor_columns,
     seed_type,
@@ -112,7 +113,7 @@ def _config_from_args(args: argparse.Namespace):
 def _print_verdicts(result, paths: dict) -> None:
     print(result.cookbook_.summary())
     for note in result.notes_:
-        print(f"note: {note}")
+        print_note(note, file=sys.stdout)
     print(f"report: {paths['report']}")
     print(f"results: {paths['results']}")
 
