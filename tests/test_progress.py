@@ -92,3 +92,13 @@ def test_the_decomposition_cross_fit_reports_progress(monkeypatch):
     monkeypatch.setattr(sys, "stderr", quiet)
     decompose(sample.data, sample.sfm, learner="linear", n_folds=2, progress=False)
     assert quiet.getvalue() == ""
+
+
+def test_an_announcement_prints_one_line_unless_quiet(capsys):
+    _progress.announce("converting a model once")
+    _progress.set_quiet(True)
+    try:
+        _progress.announce("not shown")
+    finally:
+        _progress.set_quiet(False)
+    assert capsys.readouterr().err == "converting a model once\n"

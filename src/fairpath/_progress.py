@@ -27,6 +27,12 @@ def set_quiet(quiet: bool) -> None:
     _quiet = bool(quiet)
 
 
+def announce(message: str) -> None:
+    """A one-line notice on stderr of a slow step that has no count to show (``--quiet`` turns it off)."""
+    if not _quiet:
+        print(message, file=sys.stderr, flush=True)
+
+
 class StageLines:
     """A progress bar's stand-in for a stderr that is not a terminal: plain stage lines, no carriage returns.
 

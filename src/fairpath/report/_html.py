@@ -55,6 +55,11 @@ def _cell_html(text: str) -> str:
     return f'<td class="num">{html.escape(text, quote=False)}</td>' if numeric else f"<td>{html.escape(text, quote=False)}</td>"
 
 
+def format_count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 seed``, ``2 seeds``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
     """A table as HTML in a wrapper that scrolls sideways inside its card; cells holding a number, interval or
     p-value get the class ``num``, which never wraps (a number broken across lines, "5.31e-" over "12", misreads)."""

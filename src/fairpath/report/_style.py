@@ -49,3 +49,17 @@ def subplots(nrows: int = 1, ncols: int = 1, *, width: float = FULL_WIDTH, heigh
     """``plt.subplots`` in fairpath's style (width in inches, at most ``FULL_WIDTH`` for a report)."""
     with styled() as plt:
         return plt.subplots(nrows, ncols, figsize=(min(width, FULL_WIDTH), height), **options)
+
+
+def legend_below(ax, *, gap: float = 4.0, **options):
+    """The legend of ``ax`` under its tick and axis labels, where it can cover no data (``tight_layout`` and the
+    reports' ``bbox_inches="tight"`` make room for it). ``options`` go to ``Axes.legend`` (handles, labels, ncol ...)."""
+    from matplotlib.transforms import offset_copy
+
+    fig = ax.figure
+    # the labels' depth in points does not change when tight_layout later resizes the axes (renderer None:
+    # matplotlib's own, also for a Figure without pyplot)
+    depth = (ax.get_window_extent().y0 - ax.get_tightbbox().y0) * 72 / fig.dpi
+    anchor = offset_copy(ax.transAxes, fig=fig, y=-depth - gap, units="points")
+    options.setdefault("frameon", False)
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=anchor, **options)
