@@ -94,14 +94,16 @@ def test_warnings_print_once_as_notes_without_source_lines(tmp_path, capsys):
     data.loc[:2, "x"] = "c"  # three rows of a third group: the audit warns, and lists the same fact among its notes
     path = tmp_path / "data.csv"
     data.to_csv(path, index=False)
-    shown_before = warnings.showwarning
-    assert main(["audit", str(path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2", "--y", "y", "--predictor", "score",
-                 "--bn", "SE", "--learner", "linear", "--folds", "2", "--bootstrap", "20", "--bins", "4", "--quiet", "--out", str(tmp_path / "out")]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # as a user's shell has it, whatever filters the test run sets
+        shown_before = warnings.showwarning
+        assert main(["audit", str(path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2", "--y", "y", "--predictor", "score",
+                     "--bn", "SE", "--learner", "linear", "--folds", "2", "--bootstrap", "20", "--bins", "4", "--quiet", "--out", str(tmp_path / "out")]) == 0
+        assert warnings.showwarning is shown_before  # the library's callers keep their own warning display
     printed = capsys.readouterr()
     note = "note: 3 rows excluded because 'x' is neither 'a' nor 'b'"
     assert (printed.out + printed.err).count(note) == 1 and note in printed.err
     assert "UserWarning" not in printed.err and ".py:" not in printed.err  # no Python source path or code line
-    assert warnings.showwarning is shown_before  # the library's callers keep their own warning display
     with pytest.warns(UserWarning, match="3 rows excluded"):  # outside the command, the library still warns
         from fairpath.parity._audit import _keep_groups
 
