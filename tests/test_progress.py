@@ -1,9 +1,10 @@
-"""The progress helper: on only for a terminal, off with enabled=False or --quiet."""
+"""The progress helper: a bar on a terminal, plain stage lines otherwise, off with enabled=False or --quiet."""
 
 from __future__ import annotations
 
 import io
 import sys
+import time
 
 from fairpath import _progress
 from fairpath.cli import main
@@ -27,8 +28,39 @@ def test_bar_shows_on_a_terminal_and_quiet_turns_it_off(monkeypatch):
         _progress.set_quiet(False)
 
 
-def test_no_bar_when_stderr_is_not_a_terminal(capsys):
-    assert _progress.progress(range(3), desc="piped").disable
+def test_a_quick_step_prints_nothing_when_stderr_is_not_a_terminal(capsys):
+    # (was: no output at all when not a terminal, which left `frontier` silent for 70 s in a log)
+    assert list(_progress.progress(range(3), desc="piped")) == [0, 1, 2]
+    assert capsys.readouterr().err == ""
+
+
+def test_a_step_over_two_seconds_prints_plain_stage_lines_when_stderr_is_not_a_terminal(capsys, monkeypatch):
+    monkeypatch.setattr(_progress, "LINE_EVERY_S", 1.0)
+    with _progress.progress(total=3, desc="frontier") as bar:
+        bar.set_postfix_str("adapt ZW, seed 0")
+        time.sleep(_progress.STAGE_AFTER_S + 0.5)  # the first run of a step is still going: the timer's line
+        bar.update()
+        time.sleep(1.1)
+        bar.update(2)  # a second later: one more line, rate-limited to one per LINE_EVERY_S
+    err = capsys.readouterr().err
+    lines = [line.rsplit(", ", 1) for line in err.splitlines()]  # (state and count, elapsed seconds)
+    assert [text for text, _ in lines] == ["frontier: running, 0/3 done (adapt ZW, seed 0)", "frontier: running, 3/3 done (adapt ZW, seed 0)",
+                                           "frontier: done, 3/3 done (adapt ZW, seed 0)"]
+    seconds = [int(elapsed.removesuffix(" s")) for _, elapsed in lines]
+    assert seconds[0] >= 2 and seconds[1] >= 3 and seconds[2] >= seconds[1]
+    assert "\r" not in err
+
+
+def test_quiet_and_disabled_steps_print_no_stage_lines(capsys):
+    _progress.set_quiet(True)
+    try:
+        bar = _progress.progress(total=1, desc="quiet")
+    finally:
+        _progress.set_quiet(False)
+    assert bar.disable and _progress.progress(total=1, desc="off", enabled=False).disable
+    time.sleep(_progress.STAGE_AFTER_S + 0.3)
+    bar.close()
+    assert capsys.readouterr().err == ""
 
 
 def test_every_command_takes_quiet(tmp_path, capsys):
@@ -60,3 +92,13 @@ def test_the_decomposition_cross_fit_reports_progress(monkeypatch):
     monkeypatch.setattr(sys, "stderr", quiet)
     decompose(sample.data, sample.sfm, learner="linear", n_folds=2, progress=False)
     assert quiet.getvalue() == ""
+
+
+def test_an_announcement_prints_one_line_unless_quiet(capsys):
+    _progress.announce("converting a model once")
+    _progress.set_quiet(True)
+    try:
+        _progress.announce("not shown")
+    finally:
+        _progress.set_quiet(False)
+    assert capsys.readouterr().err == "converting a model once\n"

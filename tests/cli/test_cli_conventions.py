@@ -83,3 +83,28 @@ def test_decompose_reads_predictors_under_either_name(tmp_path, capsys):
     assert "--yhat is deprecated; use --predictor" in capsys.readouterr().err
     new, old = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("new", "old"))
     assert set(new["estimates"]) == {"y", "score"} and new["estimates"] == old["estimates"]
+
+
+def test_warnings_print_once_as_notes_without_source_lines(tmp_path, capsys):
+    import dataclasses
+    import warnings
+
+    sample = make_binary_sfm(400, seed=6)
+    data = sample.data.assign(score=sample.outcome_mean(sample.data), x=sample.data["x"].map({0: "a", 1: "b"}))
+    data.loc[:2, "x"] = "c"  # three rows of a third group: the audit warns, and lists the same fact among its notes
+    path = tmp_path / "data.csv"
+    data.to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # as a user's shell has it, whatever filters the test run sets
+        shown_before = warnings.showwarning
+        assert main(["audit", str(path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2", "--y", "y", "--predictor", "score",
+                     "--bn", "SE", "--learner", "linear", "--folds", "2", "--bootstrap", "20", "--bins", "4", "--quiet", "--out", str(tmp_path / "out")]) == 0
+        assert warnings.showwarning is shown_before  # the library's callers keep their own warning display
+    printed = capsys.readouterr()
+    note = "note: 3 rows excluded because 'x' is neither 'a' nor 'b'"
+    assert (printed.out + printed.err).count(note) == 1 and note in printed.err
+    assert "UserWarning" not in printed.err and ".py:" not in printed.err  # no Python source path or code line
+    with pytest.warns(UserWarning, match="3 rows excluded"):  # outside the command, the library still warns
+        from fairpath.parity._audit import _keep_groups
+
+        _keep_groups(data, dataclasses.replace(sample.sfm, x0="a", x1="b"), [])

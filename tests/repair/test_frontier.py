@@ -146,7 +146,27 @@ def test_spreads_are_shown_only_over_two_or_more_repeats():
     lines = result.summary().splitlines()
     assert "SPM 0.020 ± 0.010" in lines[1] and "(sd over n = 3 repeats)" in lines[1]
     assert "±" not in lines[2] and "SPM 0.200" in lines[2] and "(n = 1 repeat: no spread)" in lines[2]
-    top = result.plot().axes[0]
+    top, bottom = result.plot().axes
     assert top.containers[0].has_xerr and top.containers[0].has_yerr
     assert not top.containers[1].has_xerr and not top.containers[1].has_yerr
-    assert top.get_legend().get_texts()[1].get_text() == "unconstrained (n = 1 repeat: no spread)"
+    # the legend sits under the lower panel's axis label (it covered frontier points inside the top panel)
+    assert top.get_legend() is None and bottom.get_legend().get_texts()[1].get_text() == "unconstrained (n = 1 repeat: no spread)"
+
+
+def test_each_frontier_point_has_its_own_colour_and_marker_and_one_seed_shows_no_spread():
+    from fairpath.repair._frontier import FrontierResult
+    from fairpath.repair._report import frontier_section, frontier_table
+
+    points = [f"adapt {b}" for b in ("none", "Z", "W", "ZW")] + ["unconstrained"] + [f"constrained {b}" for b in ("none", "Z", "W", "ZW")]
+    runs = pd.DataFrame({"point": points, "kind": ["adaptation"] * 4 + ["unconstrained"] + ["constrained"] * 4, "bn_set": ["x"] * 9,
+                         "seed": 0, "spm": np.linspace(0, 0.2, 9), "ippm": np.linspace(0.1, 0, 9), "auc": np.linspace(0.6, 0.8, 9)})
+    result = FrontierResult(runs, {"repeats": 1, "quantile": 0.68})
+    top, bottom = result.plot().axes
+    looks = {(line.get_color(), line.get_marker()) for line in top.get_lines()}
+    assert len(looks) == 9  # nine points, nine looks (before: every adaptation point a circle, colours cycling)
+    assert "1 seed;" in top.get_title() and "seeds" not in top.get_title()
+    assert "outcome" not in bottom.get_xlabel() and "difference in the share" in bottom.get_xlabel() and "E[Y]" in top.get_ylabel()
+    table = frontier_table(result)
+    assert table.loc[0, "SPM (mean ± sd)"] == "+0.0000" and not table.drop(columns="point").astype(str).apply(lambda c: c.str.contains("±")).any().any()
+    section = frontier_section(result)
+    assert "1 seed;" in section.text and "one seed: no spread" in section.text and "Means of one seed" in section.tables[0][1]

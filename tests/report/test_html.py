@@ -35,3 +35,26 @@ def test_a_p_clause_never_prints_zero():
 
     assert p_clause("Holm p", 0.0) == "Holm p < 1e-16" and p_clause("Holm p", 3e-96) == "Holm p < 1e-16" and p_clause("p", 3e-10) == "p = 3e-10"
     assert p_clause("p", 0.04567) == "p = 0.0457"
+
+
+def test_tables_scroll_inside_their_card_and_numeric_cells_never_wrap():
+    from fairpath.report import table_html
+
+    frame = pd.DataFrame({"predictor": ["score <a>", "noise"], "estimate": [0.123456, float("nan")], "p (Holm)": ["< 1e-16", "5.31e-12"],
+                          "95% CI": ["[-0.0123,\u00a0+0.5000]", "[+0.0100,\u00a0+0.0300]"], "mean ± sd": ["+0.0100 ± 0.0020", "+0.0100"],
+                          "seeds": [2, 1], "verdict": ["FAIL: violation shown on DE", "SUCCESS"]})
+    page = table_html(frame)
+    assert page.startswith('<div class="table-scroll"><table class="table">') and page.endswith("</table></div>")
+    assert "<td>score &lt;a&gt;</td>" in page and '<td class="num">0.1235</td><td class="num">&lt; 1e-16</td>' in page
+    assert '<td></td><td class="num">5.31e-12</td>' in page  # a missing value is an empty cell
+    assert '<td class="num">[-0.0123,\u00a0+0.5000]</td><td class="num">+0.0100 ± 0.0020</td><td class="num">2</td>' in page
+    assert "<td>FAIL: violation shown on DE</td>" in page and page.count('class="num"') == 9
+    html = render_report("Title", [Section("Table").add_table(frame)])
+    assert ".table-scroll { overflow-x: auto;" in html and "td.num { white-space: nowrap;" in html
+
+
+def test_counts_take_the_noun_in_the_right_number():
+    from fairpath.report import format_count
+
+    assert format_count(1, "seed") == "1 seed" and format_count(2, "seed") == "2 seeds" and format_count(0, "repeat") == "0 repeats"
+    assert format_count(3, "series", "series") == "3 series"

@@ -258,6 +258,8 @@ class CausalDecomposition(ResultMixin):
         """
         import matplotlib.pyplot as plt
 
+        from fairpath.report import legend_below
+
         measures = [m for m in measures if m in self.measures]
         frame = self.to_frame().set_index(["subject", "measure"])
         fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(2 + 1.6 * len(measures), 3.8)))
@@ -272,8 +274,9 @@ class CausalDecomposition(ResultMixin):
                    capsize=3, label=outcome, color=color, edgecolor="black", linewidth=0.4)
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xticks(positions, [LABELS[m] for m in measures])
-        ax.set_ylabel(f"effect ({self.level:.0%} CI)")
+        ax.set_ylabel(f"effect on E[{self.sfm.y}] (outcome units)\nbars: {self.level:.0%} CI")
         ax.set_title(f"Decomposition of {self.sfm.x}: {self.sfm.x0} → {self.sfm.x1}")
-        ax.legend(frameon=False, fontsize=8)
+        fig.tight_layout()
+        legend_below(ax, fontsize=8, ncol=min(len(self.outcomes), 4))
         fig.tight_layout()
         return fig

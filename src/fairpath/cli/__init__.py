@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 import traceback
+import warnings
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._version import __version__
@@ -75,6 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_notes_printed: set[str] = set()
+
+
+def print_note(text: str, file=None) -> None:
+    """``note: <text>`` (on stderr unless ``file``), once per distinct text in a run of the command: a fact the
+    library warns about and then lists among a result's notes is printed once."""
+    if text not in _notes_printed:
+        _notes_printed.add(text)
+        print(f"note: {text}", file=file or sys.stderr)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` inside the command: the message as a note, without the library's source line."""
+    print_note(str(message))
+
+
 def _bug(error: BaseException) -> int:
     traceback.print_exception(error, file=sys.stderr)
     print(f"fairpath: internal error: {type(error).__name__}: {error}\n"
@@ -97,8 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     from fairpath import _progress
 
     _progress.set_quiet(bool(getattr(args, "quiet", False)))
+    _notes_printed.clear()
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # restores the caller's showwarning afterwards (the library never changes it)
+            warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except FairpathInputError as error:
         print(f"fairpath: error: {error}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from fairpath._vocabulary import BN_HELP
+from fairpath.cli import print_note
 from fairpath.cli._common import (
     add_alias_argument, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, draws_type, exit_status,
     int_at_least, n_rep_type,
@@ -116,7 +117,7 @@ def _print_verdicts(result, paths: dict) -> None:
     print("\n".join(result.verdict_lines()))
     print(result.cookbook_.summary())
     for note in result.notes_:
-        print(f"note: {note}")
+        print_note(note, file=sys.stdout)
     print(f"report: {paths['report']}")
     print(f"results: {paths['results']}")
 

@@ -183,6 +183,8 @@ class PredictiveParity(ResultMixin):
 
 
 def plot_ppm_bins(result: PredictiveParity, ax) -> None:
+    from fairpath.report import legend_below
+
     bins = result.bins_
     positions = np.arange(len(bins))
     errors = np.vstack([bins["gap"] - bins["ci_low"], bins["ci_high"] - bins["gap"]])
@@ -193,10 +195,12 @@ def plot_ppm_bins(result: PredictiveParity, ax) -> None:
     ax.set_xticks(positions, bins["bin"], rotation=45, ha="right", fontsize=9)
     ax.set_ylabel("PPM: E[Y | x1, bin] − E[Y | x0, bin]", fontsize=10)
     ax.set_title(f"Predictive parity per bin of {result.predictor}", fontsize=11)
-    ax.legend(fontsize=10)
+    legend_below(ax, fontsize=10)
 
 
 def plot_calibration(result: PredictiveParity, ax) -> None:
+    from fairpath.report import legend_below
+
     bins = result.bins_
     labels = result.settings_["group_labels"]
     binary = result.settings_.get("binary_y", False)
@@ -211,7 +215,7 @@ def plot_calibration(result: PredictiveParity, ax) -> None:
     ax.set_xlabel(f"mean {result.predictor} in bin", fontsize=10)
     ax.set_ylabel(f"mean {result.outcome} in bin", fontsize=10)
     ax.set_title("Calibration by group" + (f" ({result.settings_['level']:.0%} bands)" if binary else ""), fontsize=11)
-    ax.legend(fontsize=10)
+    legend_below(ax, fontsize=10, ncol=3)
 
 
 def wilson_interval(share: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -136,6 +136,7 @@ def decomposition_figure(decomposition, cookbook, ax=None):
         in_bn = pathway in cookbook.bn
         title = "TV (total)" if pathway == "TV" else f"Ctf-{pathway} ({'in BN' if in_bn else 'not in BN'})"
         panel.set_title(title, fontsize=11)
+        panel.set_xlabel("effect (outcome units)", fontsize=9)
         panel.tick_params(axis="x", labelsize=10)
         panel.xaxis.set_major_locator(MaxNLocator(3))
     axes[0].set_yticks(positions, outcomes, fontsize=10)
@@ -173,7 +174,9 @@ def _estimates_table(decomposition, outcome_label: str) -> pd.DataFrame:
     frame = frame[frame["measure"].isin(_TABLE_MEASURES)]
     frame["cell"] = [f"{e:+.3f}\u00a0{format_ci(lo, hi, digits=3)}" for e, lo, hi in zip(frame["estimate"], frame["ci_low"], frame["ci_high"])]
     table = frame.pivot(index="subject", columns="measure", values="cell").loc[decomposition.outcomes, list(_TABLE_MEASURES)]
-    table = table.rename(columns=LABELS, index={decomposition.sfm.y: outcome_label}).rename_axis("outcome").reset_index()  # the report names the columns it shows
+    # the report names the columns it shows, each with its interval's level
+    table = table.rename(columns={m: f"{LABELS[m]} ({decomposition.level:.0%} CI)" for m in _TABLE_MEASURES}, index={decomposition.sfm.y: outcome_label})
+    table = table.rename_axis("outcome").reset_index()
     table.columns.name = None
     return table
 
@@ -219,7 +222,7 @@ def build_sections(audit) -> list[Section]:
     ).add_figure(decomposition_figure(audit.decomposition_, cookbook),
                  f"Bars: estimates; whiskers: {level:.0%} confidence intervals; predictor bars coloured by the Cookbook verdict.")
     decomposition.add_table(_estimates_table(audit.decomposition_, audit.outcome_label),
-                            f"Estimates with {level:.0%} CIs (every measure and SE: estimates.csv, results.json)")
+                            f"Estimates with {level:.0%} CIs, in outcome units (every measure and SE: estimates.csv, results.json)")
     parity = Section(
         "Predictive parity",
         "<p>PPM per bin of the predictor: E[Y | x1, ŷ ∈ bin] − E[Y | x0, ŷ ∈ bin], "

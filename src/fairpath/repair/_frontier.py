@@ -109,6 +109,7 @@ def _mean_spread(row, key: str) -> str:
 
 
 _METRICS = {"spm": "SPM", "ippm": "iPPM", "auc": "AUC"}
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
 
 class FrontierResult(ResultMixin):
@@ -146,7 +147,9 @@ class FrontierResult(ResultMixin):
         return {"repeats": self.settings.get("repeats"), "quantile": self.settings.get("quantile")}
 
     def summary(self) -> str:
-        lines = [f"FrontierResult ({self.settings.get('repeats')} seeds, SPM at the {self.settings.get('quantile')} quantile)"]
+        from fairpath.report import format_count
+
+        lines = [f"FrontierResult ({format_count(self.settings.get('repeats'), 'seed')}, SPM at the {self.settings.get('quantile')} quantile)"]
         for row in self.per_point().itertuples():
             cells = "   ".join(f"{label} {_mean_spread(row, key)}" for key, label in _METRICS.items())
             lines.append(f"  {row.point:<16} {cells}   ({_repeats_note(row.repeats)})")
@@ -155,26 +158,28 @@ class FrontierResult(ResultMixin):
     def plot(self, ax=None):
         """Figure 6: SPM against iPPM (top) and AUC (bottom); a marker per point, error bars ±1 sd over the seeds.
         On ``ax`` (a sequence of two axes: top, bottom) when given."""
-        from fairpath.report import SERIES_COLOURS, subplots
+        from fairpath.report import SERIES_COLOURS, format_count, legend_below, subplots
 
         summary = self.per_point()
         fig, (top, bottom) = panel_axes(ax, 2, lambda: subplots(2, 1, width=7.5, height=7.5, sharex=True))
-        markers = {"adaptation": "o", "unconstrained": "s", "constrained": "^"}
         for i, row in enumerate(summary.itertuples()):
-            # Error bars only where a spread exists (≥ 2 repeats); the legend says over how many.
+            # Error bars only where a spread exists (≥ 2 repeats); the legend says over how many. Each point its own
+            # colour and marker (8 colours, 10 markers: no two of the first 40 points look alike).
             spread = row.repeats >= 2
-            style = dict(fmt=markers[row.kind], color=SERIES_COLOURS[i % len(SERIES_COLOURS)], capsize=3, markersize=7,
+            style = dict(fmt=_MARKERS[i % len(_MARKERS)], color=SERIES_COLOURS[i % len(SERIES_COLOURS)], capsize=3, markersize=7,
                          label=f"{row.point} ({_repeats_note(row.repeats)})")
             top.errorbar(row.spm_mean, row.ippm_mean, xerr=row.spm_std if spread else None,
                          yerr=row.ippm_std if spread else None, **style)
             bottom.errorbar(row.spm_mean, row.auc_mean, xerr=row.spm_std if spread else None,
                             yerr=row.auc_std if spread else None, **style)
         repeats = int(summary["repeats"].max()) if len(summary) else 0
-        top.set_title(f"SPM – iPPM – AUC frontier across BN sets\n(mean over {repeats} seeds; error bars ±1 sd over the seeds)")
-        top.set_ylabel("Integrated PPM (iPPM)")
-        bottom.set_ylabel("Area under ROC")
-        bottom.set_xlabel(f"Statistical parity measure (SPM) of the decision at the {self.settings.get('quantile')} quantile")
-        top.legend(title="point (adapt: BN set by resolving variables)", loc="best")
+        spread = "error bars ±1 sd over the seeds" if repeats >= 2 else "no spread from one seed"
+        top.set_title(f"SPM – iPPM – AUC frontier across BN sets\n(mean over {format_count(repeats, 'seed')}; {spread})")
+        top.set_ylabel("iPPM (difference in E[Y], x1 − x0)")
+        bottom.set_ylabel("AUC (0.5: chance, 1: perfect)")
+        bottom.set_xlabel(f"SPM: difference in the share of positive decisions (x1 − x0), at the {self.settings.get('quantile')} quantile")
+        fig.tight_layout()
+        legend_below(bottom, handles=top.get_legend_handles_labels()[0], title="point (adapt: BN set by resolving variables)", ncol=2)
         fig.tight_layout()
         return fig
 

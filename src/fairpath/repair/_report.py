@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairpath.report import Section, provenance_lines, write_report
+from fairpath.report import Section, format_count, provenance_lines, write_report
 
 _FRONTIER_TEXT = (
     "<p>Each point is a predictor: <em>adapt B</em> is a forest trained on fair twins for the BN set whose resolving "
@@ -16,8 +16,7 @@ _FRONTIER_TEXT = (
     "<em>constrained B</em> is the constrained-learning predictor of the same BN set. SPM is the difference in the share "
     "of positive decisions (score above its {quantile} quantile) between the groups; iPPM the mean over score bins of "
     "E[Y | x1, bin] − E[Y | x0, bin]; AUC the area under the ROC curve of the out-of-fold scores. Marker: mean over "
-    "{repeats} seeds; error bars and ±: one standard deviation over the seeds (the seed-to-seed spread, not a "
-    "confidence interval).</p>"
+    "{seeds}; {spread}</p>"
 )
 
 
@@ -25,7 +24,8 @@ def frontier_table(result) -> pd.DataFrame:
     summary = result.per_point()
 
     def cell(mean: str, sd: str) -> list[str]:
-        return [f"{a:+.4f} ± {np.nan_to_num(b):.4f}" for a, b in zip(summary[mean], summary[sd])]
+        # one seed has no spread: its mean alone, never "± 0.0000"
+        return [f"{a:+.4f} ± {b:.4f}" if n >= 2 else f"{a:+.4f}" for a, b, n in zip(summary[mean], summary[sd], summary["repeats"])]
 
     return pd.DataFrame({"point": summary["point"], "SPM (mean ± sd)": cell("spm_mean", "spm_std"),
                          "iPPM (mean ± sd)": cell("ippm_mean", "ippm_std"), "AUC (mean ± sd)": cell("auc_mean", "auc_std"),
@@ -34,10 +34,14 @@ def frontier_table(result) -> pd.DataFrame:
 
 def frontier_section(result, title: str = "SPM – iPPM – AUC frontier across BN sets", anchor: str = "frontier") -> Section:
     summary = result.per_point()
-    text = _FRONTIER_TEXT.format(quantile=result.settings.get("quantile"), repeats=int(summary["repeats"].max()))
+    repeats = int(summary["repeats"].max())
+    spread = ("error bars and ±: one standard deviation over the seeds (the seed-to-seed spread, not a confidence interval)."
+              if repeats >= 2 else "one seed: no spread, so no error bars.")
+    text = _FRONTIER_TEXT.format(quantile=result.settings.get("quantile"), seeds=format_count(repeats, "seed"), spread=spread)
     section = Section(title, text, anchor=anchor)
-    section.add_figure(result.plot(), "Top: iPPM against SPM; bottom: AUC against SPM. Error bars: ±1 sd over the seeds.")
-    return section.add_table(frontier_table(result), "Mean ± sd over the seeds (per-run values: runs.csv)")
+    section.add_figure(result.plot(), "Top: iPPM against SPM; bottom: AUC against SPM. " + spread[0].upper() + spread[1:])
+    caption = "Mean ± sd over the seeds" if repeats >= 2 else "Means of one seed"
+    return section.add_table(frontier_table(result), f"{caption} (per-run values: runs.csv)")
 
 
 def write_frontier_report(result, path, provenance: dict) -> Path:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import base64
+import html
 import io
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
 
@@ -36,9 +39,34 @@ def format_ci(low: float, high: float, digits: int = 4, percent: bool = False) -
     return f"[{low:+.{digits}f},\u00a0{high:+.{digits}f}]"
 
 
+# A cell holding only a number, an interval, a p-value or a mean ± sd ("< 1e-16", "[-0.01,\u00a0+0.03]", "2.1%"):
+# digits with signs, brackets, separators, exponents and units of measure, nothing else.
+_NUMERIC_CELL = re.compile(r"[\s\u00a0\u2011\u2212\u2013\[\]()<>≤≥=~±+\-,.%0-9eE]*[0-9][\s\u00a0\u2011\u2212\u2013\[\]()<>≤≥=~±+\-,.%0-9eE]*")
+
+
+def _cell_text(value, float_format: str) -> str:
+    if isinstance(value, (float, np.floating)):
+        return "" if np.isnan(value) else float_format.format(value)
+    return "" if value is None or value is pd.NA or value is pd.NaT else str(value)
+
+
+def _cell_html(text: str) -> str:
+    numeric = _NUMERIC_CELL.fullmatch(text) is not None
+    return f'<td class="num">{html.escape(text, quote=False)}</td>' if numeric else f"<td>{html.escape(text, quote=False)}</td>"
+
+
+def format_count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 seed``, ``2 seeds``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
-    """A pandas table as HTML with the report's table class."""
-    return frame.to_html(index=False, classes="table", border=0, float_format=float_format.format, na_rep="")
+    """A table as HTML in a wrapper that scrolls sideways inside its card; cells holding a number, interval or
+    p-value get the class ``num``, which never wraps (a number broken across lines, "5.31e-" over "12", misreads)."""
+    head = "".join(f"<th>{html.escape(str(column), quote=False)}</th>" for column in frame.columns)
+    rows = "".join("<tr>" + "".join(_cell_html(_cell_text(value, float_format)) for value in row) + "</tr>\n"
+                   for row in frame.itertuples(index=False, name=None))
+    return f'<div class="table-scroll"><table class="table"><thead><tr>{head}</tr></thead>\n<tbody>\n{rows}</tbody></table></div>'
 
 
 @dataclass

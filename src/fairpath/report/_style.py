@@ -49,3 +49,21 @@ def subplots(nrows: int = 1, ncols: int = 1, *, width: float = FULL_WIDTH, heigh
     """``plt.subplots`` in fairpath's style (width in inches, at most ``FULL_WIDTH`` for a report)."""
     with styled() as plt:
         return plt.subplots(nrows, ncols, figsize=(min(width, FULL_WIDTH), height), **options)
+
+
+def legend_below(ax, *, gap: float = 4.0, across_figure: bool = False, **options):
+    """The legend of ``ax`` under its tick and axis labels, where it can cover no data (``tight_layout`` and the
+    reports' ``bbox_inches="tight"`` make room for it): centred under ``ax``, or with ``across_figure`` a figure
+    legend centred under the whole figure (one legend for a row of panels; ``tight_layout`` leaves it out, so
+    the panels keep their widths, and ``bbox_inches="tight"`` saves it). ``options`` go to ``legend`` (handles, ncol ...)."""
+    from matplotlib.transforms import blended_transform_factory, offset_copy
+
+    fig = ax.figure
+    # the labels' depth in points does not change when tight_layout later resizes the axes (renderer None:
+    # matplotlib's own, also for a Figure without pyplot)
+    depth = (ax.get_window_extent().y0 - ax.get_tightbbox().y0) * 72 / fig.dpi
+    anchor = offset_copy(ax.transAxes, fig=fig, y=-depth - gap, units="points")
+    options.setdefault("frameon", False)
+    if across_figure:
+        return fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=blended_transform_factory(fig.transFigure, anchor), **options)
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=anchor, **options)

@@ -282,7 +282,7 @@ def target_check(table: pd.DataFrame) -> dict:
 def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
     """Individual and group fairness against perplexity and S.S., one line per regularizer through λ; on ``ax``
     (four axes: individual against perplexity and S.S., then group) when given."""
-    from fairpath.report import styled, subplots
+    from fairpath.report import legend_below, styled, subplots
 
     with styled():  # the report's fonts for every text of the figure, not only its axes
         fig, panels = panel_axes(ax, 4, lambda: subplots(2, 2, height=8.0))
@@ -300,9 +300,10 @@ def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
                                     xytext=(4, 4), fontsize=9)
                 ax.set_xlabel(quality_label)
                 ax.set_ylabel(label)
-                ax.legend()
         fig.suptitle(f"Huang et al. (2020) trade-offs on {attribute}: VADER fairness (lower is fairer) against quality")
         fig.tight_layout()
+        # one legend for the four panels, under the lower row (inside a panel it covered the points near the base)
+        legend_below(panels[2], handles=panels[0].get_legend_handles_labels()[0], ncol=4, across_figure=True)
     return fig
 
 

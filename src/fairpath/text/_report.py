@@ -73,9 +73,9 @@ def _examples_html(examples: pd.DataFrame) -> str:
     """Continuations as a left-aligned table that keeps their line breaks."""
     cell = "<td style='text-align:left; white-space:pre-wrap; vertical-align:top'>{}</td>"
     rows = "".join("<tr>" + "".join(cell.format(html.escape(str(v))) for v in (r.value, r.prompt, r.text))
-                   + f"<td style='vertical-align:top'>{r.score:.3f}</td></tr>" for r in examples.itertuples())
+                   + f"<td class='num' style='vertical-align:top'>{r.score:.3f}</td></tr>" for r in examples.itertuples())
     head = "".join(f"<th style='text-align:left'>{h}</th>" for h in ("value", "prompt", "continuation")) + "<th>score</th>"
-    return f"<table class='table'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f"<div class='table-scroll'><table class='table'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
 
 
 def _quality_section(result) -> Section:
