@@ -8,6 +8,7 @@ arguments and returns an exit code. Every flag's help shows its default.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 import traceback
@@ -83,6 +84,16 @@ def _bug(error: BaseException) -> int:
     return 1
 
 
+def _held_out_folder(args: argparse.Namespace):
+    """The ``--out`` folder held for the whole command (fairpath._io.locked_folder), so that a second run into it
+    fails at once instead of replacing this run's files; nothing to hold for a command without one."""
+    if getattr(args, "out", None) is None:
+        return contextlib.nullcontext()
+    from fairpath._io import locked_folder
+
+    return locked_folder(args.out, "--out folder")
+
+
 def main(argv: list[str] | None = None) -> int:
     import matplotlib
 
@@ -98,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
 
     _progress.set_quiet(bool(getattr(args, "quiet", False)))
     try:
-        return int(args.func(args) or 0)
+        with _held_out_folder(args):
+            return int(args.func(args) or 0)
     except FairpathInputError as error:
         print(f"fairpath: error: {error}", file=sys.stderr)
         return 2

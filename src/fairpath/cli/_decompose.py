@@ -66,7 +66,7 @@ def run(args) -> int:
 
     for path, what in ((args.json, "--json file"), (args.plot, "--plot file")):
         if path is not None:
-            check_output_file(path, what)
+            check_output_file(path, what, inputs=[args.data])
     data = read_table(args.data, args.empty_category)
     sfm = sfm_from_args(args, data)
     predictors = predictor_columns(args.predictor)

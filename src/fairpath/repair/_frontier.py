@@ -13,6 +13,7 @@ fairpath._parallel): each takes its randomness from its seed, so where it runs c
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import warnings
@@ -24,7 +25,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_write_text, read_text, write_csv
+from fairpath._io import atomic_write_text, locked_folder, read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
@@ -261,7 +262,18 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
         tasks += [("unconstrained", "unconstrained", "-", s) for s in range(seed, seed + repeats)]
     if constrained:
         tasks += [(f"constrained {b}", "constrained", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
-    runs_file = _runs_file(Path(out_dir) if out_dir is not None else None, settings)
+    with locked_folder(out_dir) if out_dir is not None else contextlib.nullcontext():
+        runs = _computed_runs(data, sfm, tasks, settings, Path(out_dir) if out_dir is not None else None, progress,
+                              n_jobs=n_jobs, scheduler=scheduler, workers=workers, reference=reference, learner=learner,
+                              engine=engine, n_folds=n_folds, quantile=quantile, n_bins=n_bins, n_boot=n_boot)
+    order = {t[0]: i for i, t in enumerate(tasks)}
+    runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
+    return FrontierResult(runs.reset_index(drop=True), settings)
+
+
+def _computed_runs(data, sfm, tasks, settings, out_dir, progress, *, n_jobs, scheduler, workers, **options) -> pd.DataFrame:
+    """Every task's run: those finished in ``out_dir`` read back, the others computed (and saved as they finish)."""
+    runs_file = _runs_file(out_dir, settings)
     runs = load_runs(runs_file, tasks) if runs_file is not None and runs_file.exists() else pd.DataFrame(columns=RUN_COLUMNS)
     done = set(zip(runs["point"], runs["seed"]))
 
@@ -270,8 +282,7 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     # The constrained points need the decomposition of their seed: computed once per seed, first.
     seeds = sorted({t[3] for t in pending if t[1] == "constrained"})
     targets = {seeds[i]: r for i, r in run_tasks(_targets, seeds, shared={"data": data, "sfm": sfm}, **where)}
-    shared = {"data": data, "sfm": sfm, "reference": reference, "learner": learner, "engine": engine, "n_folds": n_folds,
-              "quantile": quantile, "n_bins": n_bins, "n_boot": n_boot, "targets": targets}
+    shared = {"data": data, "sfm": sfm, **options, "targets": targets}
     with progress_bar(total=len(pending), desc="frontier", unit="run", enabled=progress) as bar:
         for _, row in run_tasks(_run, pending, shared=shared, **where):
             bar.set_postfix_str(f"{row['point']}, seed {row['seed']}")
@@ -279,9 +290,7 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
             runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
             if runs_file is not None:
                 _save_runs(runs, runs_file)
-    order = {t[0]: i for i, t in enumerate(tasks)}
-    runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
-    return FrontierResult(runs.reset_index(drop=True), settings)
+    return runs
 
 
 def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed) -> None:

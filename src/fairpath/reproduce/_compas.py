@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import write_csv
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
 from fairpath.reproduce._paper import PaperSettings, PaperValue, StepStore, compare, estimate_lookup
 
@@ -236,11 +237,11 @@ class CompasStudy(ResultMixin):
             self.plot_figure5().savefig(paths["figure5"], bbox_inches="tight")
             self.frontier.plot().savefig(paths["figure6"], bbox_inches="tight")
         paths["comparison"] = out / "comparison.csv"
-        self.comparison.to_csv(paths["comparison"], index=False)
+        write_csv(self.comparison, paths["comparison"])
         paths["estimates"] = out / "estimates.csv"
-        self.estimates.to_csv(paths["estimates"], index=False)
+        write_csv(self.estimates, paths["estimates"])
         paths["frontier"] = out / "figure6.csv"
-        self.frontier.per_point().to_csv(paths["frontier"], index=False)
+        write_csv(self.frontier.per_point(), paths["frontier"])
         paths["summary"] = write_json(self.to_dict(), out / "summary.json")
         paths["report"] = write_compas_report(self, out / "report.html")
         return paths

@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import write_csv
 from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath.reproduce._report import write_huang_report
 
@@ -218,9 +219,7 @@ class HuangStudy:
         for attribute in self.settings.attributes:
             tradeoff_figure(table[table["attribute"] == attribute], attribute).savefig(
                 self.out / f"tradeoffs_{attribute}.png", dpi=120, bbox_inches="tight")
-        partial = self.out / "table.tmp"
-        table.to_csv(partial, index=False)
-        os.replace(partial, self.out / "table.csv")
+        write_csv(table, self.out / "table.csv")
         result = HuangResult(table, target, asdict(self.settings), self.out, time.perf_counter() - started, self._provenance())
         _write_json_atomic({"settings": result.settings, "model": self.model, "target": target,
                             "table": table.to_dict(orient="records"), "seconds_this_session": result.seconds,
