@@ -9,13 +9,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd  # noqa: E402
-from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
+from jinja2 import Environment, PackageLoader  # noqa: E402
 
 from fairpath._io import atomic_write_text  # noqa: E402
 from fairpath._version import __version__  # noqa: E402
 from fairpath.report._style import DPI, styled  # noqa: E402
 
-_ENV = Environment(loader=PackageLoader("fairpath.report", "templates"), autoescape=select_autoescape(["html"]))
+# Every template is HTML, whatever its name ends in (select_autoescape(["html"]) missed ".html.j2"): escape always.
+_ENV = Environment(loader=PackageLoader("fairpath.report", "templates"), autoescape=True)
 
 
 def figure_to_data_uri(fig, dpi: int = DPI) -> str:
