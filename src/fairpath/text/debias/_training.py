@@ -25,6 +25,7 @@ from fairpath._io import atomic_write_text
 from fairpath._progress import progress as progress_bar
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import Representation, forward_with_representation
+from fairpath.text.debias._sentiment_head import load_tensor_file
 
 REGULARIZERS = ("embedding", "sentiment")
 METHODS = ("lora", "full")
@@ -259,10 +260,7 @@ class DebiasTrainer:
     def _resume(self) -> None:
         if self.checkpoint_path is None or not self.checkpoint_path.exists():
             return
-        try:
-            state = torch.load(self.checkpoint_path, weights_only=False)
-        except Exception as error:  # torch raises several types for damaged files
-            raise FairpathInputError(f"checkpoint {str(self.checkpoint_path)!r} cannot be read ({error}); delete it to restart") from error
+        state = load_tensor_file(self.checkpoint_path, "checkpoint", "delete it to restart")
         saved = {k: v for k, v in state["config"].items() if k not in ("steps", "checkpoint_every")}
         current = {k: v for k, v in asdict(self.config).items() if k not in ("steps", "checkpoint_every")}
         if saved != current:
