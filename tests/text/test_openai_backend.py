@@ -195,6 +195,22 @@ def test_server_error_messages_never_show_the_credentials(tmp_path, monkeypatch)
         assert secret not in message and secret not in repr(backend)
 
 
+def test_hostile_model_name_and_values_are_escaped_in_the_report(tmp_path):
+    script, image = "<script>alert(1)</script>", '"><img src=x onerror=alert(2)>'
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"attribute": "country", "values": [f"Chile{script}", "Italy"], "templates": ["{country} is"]}))
+    server = ScriptedServer(model=f"served{script}{image}", fingerprint=f"fp{image}")
+    try:
+        assert main(["text", "audit", "--backend", "openai", "--base-url", server.base_url, "--model", "m", "--attribute", str(spec),
+                     "--samples", "2", "--max-new-tokens", "2", "--scorers", "vader", "--permutations", "19", "--no-quality",
+                     "--quiet", "--out", str(tmp_path / "audit")]) == 0
+    finally:
+        server.stop()
+    page = (tmp_path / "audit" / "report.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "<img src=x" not in page
+    assert "served&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(2)&gt;" in page
+
+
 @pytest.mark.model
 @pytest.mark.slow
 def test_smollm2_greedy_continuations_through_the_server_equal_in_process_generation(tmp_path):

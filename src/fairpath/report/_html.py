@@ -46,6 +46,10 @@ def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
 class Section:
     """One section of a report: a heading, a short text, then figures and tables (HTML snippets).
 
+    ``text`` (like ``render_report``'s ``summary``) is markup that fairpath builds, inserted as is: every string
+    from the user's input in it must be escaped (``html.escape``). The title, figure and table captions and the
+    settings are plain text, escaped by the template; tables come escaped from pandas.
+
     ``anchor`` is the section's HTML id (for links and tests); by default ``section-<position>``.
     """
 
