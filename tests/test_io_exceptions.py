@@ -140,11 +140,17 @@ def test_atomic_write_refuses_a_fifo_without_blocking(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_atomic_write_refuses_a_device():
+def test_atomic_write_refuses_a_device(tmp_path):
     from fairpath._io import atomic_write_text
 
-    with pytest.raises(FairpathInputError, match=r"output file '/dev/null' is a device, not a regular file"):
-        atomic_write_text("x", "/dev/null")
+    device = tmp_path / "null"  # a node of its own: a failing check must not replace the system's /dev/null
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating a device node needs root (CAP_MKNOD)")
+    with pytest.raises(FairpathInputError, match=r"output file '.*null' is a device, not a regular file"):
+        atomic_write_text("x", device)
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
 
 
 def test_output_folder_that_is_a_symlink_is_refused(tmp_path):
