@@ -193,3 +193,17 @@ def test_a_locked_folder_refuses_a_second_run_naming_the_holder(tmp_path):
     with locked_folder(out) as held, locked_folder(out):  # free again; nested holds in one process share the lock
         assert (held / LOCK_NAME).read_text() == f"{os.getpid()}\n"
     assert not out.exists()
+
+
+def test_protected_input_is_never_replaced_by_an_atomic_write(tmp_path):
+    from fairpath._io import atomic_write_text, protected_inputs
+
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    with protected_inputs([data, tmp_path / "absent.csv"]):
+        with pytest.raises(FairpathInputError, match=r"output file '.*data\.csv' is an input of this run; writing it would replace"):
+            atomic_write_text("results", tmp_path / "." / "data.csv")
+        atomic_write_text("results", tmp_path / "other.json")
+    assert data.read_text() == "a\n1\n"
+    atomic_write_text("replaced", data)  # outside the run, an ordinary file
+    assert data.read_text() == "replaced"

@@ -157,6 +157,28 @@ def _umask() -> int:
 
 
 _FILE_MODE = 0o666 & ~_umask()
+# (device, inode) of the files the running command reads (protected_inputs): no atomic write replaces them.
+_PROTECTED: set[tuple[int, int]] = set()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+@contextlib.contextmanager
+def protected_inputs(paths) -> Iterator[None]:
+    """While inside, every atomic write refuses to replace one of ``paths`` (the files a command reads), so a
+    result written into a folder that holds the data under a result's name never replaces the data."""
+    added = {found for found in map(_identity, map(Path, paths)) if found is not None} - _PROTECTED
+    _PROTECTED.update(added)
+    try:
+        yield
+    finally:
+        _PROTECTED.difference_update(added)
 
 
 @contextlib.contextmanager
@@ -165,6 +187,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     on success it replaces ``path`` atomically, on error it is removed and ``path`` is left as it was.
     A ``path`` that is a symbolic link, pipe, socket or device is refused (:class:`FairpathInputError`)."""
     path = check_replaceable(path)
+    if _identity(path) in _PROTECTED:
+        raise FairpathInputError(f"output file {str(path)!r} is an input of this run; writing it would replace your data: "
+                                 "move the input or choose another output folder")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

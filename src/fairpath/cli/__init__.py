@@ -94,6 +94,14 @@ def _held_out_folder(args: argparse.Namespace):
     return locked_folder(args.out, "--out folder")
 
 
+# The flags that name files a command reads: its results never replace them (fairpath._io.protected_inputs).
+_INPUT_FLAGS = ("data", "test", "config", "corpus", "attribute", "samples")
+
+
+def _input_files(args: argparse.Namespace) -> list[str]:
+    return [str(value) for value in (getattr(args, name, None) for name in _INPUT_FLAGS) if value is not None]
+
+
 def main(argv: list[str] | None = None) -> int:
     import matplotlib
 
@@ -109,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
 
     _progress.set_quiet(bool(getattr(args, "quiet", False)))
     try:
-        with _held_out_folder(args):
+        from fairpath._io import protected_inputs
+
+        with _held_out_folder(args), protected_inputs(_input_files(args)):
             return int(args.func(args) or 0)
     except FairpathInputError as error:
         print(f"fairpath: error: {error}", file=sys.stderr)
