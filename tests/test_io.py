@@ -58,3 +58,6 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised_and_numbers_are_not(t
     assert back["numbers as text"].tolist() == ["-0.0063", "+1.5", "-", "-inf", "1e-3", "a-b"]
     assert back["estimate"].tolist() == [-0.0063, 0.5, -1.0, 2.0, -3.5, 0.0]  # numbers stay numbers
     assert frame["text"].iloc[0] == "=1+2"  # the caller's frame is not changed
+    numbers = pd.DataFrame({"=x": [-1.5], 0: [2]})  # no text column; a formula-like and a non-string name
+    assert write_csv(numbers, tmp_path / "numbers.csv").read_text() == "'=x,0\n-1.5,2\n"
+    assert list(numbers.columns) == ["=x", 0]

@@ -239,18 +239,20 @@ def _neutralised(value):
     return value
 
 
-def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its text cells and column names neutralised (see :func:`_neutralised`); numeric columns untouched."""
-    text = [c for c in frame.columns if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])
-            or isinstance(frame[c].dtype, pd.CategoricalDtype)]
-    changed = {c: frame[c].astype(object).map(_neutralised) for c in text}
-    return frame.assign(**changed) if changed else frame
+def _neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with its text cells and column names neutralised (:func:`_neutralised`); other columns as they are."""
+    safe = frame.copy()
+    for position in range(frame.shape[1]):
+        values = frame.iloc[:, position]
+        if values.dtype == object or pd.api.types.is_string_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
+            safe.isetitem(position, values.astype(object).map(_neutralised))
+    safe.columns = [_neutralised(column) for column in frame.columns]
+    return safe
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path, **options) -> Path:
-    """``frame.to_csv(path, index=False)``, atomically, with formula-like text neutralised (:func:`neutralise_formulas`)."""
-    safe = neutralise_formulas(frame)
-    safe.columns = [_neutralised(c) for c in frame.columns]
+    """``frame.to_csv(path, index=False)``, atomically, with formula-like text neutralised (:func:`_neutralise_formulas`)."""
+    safe = _neutralise_formulas(frame)
     with atomic_path(path) as temporary:
         safe.to_csv(temporary, index=False, **options)
     return Path(path)
