@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv
+from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._stats import p_clause
 from fairpath.reproduce._paper import PaperSettings, StepStore
@@ -220,7 +220,7 @@ class CensusStudy(ResultMixin):
         out = Path(out)
         paths = {"figure9": out / "figure9.png", "comparison": out / "comparison.csv", "estimates": out / "estimates.csv"}
         with styled():
-            self.plot().savefig(paths["figure9"], bbox_inches="tight")
+            save_figure(self.plot(), paths["figure9"], bbox_inches="tight")
         write_csv(self.comparison, paths["comparison"])
         write_csv(self.estimates, paths["estimates"])
         paths["summary"] = write_json(self.to_dict(), out / "summary.json")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv
+from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
 from fairpath.reproduce._paper import PaperSettings, PaperValue, StepStore, compare, estimate_lookup
 
@@ -234,8 +234,8 @@ class CompasStudy(ResultMixin):
         out = Path(out)
         paths = {"figure5": out / "figure5.png", "figure6": out / "figure6.png"}
         with styled():
-            self.plot_figure5().savefig(paths["figure5"], bbox_inches="tight")
-            self.frontier.plot().savefig(paths["figure6"], bbox_inches="tight")
+            save_figure(self.plot_figure5(), paths["figure5"], bbox_inches="tight")
+            save_figure(self.frontier.plot(), paths["figure6"], bbox_inches="tight")
         paths["comparison"] = out / "comparison.csv"
         write_csv(self.comparison, paths["comparison"])
         paths["estimates"] = out / "estimates.csv"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Sequence
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import atomic_path
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
@@ -34,10 +34,8 @@ SCORES_NAME = "scores.parquet"
 
 def write_parquet_atomic(frame: pd.DataFrame, path: Path) -> Path:
     """Write a table through a temporary file, so a kill never leaves half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp")
-    frame.to_parquet(partial, index=False)
-    os.replace(partial, path)
+    with atomic_path(path) as temporary:
+        frame.to_parquet(temporary, index=False)
     return path
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
@@ -21,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_write_text
+from fairpath._io import atomic_path, atomic_write_text
 from fairpath._progress import progress as progress_bar
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import Representation, forward_with_representation
@@ -244,7 +243,6 @@ class DebiasTrainer:
     def save_checkpoint(self) -> None:
         if self.checkpoint_path is None:
             return
-        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
         state = {
             "config": asdict(self.config),
             "step": self.step_,
@@ -253,9 +251,8 @@ class DebiasTrainer:
             "history": self.history_,
             "rng": torch.get_rng_state(),
         }
-        partial = self.checkpoint_path.with_suffix(".tmp")
-        torch.save(state, partial)
-        os.replace(partial, self.checkpoint_path)  # atomic: a kill never leaves half a checkpoint
+        with atomic_path(self.checkpoint_path) as temporary:  # a kill never leaves half a checkpoint
+            torch.save(state, temporary)
 
     def _resume(self) -> None:
         if self.checkpoint_path is None or not self.checkpoint_path.exists():
