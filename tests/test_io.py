@@ -44,3 +44,20 @@ def test_figures_keep_their_format_through_the_temporary_name(tmp_path):
     path = save_figure(fig, tmp_path / "figure.png", dpi=50)
     plt.close(fig)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_neutralised_and_numbers_are_not(tmp_path):
+    frame = pd.DataFrame({"=HYPERLINK(\"http://x\")": [1, 2, 3, 4, 5, 6],
+                          "text": ["=1+2", "+cmd|' /C calc'!A0", "@SUM(A1)", "-2+3", "\tx", "plain"],
+                          "numbers as text": ["-0.0063", "+1.5", "-", "-inf", "1e-3", "a-b"],
+                          "estimate": [-0.0063, 0.5, -1.0, 2.0, -3.5, 0.0]})
+    path = write_csv(frame, tmp_path / "table.csv")
+    back = pd.read_csv(path, keep_default_na=False)
+    assert list(back.columns) == ["'=HYPERLINK(\"http://x\")", "text", "numbers as text", "estimate"]
+    assert back["text"].tolist() == ["'=1+2", "'+cmd|' /C calc'!A0", "'@SUM(A1)", "'-2+3", "'\tx", "plain"]
+    assert back["numbers as text"].tolist() == ["-0.0063", "+1.5", "-", "-inf", "1e-3", "a-b"]
+    assert back["estimate"].tolist() == [-0.0063, 0.5, -1.0, 2.0, -3.5, 0.0]  # numbers stay numbers
+    assert frame["text"].iloc[0] == "=1+2"  # the caller's frame is not changed
+    numbers = pd.DataFrame({"=x": [-1.5], 0: [2]})  # no text column; a formula-like and a non-string name
+    assert write_csv(numbers, tmp_path / "numbers.csv").read_text() == "'=x,0\n-1.5,2\n"
+    assert list(numbers.columns) == ["=x", 0]

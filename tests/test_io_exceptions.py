@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import csv
 import time
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -240,3 +245,97 @@ def test_an_oversized_settings_file_is_refused_before_reading(tmp_path, reader):
     with pytest.raises(FairpathInputError, match=rf"specification file '.*big\.yaml' holds {MAX_SETTINGS_BYTES + 1:,} bytes; "
                                                  rf"settings files are read up to {MAX_SETTINGS_BYTES:,} bytes"):
         reader(path, "specification file")
+
+
+# -- writing: never through a link, a pipe or a device; one run per folder -------------------------
+
+def test_atomic_write_refuses_a_symlink_and_keeps_its_target(tmp_path):
+    from fairpath._io import atomic_write_text
+
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    link = tmp_path / "report.html"
+    link.symlink_to(target)
+    with pytest.raises(FairpathInputError, match=r"output file '.*report\.html' is a symbolic link, not a regular file; fairpath "
+                                                 r"writes only regular files: choose another path"):
+        atomic_write_text("new", link)
+    assert link.is_symlink() and target.read_text() == "keep me"
+
+
+def test_atomic_write_refuses_a_fifo_without_blocking(tmp_path):
+    from fairpath._io import write_csv
+
+    fifo = tmp_path / "out.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(FairpathInputError, match=r"'.*out\.csv' is a named pipe \(FIFO\), not a regular file"):
+        write_csv(pd.DataFrame({"a": [1]}), fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_atomic_write_refuses_a_device(tmp_path):
+    from fairpath._io import atomic_write_text
+
+    device = tmp_path / "null"  # a node of its own: a failing check must not replace the system's /dev/null
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating a device node needs root (CAP_MKNOD)")
+    with pytest.raises(FairpathInputError, match=r"output file '.*null' is a device, not a regular file"):
+        atomic_write_text("x", device)
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+def test_output_folder_that_is_a_symlink_is_refused(tmp_path):
+    from fairpath._validation import check_output_dir
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    with pytest.raises(FairpathInputError, match=r"--out folder '.*link' is a symbolic link, not a folder"):
+        check_output_dir(tmp_path / "link", "--out folder")
+
+
+def test_output_file_that_is_an_input_is_refused(tmp_path):
+    from fairpath._validation import check_output_file
+
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    with pytest.raises(FairpathInputError, match=r"--json file '.*data\.csv' is the input file '.*data\.csv'; writing it "
+                                                 r"would replace your data: choose another path"):
+        check_output_file(tmp_path / "." / "data.csv", "--json file", inputs=[data])
+
+
+def test_a_locked_folder_refuses_a_second_run_naming_the_holder(tmp_path):
+    from fairpath._io import LOCK_NAME, locked_folder
+
+    out = tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom fairpath._io import locked_folder\n"
+                               f"with locked_folder({str(out)!r}):\n    print('held', flush=True)\n    sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(FairpathInputError, match=rf"output folder '.*out' is in use by another fairpath run \(PID {holder.pid}\); "
+                                                     "wait for it to finish or choose another folder"):
+            with locked_folder(out):
+                pass
+    finally:
+        holder.communicate("", timeout=60)
+    assert holder.returncode == 0 and not out.exists()  # the holder created it, wrote nothing, removed it
+    with locked_folder(out) as held, locked_folder(out):  # free again; nested holds in one process share the lock
+        assert (held / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+    assert not out.exists()
+
+
+def test_protected_input_is_never_replaced_by_an_atomic_write(tmp_path):
+    from fairpath._io import atomic_write_text, protected_inputs
+
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    with protected_inputs([data, tmp_path / "absent.csv"]):
+        with pytest.raises(FairpathInputError, match=r"output file '.*data\.csv' is an input of this run; writing it would replace"):
+            atomic_write_text("results", tmp_path / "." / "data.csv")
+        atomic_write_text("results", tmp_path / "other.json")
+    assert data.read_text() == "a\n1\n"
+    atomic_write_text("replaced", data)  # outside the run, an ordinary file
+    assert data.read_text() == "replaced"

@@ -14,12 +14,16 @@ aliases are refused (a 281-byte alias bomb took 32 s and 1.35 GB to expand).
 
 Writing: every result file is written to a temporary file in its own folder and moved into place
 with ``os.replace``, so a reader (or a resumed run) sees the old file or the new one, never half.
+A path that is a symbolic link, a pipe, a socket or a device is refused, not replaced. Text cells of
+a CSV file that a spreadsheet would run as a formula get a leading apostrophe (:func:`write_csv`).
+A run folder is locked while a run writes into it (:func:`locked_folder`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import io
 import os
 import tempfile
@@ -31,7 +35,7 @@ import pandas as pd
 import yaml
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import check_columns_arg
+from fairpath._validation import check_columns_arg, check_output_dir, check_replaceable
 
 # pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``), spelled out so that
 # one column can leave the empty string out.
@@ -249,13 +253,39 @@ def _umask() -> int:
 
 
 _FILE_MODE = 0o666 & ~_umask()
+# (device, inode) of the files the running command reads (protected_inputs): no atomic write replaces them.
+_PROTECTED: set[tuple[int, int]] = set()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+@contextlib.contextmanager
+def protected_inputs(paths) -> Iterator[None]:
+    """While inside, every atomic write refuses to replace one of ``paths`` (the files a command reads), so a
+    result written into a folder that holds the data under a result's name never replaces the data."""
+    added = {found for found in map(_identity, map(Path, paths)) if found is not None} - _PROTECTED
+    _PROTECTED.update(added)
+    try:
+        yield
+    finally:
+        _PROTECTED.difference_update(added)
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path next to ``path`` (hidden, ending in ``.tmp``, so that nothing takes it for a result);
-    on success it replaces ``path`` atomically, on error it is removed and ``path`` is left as it was."""
-    path = Path(path)
+    on success it replaces ``path`` atomically, on error it is removed and ``path`` is left as it was.
+    A ``path`` that is a symbolic link, pipe, socket or device is refused (:class:`FairpathInputError`)."""
+    path = check_replaceable(path)
+    if _identity(path) in _PROTECTED:
+        raise FairpathInputError(f"output file {str(path)!r} is an input of this run; writing it would replace your data: "
+                                 "move the input or choose another output folder")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -285,10 +315,42 @@ def atomic_write_text(text: str, path: str | Path) -> Path:
     return atomic_write_bytes(text.encode("utf-8"), path)
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection); tab and CR too.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _neutralised(value):
+    """``value`` with a leading apostrophe when it is text a spreadsheet would run as a formula. Numbers (also
+    numbers written as text, such as ``-0.0063``) and a lone ``-`` (a placeholder) stay as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS) and len(value) > 1 and not _is_number(value):
+        return "'" + value
+    return value
+
+
+def _neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with its text cells and column names neutralised (:func:`_neutralised`); other columns as they are."""
+    safe = frame.copy()
+    for position in range(frame.shape[1]):
+        values = frame.iloc[:, position]
+        if values.dtype == object or pd.api.types.is_string_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
+            safe.isetitem(position, values.astype(object).map(_neutralised))
+    safe.columns = [_neutralised(column) for column in frame.columns]
+    return safe
+
+
 def write_csv(frame: pd.DataFrame, path: str | Path, **options) -> Path:
-    """``frame.to_csv(path, index=False)``, atomically."""
+    """``frame.to_csv(path, index=False)``, atomically, with formula-like text neutralised (:func:`_neutralise_formulas`)."""
+    safe = _neutralise_formulas(frame)
     with atomic_path(path) as temporary:
-        frame.to_csv(temporary, index=False, **options)
+        safe.to_csv(temporary, index=False, **options)
     return Path(path)
 
 
@@ -298,3 +360,61 @@ def save_figure(fig, path: str | Path, **options) -> Path:
     with atomic_path(path) as temporary:
         fig.savefig(temporary, **options)
     return Path(path)
+
+
+# -- run folders ----------------------------------------------------------------------------------
+
+LOCK_NAME = ".fairpath.lock"
+_HELD: dict[Path, int] = {}  # folders this process holds, with how many nested holders
+
+
+def _acquire(lock: Path, folder: Path, what: str) -> int:
+    """An open descriptor of ``lock`` holding its exclusive lock; a lock held elsewhere is an error naming its PID."""
+    while True:
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(descriptor, 32).decode("ascii", "replace").strip() or "unknown"
+            os.close(descriptor)
+            raise FairpathInputError(f"{what} {str(folder)!r} is in use by another fairpath run (PID {holder}); wait for it "
+                                     "to finish or choose another folder") from None
+        try:
+            current = os.stat(lock, follow_symlinks=False).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(descriptor).st_ino:
+            os.ftruncate(descriptor, 0)
+            os.write(descriptor, f"{os.getpid()}\n".encode("ascii"))
+            return descriptor
+        os.close(descriptor)  # the holder removed the file as we locked it: lock the current one
+
+
+@contextlib.contextmanager
+def locked_folder(folder: str | Path, what: str = "output folder") -> Iterator[Path]:
+    """Hold ``folder`` (created if needed) for one run: an exclusive lock on ``folder/.fairpath.lock``, so that a
+    second run into the same folder fails at once instead of replacing the first run's files. Nested use in one
+    process shares the lock. On exit the lock file goes, and so does the folder if this call created it and
+    nothing was written."""
+    folder = check_output_dir(folder, what)
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    key = folder.resolve()
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            yield folder
+        finally:
+            _HELD[key] -= 1
+        return
+    lock = check_replaceable(folder / LOCK_NAME, "lock file")
+    descriptor = _acquire(lock, folder, what)
+    _HELD[key] = 1
+    try:
+        yield folder
+    finally:
+        del _HELD[key]
+        lock.unlink(missing_ok=True)  # before the release: a run that locks the old file next sees it gone and retries
+        os.close(descriptor)
+        if created and not any(folder.iterdir()):
+            folder.rmdir()

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_write_text
+from fairpath._io import atomic_write_text, write_csv
 
 CORE_COLUMNS = ("subject", "measure", "estimate", "se", "ci_low", "ci_high", "level")
 _REPR_ROWS = 3  # rows of to_frame() shown in the one-line repr
@@ -151,7 +151,7 @@ class ResultMixin:
         out.mkdir(parents=True, exist_ok=True)
         paths = {"results": out / "result.json", "table": out / "result.csv"}
         self.to_json(paths["results"])
-        self.to_frame().to_csv(paths["table"], index=False)
+        write_csv(self.to_frame(), paths["table"])
         return paths
 
     def to_json(self, path: str | Path | None = None) -> str:

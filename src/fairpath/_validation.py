@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -197,31 +198,77 @@ def _check_creatable(folder: Path, path: Path, what: str) -> None:
         raise FairpathInputError(f"cannot write {what} {str(path)!r}: folder {str(existing)!r} is not writable; choose another path")
 
 
+def _special_kind(path: Path) -> str | None:
+    """What an existing ``path`` is when it is not a plain file or folder (``lstat``: a link is not followed)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:  # nothing there (yet)
+        return None
+    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+    return next((kind for test, kind in kinds if test(mode)), None)
+
+
+def check_replaceable(path, what: str = "output file") -> Path:
+    """A path that is free or a plain file: fairpath never replaces a symbolic link (its target's owner would lose
+    the link), never opens a pipe (a write blocks until someone reads) and never writes to a socket or device."""
+    path = Path(path)
+    kind = _special_kind(path)
+    if kind is not None:
+        raise FairpathInputError(f"{what} {str(path)!r} is {kind}, not a regular file; fairpath writes only regular files: "
+                                 "choose another path")
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist: compare where they would be
+        return a.resolve() == b.resolve()
+
+
+def check_not_input(path, inputs, what: str = "output file") -> Path:
+    """``path`` is none of the ``inputs`` (files read by the same run): writing it would replace the data."""
+    path = Path(path)
+    for source in inputs:
+        if source is not None and _same_file(path, Path(source)):
+            raise FairpathInputError(f"{what} {str(path)!r} is the input file {str(source)!r}; writing it would replace "
+                                     "your data: choose another path")
+    return path
+
+
 def check_output_dir(path, what: str = "output folder") -> Path:
-    """A folder that exists and is writable, or can be created; not an existing file."""
+    """A folder that exists and is writable, or can be created; not an existing file, link, pipe or device."""
     if path is None or str(path) == "":
         raise FairpathInputError(f"no {what} given; name a folder to write the results to")
     path = Path(path)
+    kind = _special_kind(path)
+    if kind is not None:
+        raise FairpathInputError(f"{what} {str(path)!r} is {kind}, not a folder; fairpath writes only into real folders: "
+                                 "choose another path")
     if path.exists() and not path.is_dir():
         raise FairpathInputError(f"{what} {str(path)!r} is an existing file, not a folder; choose a folder path")
     _check_creatable(path, path, what)
     return path
 
 
-def check_output_file(path, what: str = "output file") -> Path:
-    """A file path whose folder is writable or can be created; not an existing folder."""
+def check_output_file(path, what: str = "output file", *, inputs=()) -> Path:
+    """A file path whose folder is writable or can be created; not an existing folder, link, pipe or device, and none
+    of the ``inputs``."""
     path = Path(path)
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         raise FairpathInputError(f"{what} {str(path)!r} is an existing folder; name a file")
+    check_replaceable(path, what)
+    check_not_input(path, inputs, what)
     _check_creatable(path.parent, path, what)
     return path
 
 
-def check_figure_file(path, what: str = "figure file") -> Path:
-    """An output file whose suffix names a format matplotlib writes (checked before any computation)."""
+def check_figure_file(path, what: str = "figure file", inputs=()) -> Path:
+    """An output file (never one of ``inputs``) whose suffix names a format matplotlib writes (checked before any computation)."""
     from matplotlib.backend_bases import FigureCanvasBase
 
-    path = check_output_file(path, what)
+    path = check_output_file(path, what, inputs=inputs)
     formats = sorted(FigureCanvasBase.get_supported_filetypes())
     if path.suffix.lstrip(".").lower() not in formats:
         raise FairpathInputError(f"{what} {str(path)!r} has no figure format as its suffix; end it with one of "

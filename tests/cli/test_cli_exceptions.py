@@ -3,9 +3,12 @@ no traceback, on every command; a bug prints its traceback and asks to be report
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -232,3 +235,71 @@ def test_seed_of_the_paper_studies_is_checked_by_the_parser(study, tmp_path, cap
         code, err = run(["reproduce", study, "--out", str(tmp_path / "out"), "--seed", seed], capsys)
         assert code == 2 and f"fairpath: error: argument --seed: {message}" in err
     assert not (tmp_path / "out").exists()
+
+
+# -- outputs never replace an input, a link, a pipe or a running run's folder -----------------------
+
+def test_output_file_that_is_the_input_is_refused_and_the_input_kept(data_file, capsys):
+    before = data_file.read_bytes()
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, "--json", str(data_file)], capsys)
+    assert code == 2 and (f"fairpath: error: --json file {str(data_file)!r} is the input file {str(data_file)!r}; "
+                          "writing it would replace your data: choose another path") in err
+    assert data_file.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_output_file_that_is_a_link_or_a_pipe_is_refused_before_the_computation(kind, data_file, tmp_path, capsys):
+    target = tmp_path / "result.json"
+    if kind == "symlink":
+        (tmp_path / "elsewhere.json").write_text("keep")
+        target.symlink_to(tmp_path / "elsewhere.json")
+    else:
+        os.mkfifo(target)  # a write would block until a reader came: refused without opening it
+    code, err = run(["decompose", str(data_file), *SFM_ARGS, "--json", str(target)], capsys)
+    described = "a symbolic link" if kind == "symlink" else "a named pipe (FIFO)"
+    assert code == 2 and f"--json file {str(target)!r} is {described}, not a regular file" in err
+    assert "decompose" not in capsys.readouterr().out  # nothing was computed
+    if kind == "symlink":
+        assert target.is_symlink() and (tmp_path / "elsewhere.json").read_text() == "keep"
+
+
+def test_output_folder_that_is_a_symlink_is_refused(data_file, tmp_path, capsys):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    code, err = run(["repair", str(data_file), *SFM_ARGS, "--out", str(tmp_path / "link")], capsys)
+    assert code == 2 and f"--out folder {str(tmp_path / 'link')!r} is a symbolic link, not a folder" in err
+    assert list((tmp_path / "real").iterdir()) == []
+
+
+def test_second_frontier_run_into_the_same_folder_is_refused(data_file, tmp_path, capsys):
+    out = tmp_path / "frontier"
+    command = ["frontier", str(data_file), *SFM_ARGS, "--engine", "linear", "--bn-sets", "none,Z,W,ZW", "--repeats", "50",
+               "--no-constrained", "--quiet", "--out", str(out)]
+    first = subprocess.Popen([sys.executable, "-m", "fairpath.cli", *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")})
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / ".fairpath.lock").exists() or not (out / ".fairpath.lock").read_text():
+            assert first.poll() is None and time.monotonic() < deadline, first.stderr.read() if first.poll() is not None else "timeout"
+            time.sleep(0.05)
+        started = time.monotonic()
+        code, err = run(command, capsys)
+        assert code == 2 and (f"fairpath: error: --out folder {str(out)!r} is in use by another fairpath run (PID {first.pid}); "
+                              "wait for it to finish or choose another folder") in err
+        assert time.monotonic() - started < 10  # refused at once, not after computing
+        assert first.poll() is None  # the first run goes on
+    finally:
+        first.kill()
+        first.communicate(timeout=60)
+
+
+def test_result_named_like_the_input_in_the_out_folder_never_replaces_it(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    data = out / "scores.csv"  # repair writes OUT/scores.csv
+    make_binary_sfm(200, seed=0).data.to_csv(data, index=False)
+    before = data.read_bytes()
+    code, err = run(["repair", str(data), *SFM_ARGS, "--bn", "SE", "--engine", "linear", "--quiet", "--out", str(out)], capsys)
+    assert code == 2 and (f"fairpath: error: output file {str(data)!r} is an input of this run; writing it would replace your "
+                          "data: move the input or choose another output folder") in err
+    assert data.read_bytes() == before

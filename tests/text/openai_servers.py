@@ -22,11 +22,14 @@ class ScriptedServer:
     (a JSON content type with a broken body), ``(400, message)`` (a client error), ``("trickle", seconds)`` (a
 complete answer sent one byte every ``seconds``, so that no single read waits long). Once the script is used up
     every request succeeds: choice ``i`` of a request with seed ``s`` is the text ``" s<s>c<i>"``, and ``n``
-    is honoured. ``requests`` records (time, lower-cased headers, body) of every request.
+    is honoured. ``requests`` records (time, lower-cased headers, body) of every request. With
+    ``echo_authorization`` the server behaves like a careless proxy: it reports the request's Authorization
+    header as part of its model name and in the text of every choice.
     """
 
-    def __init__(self, script=(), fingerprint: str | None = "fp-1", model: str = "scripted-model"):
+    def __init__(self, script=(), fingerprint: str | None = "fp-1", model: str = "scripted-model", echo_authorization: bool = False):
         self.script, self.fingerprint, self.model = list(script), fingerprint, model
+        self.echo_authorization = echo_authorization
         self.requests: list[tuple[float, dict, dict]] = []
         self.lock = threading.Lock()
         server = self
@@ -51,7 +54,7 @@ complete answer sent one byte every ``seconds``, so that no single read waits lo
                 elif isinstance(step, tuple) and step[0] == "trickle":
                     self._trickle(json.dumps(server.completion(body)).encode(), step[1])
                 else:
-                    self._send(200, server.completion(body))
+                    self._send(200, server.completion(body, self.headers.get("Authorization", "")))
 
             def _trickle(self, data, seconds):
                 self.send_response(200)
@@ -81,9 +84,10 @@ complete answer sent one byte every ``seconds``, so that no single read waits lo
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
-    def completion(self, body: dict) -> dict:
-        choices = [{"index": i, "text": f" s{body.get('seed')}c{i}", "finish_reason": "length"} for i in range(body.get("n", 1))]
-        return {"id": "cmpl", "object": "text_completion", "created": 0, "model": self.model,
+    def completion(self, body: dict, authorization: str = "") -> dict:
+        echo = f" {authorization}" if self.echo_authorization else ""
+        choices = [{"index": i, "text": f" s{body.get('seed')}c{i}{echo}", "finish_reason": "length"} for i in range(body.get("n", 1))]
+        return {"id": "cmpl", "object": "text_completion", "created": 0, "model": self.model + echo,
                 "system_fingerprint": self.fingerprint, "choices": choices,
                 "usage": {"prompt_tokens": 3, "completion_tokens": body["max_tokens"] * len(choices),
                           "total_tokens": 3 + body["max_tokens"] * len(choices)}}

@@ -1,5 +1,8 @@
 """Bad input to the debiasing tools: each error names the problem and says what to do."""
 
+import os
+import re
+
 import pytest
 import torch
 from transformers.modeling_outputs import CausalLMOutputWithPast
@@ -171,3 +174,34 @@ def test_the_audits_bounds_are_checked_before_any_training(tmp_path, options, me
     with pytest.raises(FairpathInputError, match=message):
         DebiasStudy(tmp_path, **options)
     assert not any(tmp_path.iterdir())
+
+
+class _RunsCode:
+    """A pickled object whose unpickling runs code (here: creates a folder), as a hostile file's would."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return os.mkdir, (self.marker,)
+
+
+def test_sentiment_head_file_with_a_pickled_object_is_refused_unrun(tmp_path):
+    marker, path = tmp_path / "ran", tmp_path / "head.pt"
+    torch.save({"params": _RunsCode(marker), "state": {}}, path)
+    with pytest.raises(FairpathInputError, match=rf"sentiment head file '{re.escape(str(path))}' cannot be read \(it holds objects "
+                                                 r"other than tensors and plain data\); fairpath loads only tensors and plain data, "
+                                                 r"never pickled objects that could run code: delete it to refit"):
+        SentimentProjection.load(path)
+    assert not marker.exists()
+
+
+def test_checkpoint_with_a_pickled_object_is_refused_unrun(tiny_lm_path, tmp_path):
+    marker = tmp_path / "ran"
+    torch.save({"config": _RunsCode(marker), "step": 1}, tmp_path / "checkpoint.pt")
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    pairs, _ = make_pairs(TEXTS, SPEC)
+    with pytest.raises(FairpathInputError, match=r"checkpoint '.*checkpoint\.pt' cannot be read \(it holds objects other than "
+                                                 r"tensors and plain data\).*: delete it to restart"):
+        DebiasTrainer(model, tokenizer, pairs, DebiasConfig(lam=1.0, steps=1), checkpoint_dir=tmp_path, progress=False).fit()
+    assert not marker.exists()

@@ -1,3 +1,4 @@
+import base64
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ pytest.importorskip("openai")
 
 from openai_servers import ScriptedServer
 
+from fairpath import FairpathInputError
 from fairpath.cli import main
 from fairpath.text import (
     GenerationSettings,
@@ -138,6 +140,75 @@ def test_api_key_is_sent_but_never_written(scripted, tmp_path, monkeypatch):
     results = json.loads((out / "results.json").read_text())
     assert results["settings"]["base_url"] == scripted.base_url and results["settings"]["system_fingerprint"] == "fp-1"
     assert os.environ["FAIRPATH_TEST_KEY"] == key
+
+
+@pytest.mark.parametrize("credentials", ["key and query token", "user and password in the URL"])
+def test_secrets_echoed_by_the_server_are_never_written(credentials, tmp_path, monkeypatch, capsys):
+    """A server that reflects the Authorization header into its model name and its continuations: neither the API
+    key nor the URL's credentials reach results.json, report.html, the Parquet samples or stderr."""
+    key, password, token = "sk-live-5f3a9c1e7b2d", "hunter2-s3cret", "qtok-77aa99bb"
+    monkeypatch.setenv("FAIRPATH_TEST_KEY", key)
+    server = ScriptedServer(echo_authorization=True)
+    try:
+        host = server.base_url.removeprefix("http://")
+        if credentials == "key and query token":  # the client sends "Bearer <key>"
+            url, sent, public = f"http://{host}?api_key={token}", f"Bearer {key}", f"http://{host}?api_key=***"
+        else:  # the client turns user:password@ into HTTP Basic, which the server echoes
+            url, public = f"http://alice:{password}@{host}", f"http://***@{host}"
+            sent = "Basic " + base64.b64encode(f"alice:{password}".encode()).decode()
+        out = tmp_path / "audit"
+        args = ["text", "audit", "--backend", "openai", "--base-url", url, "--model", "scripted-model",
+                "--api-key-env", "FAIRPATH_TEST_KEY", "--attribute", str(_write_spec(tmp_path / "spec.yaml")), "--samples", "2",
+                "--max-new-tokens", "3", "--scorers", "vader", "--permutations", "19", "--no-quality", "--out", str(out)]
+        assert main(args) == 0
+    finally:
+        server.stop()
+    assert server.requests[-1][1]["authorization"] == sent  # the server did get the secret, and echoed it
+    captured = capsys.readouterr()
+    written = [path for path in out.rglob("*") if path.is_file()]
+    assert {p.name for p in written} >= {"results.json", "report.html"} and any(p.suffix == ".parquet" for p in written)
+    secrets = [key, password, token, sent.split()[1]]
+    for secret in secrets:
+        assert secret not in captured.err + captured.out
+        assert not [p.name for p in written if secret.encode() in p.read_bytes()], secret
+    results = json.loads((out / "results.json").read_text())
+    assert results["settings"]["base_url"] == public
+    assert results["settings"]["served_model"] == f"scripted-model {sent.split()[0]} ***"  # redacted, not dropped
+    samples = pd.read_parquet(out / "samples")
+    assert samples["text"].str.endswith(f"{sent.split()[0]} ***").all()
+
+
+def test_server_error_messages_never_show_the_credentials(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAIRPATH_TEST_KEY", "sk-live-5f3a9c1e7b2d")
+    server = ScriptedServer(script=[(400, "bad key sk-live-5f3a9c1e7b2d for alice:hunter2-s3cret")] * 3)
+    try:
+        url = server.base_url.replace("http://", "http://alice:hunter2-s3cret@") + "?token=qtok-77aa99bb"
+        backend = OpenAICompatibleBackend(url, "scripted-model", api_key_env="FAIRPATH_TEST_KEY", max_retries=0)
+        assert backend.base_url == server.base_url.replace("http://", "http://***@") + "?token=***"
+        with pytest.raises(FairpathInputError) as caught:
+            backend.model_id  # noqa: B018 - the probe meets the 400
+    finally:
+        server.stop()
+    message = str(caught.value)
+    assert "(HTTP 400): bad key *** for ***" in message and f"server {backend.base_url} refused" in message
+    for secret in ("sk-live-5f3a9c1e7b2d", "hunter2-s3cret", "qtok-77aa99bb"):
+        assert secret not in message and secret not in repr(backend)
+
+
+def test_hostile_model_name_and_values_are_escaped_in_the_report(tmp_path):
+    script, image = "<script>alert(1)</script>", '"><img src=x onerror=alert(2)>'
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"attribute": "country", "values": [f"Chile{script}", "Italy"], "templates": ["{country} is"]}))
+    server = ScriptedServer(model=f"served{script}{image}", fingerprint=f"fp{image}")
+    try:
+        assert main(["text", "audit", "--backend", "openai", "--base-url", server.base_url, "--model", "m", "--attribute", str(spec),
+                     "--samples", "2", "--max-new-tokens", "2", "--scorers", "vader", "--permutations", "19", "--no-quality",
+                     "--quiet", "--out", str(tmp_path / "audit")]) == 0
+    finally:
+        server.stop()
+    page = (tmp_path / "audit" / "report.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "<img src=x" not in page
+    assert "served&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(2)&gt;" in page
 
 
 @pytest.mark.model

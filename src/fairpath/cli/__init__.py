@@ -8,6 +8,7 @@ arguments and returns an exit code. Every flag's help shows its default.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 import traceback
@@ -100,6 +101,24 @@ def _bug(error: BaseException) -> int:
     return 1
 
 
+def _held_out_folder(args: argparse.Namespace):
+    """The ``--out`` folder held for the whole command (fairpath._io.locked_folder), so that a second run into it
+    fails at once instead of replacing this run's files; nothing to hold for a command without one."""
+    if getattr(args, "out", None) is None:
+        return contextlib.nullcontext()
+    from fairpath._io import locked_folder
+
+    return locked_folder(args.out, "--out folder")
+
+
+# The flags that name files a command reads: its results never replace them (fairpath._io.protected_inputs).
+_INPUT_FLAGS = ("data", "test", "config", "corpus", "attribute", "samples")
+
+
+def _input_files(args: argparse.Namespace) -> list[str]:
+    return [str(value) for value in (getattr(args, name, None) for name in _INPUT_FLAGS) if value is not None]
+
+
 def main(argv: list[str] | None = None) -> int:
     import matplotlib
 
@@ -116,7 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     _progress.set_quiet(bool(getattr(args, "quiet", False)))
     _notes_printed.clear()
     try:
-        with warnings.catch_warnings():  # restores the caller's showwarning afterwards (the library never changes it)
+        from fairpath._io import protected_inputs
+
+        # catch_warnings restores the caller's showwarning afterwards (the library never changes it)
+        with warnings.catch_warnings(), _held_out_folder(args), protected_inputs(_input_files(args)):
             warnings.showwarning = _show_warning
             return int(args.func(args) or 0)
     except FairpathInputError as error:

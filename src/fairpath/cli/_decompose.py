@@ -69,9 +69,9 @@ def run(args) -> int:
     from fairpath.causal import decompose
 
     if args.json is not None:
-        check_output_file(args.json, "--json file")
+        check_output_file(args.json, "--json file", inputs=[args.data])
     if args.plot is not None:
-        check_figure_file(args.plot, "--plot file")
+        check_figure_file(args.plot, "--plot file", inputs=[args.data])
     if args.out is not None:
         check_output_dir(args.out, "--out folder")
     data = read_data(args)

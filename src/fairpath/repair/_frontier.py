@@ -16,6 +16,7 @@ fairpath._parallel): each takes its randomness from its seed, so where it runs c
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import warnings
 from pathlib import Path
@@ -27,7 +28,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import fingerprint, key_differences, read_key, resume_key, write_key
-from fairpath._io import read_text, write_csv
+from fairpath._io import locked_folder, read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
@@ -272,7 +273,18 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
         tasks += [("unconstrained", "unconstrained", "-", s) for s in range(seed, seed + repeats)]
     if constrained:
         tasks += [(f"constrained {b}", "constrained", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
-    runs_file = _runs_file(Path(out_dir) if out_dir is not None else None, _resume_key(data, sfm, settings, learner))
+    with locked_folder(out_dir) if out_dir is not None else contextlib.nullcontext():
+        runs = _computed_runs(data, sfm, tasks, settings, Path(out_dir) if out_dir is not None else None, progress,
+                              n_jobs=n_jobs, scheduler=scheduler, workers=workers, reference=reference, learner=learner,
+                              engine=engine, n_folds=n_folds, quantile=quantile, n_bins=n_bins, n_boot=n_boot)
+    order = {t[0]: i for i, t in enumerate(tasks)}
+    runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
+    return FrontierResult(runs.reset_index(drop=True), settings)
+
+
+def _computed_runs(data, sfm, tasks, settings, out_dir, progress, *, n_jobs, scheduler, workers, **options) -> pd.DataFrame:
+    """Every task's run: those finished in ``out_dir`` read back, the others computed (and saved as they finish)."""
+    runs_file = _runs_file(out_dir, _resume_key(data, sfm, settings, options["learner"]))
     runs = load_runs(runs_file, tasks) if runs_file is not None and runs_file.exists() else pd.DataFrame(columns=RUN_COLUMNS)
     done = set(zip(runs["point"], runs["seed"]))
 
@@ -281,8 +293,7 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     # The constrained points need the decomposition of their seed: computed once per seed, first.
     seeds = sorted({t[3] for t in pending if t[1] == "constrained"})
     targets = {seeds[i]: r for i, r in run_tasks(_targets, seeds, shared={"data": data, "sfm": sfm}, **where)}
-    shared = {"data": data, "sfm": sfm, "reference": reference, "learner": learner, "engine": engine, "n_folds": n_folds,
-              "quantile": quantile, "n_bins": n_bins, "n_boot": n_boot, "targets": targets}
+    shared = {"data": data, "sfm": sfm, **options, "targets": targets}
     with progress_bar(total=len(pending), desc="frontier", unit="run", enabled=progress) as bar:
         for _, row in run_tasks(_run, pending, shared=shared, **where):
             bar.set_postfix_str(f"{row['point']}, seed {row['seed']}")
@@ -290,9 +301,7 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
             runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
             if runs_file is not None:
                 _save_runs(runs, runs_file)
-    order = {t[0]: i for i, t in enumerate(tasks)}
-    runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
-    return FrontierResult(runs.reset_index(drop=True), settings)
+    return runs
 
 
 def _resume_key(data: pd.DataFrame, sfm, settings: dict, learner) -> dict:

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
+from jinja2 import Environment, PackageLoader  # noqa: E402
 
 from fairpath._io import atomic_write_text  # noqa: E402
 from fairpath._version import __version__  # noqa: E402
 from fairpath.report._style import DPI, styled  # noqa: E402
 
-_ENV = Environment(loader=PackageLoader("fairpath.report", "templates"), autoescape=select_autoescape(["html"]))
+# Every template is HTML, whatever its name ends in (select_autoescape(["html"]) missed ".html.j2"): escape always.
+_ENV = Environment(loader=PackageLoader("fairpath.report", "templates"), autoescape=True)
 
 
 def figure_to_data_uri(fig, dpi: int = DPI) -> str:
@@ -72,6 +73,10 @@ def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
 @dataclass
 class Section:
     """One section of a report: a heading, a short text, then figures and tables (HTML snippets).
+
+    ``text`` (like ``render_report``'s ``summary``) is markup that fairpath builds, inserted as is: every string
+    from the user's input in it must be escaped (``html.escape``). The title, figure and table captions and the
+    settings are plain text, escaped by the template; tables come escaped from pandas.
 
     ``anchor`` is the section's HTML id (for links and tests); by default ``section-<position>``.
     """

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._stats import p_clause
 from fairpath.reproduce._paper import (
@@ -253,9 +254,9 @@ class CensusStudy(ResultMixin):
         out = Path(out)
         paths = {"figure9": out / "figure9.png", "comparison": out / "comparison.csv", "estimates": out / "estimates.csv"}
         with styled():
-            self.plot().savefig(paths["figure9"], bbox_inches="tight")
-        self.comparison.to_csv(paths["comparison"], index=False)
-        self.estimates.to_csv(paths["estimates"], index=False)
+            save_figure(self.plot(), paths["figure9"], bbox_inches="tight")
+        write_csv(self.comparison, paths["comparison"])
+        write_csv(self.estimates, paths["estimates"])
         paths["summary"] = write_json(self.to_dict(), out / "summary.json")
         paths["report"] = write_census_report(self, out / "report.html")
         return paths

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
@@ -278,14 +279,14 @@ class CompasStudy(ResultMixin):
         out = Path(out)
         paths = {"figure5": out / "figure5.png", "figure6": out / "figure6.png"}
         with styled():
-            self.plot_figure5().savefig(paths["figure5"], bbox_inches="tight")
-            self.frontier.plot().savefig(paths["figure6"], bbox_inches="tight")
+            save_figure(self.plot_figure5(), paths["figure5"], bbox_inches="tight")
+            save_figure(self.frontier.plot(), paths["figure6"], bbox_inches="tight")
         paths["comparison"] = out / "comparison.csv"
-        self.comparison.to_csv(paths["comparison"], index=False)
+        write_csv(self.comparison, paths["comparison"])
         paths["estimates"] = out / "estimates.csv"
-        self.estimates.to_csv(paths["estimates"], index=False)
+        write_csv(self.estimates, paths["estimates"])
         paths["frontier"] = out / "figure6.csv"
-        self.frontier.per_point().to_csv(paths["frontier"], index=False)
+        write_csv(self.frontier.per_point(), paths["frontier"])
         paths["summary"] = write_json(self.to_dict(), out / "summary.json")
         paths["report"] = write_compas_report(self, out / "report.html")
         return paths

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -32,7 +31,8 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin, panel_axes, result_frame
+from fairpath._io import save_figure, write_csv
+from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
 from fairpath.reproduce._report import write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
@@ -84,16 +84,6 @@ def _spec(attribute: str, templates: int | None):
     if not templates or templates >= len(spec.templates):
         return spec
     return replace(spec, templates=spec.templates[:templates], source=f"{spec.source} (first {templates} templates)")
-
-
-def _write_json_atomic(payload: dict, path: Path) -> Path:
-    from fairpath._results import to_json_text
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp")
-    partial.write_text(to_json_text(payload))
-    os.replace(partial, path)
-    return path
 
 
 # to_frame() rows per table row: (measure, table column, its relative change, its change in points, its paired p).
@@ -199,7 +189,7 @@ class HuangStudy:
         record = {"individual_difference": result.individual.estimate, "individual_p": result.individual.p_value,
                   "group_difference": result.group.estimate, "group_p": result.group.p_value,
                   "n_permutations": result.n_permutations}
-        _write_json_atomic(record, path)
+        write_json(record, path)
         return record
 
     def run(self) -> HuangResult:
@@ -216,13 +206,11 @@ class HuangStudy:
         table = pd.DataFrame(rows)
         target = target_check(table)
         for attribute in self.settings.attributes:
-            tradeoff_figure(table[table["attribute"] == attribute], attribute).savefig(
-                self.out / f"tradeoffs_{attribute}.png", dpi=120, bbox_inches="tight")
-        partial = self.out / "table.tmp"
-        table.to_csv(partial, index=False)
-        os.replace(partial, self.out / "table.csv")
+            save_figure(tradeoff_figure(table[table["attribute"] == attribute], attribute), self.out / f"tradeoffs_{attribute}.png",
+                        dpi=120, bbox_inches="tight")
+        write_csv(table, self.out / "table.csv")
         result = HuangResult(table, target, asdict(self.settings), self.out, time.perf_counter() - started, self._provenance())
-        _write_json_atomic({"settings": result.settings, "model": self.model, "target": target,
+        write_json({"settings": result.settings, "model": self.model, "target": target,
                             "table": table.to_dict(orient="records"), "seconds_this_session": result.seconds,
                             "provenance": result.provenance}, self.out / "summary.json")
         write_huang_report(result, self.out / "report.html")

@@ -8,7 +8,12 @@ concurrency=8, max_n=16, timeout=120.0, max_retries=5, send_seed=True)``
     (base models); ``"chat"`` sends it as the single user message of a chat completion (chat models:
     the server applies the model's chat template). The API key is read from the environment variable
     ``api_key_env`` when a request is made and is never stored by fairpath (not in samples, results,
-    reports, repr or error messages); without the variable set, requests carry the placeholder
+    reports, repr or error messages); neither are credentials in ``base_url`` (``user:password@``,
+    query values named like a key, token, secret, password or signature): ``base_url`` keeps them
+    for the requests only, and the attribute, reports and messages show ``***`` in their place.
+    Whatever the server sends (model name, fingerprint, continuations, error messages) has the key
+    and those credentials replaced by ``***`` too, so a server that echoes them writes nothing
+    secret. Without the variable set, requests carry the placeholder
     ``EMPTY`` (local servers need no key), unless ``api_key_env`` was given explicitly, which makes a
     missing variable an error.
     ``model_id`` is ``openai:<model the server reports>[@<system_fingerprint>][#chat]``, read from
@@ -33,11 +38,14 @@ concurrency 1, OpenAI best-effort) the same settings give the same samples, also
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import os
 import random
+import re
 import sys
+import urllib.parse
 from collections.abc import Sequence
 
 from fairpath._exceptions import FairpathInputError
@@ -51,12 +59,37 @@ from fairpath.text._generation import (
 ENDPOINTS = ("completions", "chat")
 _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "EMPTY"  # what vLLM's docs send to servers that need no key
+_SECRET_QUERY = re.compile(r"key|token|secret|pass|auth|sig|credential", re.IGNORECASE)
+# Shorter secrets are blanked in the URL but not searched for in text: replacing "ab" everywhere would garble it.
+_MIN_SECRET_LENGTH = 4
+REDACTED = "***"
 
 
 def request_seed(seed: int, prompt: str, first_index: int) -> int:
     """The seed sent with the request whose first sample is ``first_index`` of ``prompt`` (31 bits)."""
     digest = hashlib.sha256(f"{int(seed)}\0{prompt}\0{int(first_index)}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def split_url_secrets(url: str) -> tuple[str, list[str]]:
+    """``url`` with its credentials (``user:password@``, secret query values) shown as ``***``, and those
+    credentials, also as the HTTP Basic header value a client derives from them."""
+    parts = urllib.parse.urlsplit(url)
+    secrets, netloc, query = [], parts.netloc, parts.query
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        plain = urllib.parse.unquote(userinfo)
+        secrets += [userinfo, plain, urllib.parse.unquote(plain.partition(":")[2]),
+                    base64.b64encode(plain.encode()).decode("ascii")]
+        netloc = f"{REDACTED}@{host}"
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    hidden = [value for name, value in pairs if value and _SECRET_QUERY.search(name)]
+    if hidden:
+        secrets += hidden + [urllib.parse.quote_plus(value) for value in hidden]
+        query = "&".join(f"{urllib.parse.quote_plus(name)}={REDACTED if value in hidden else urllib.parse.quote_plus(value)}"
+                         for name, value in pairs)
+    public = urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query)) if secrets else url
+    return public, sorted({s for s in secrets if len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True)
 
 
 def _openai():
@@ -75,7 +108,8 @@ class OpenAICompatibleBackend(GenerationBackend):
     Parameters
     ----------
     base_url : str
-        The API root, e.g. ``http://127.0.0.1:8000/v1``.
+        The API root, e.g. ``http://127.0.0.1:8000/v1``. Credentials in it are used for the requests and
+        never shown: the attribute ``base_url`` holds the URL with ``***`` in their place.
     model : str
         The model name the server expects in requests.
     endpoint : {"completions", "chat"}
@@ -116,7 +150,9 @@ class OpenAICompatibleBackend(GenerationBackend):
         self.key_required = api_key_env is not None
         self.api_key_env = api_key_env or _DEFAULT_KEY_ENV
         self._api_key()  # fail now on a required key that is not set
-        self.base_url, self.model, self.endpoint = base_url.rstrip("/"), model, endpoint
+        self._url = base_url.rstrip("/")
+        self.base_url, self._url_secrets = split_url_secrets(self._url)
+        self.model, self.endpoint = model, endpoint
         self.concurrency, self.max_n, self.timeout, self.max_retries = concurrency, max_n, float(timeout), max_retries
         self.send_seed = send_seed
         self.served_model: str | None = None
@@ -182,7 +218,7 @@ class OpenAICompatibleBackend(GenerationBackend):
     def _client(self):
         openai = _openai()
         http_client = openai.DefaultAsyncHttpxClient(transport=_DeadlineTransport(self.timeout))
-        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key(), timeout=self.timeout,
+        return openai.AsyncOpenAI(base_url=self._url, api_key=self._api_key(), timeout=self.timeout,
                                   max_retries=self.max_retries, http_client=http_client)
 
     async def _probe(self) -> None:
@@ -190,8 +226,7 @@ class OpenAICompatibleBackend(GenerationBackend):
         async with self._client() as client:
             response = await self._create(client, prompt="Hello", n=2, max_tokens=1, temperature=1.0, top_p=1.0, seed=0)
         self.tokens_generated = counted
-        self.served_model = response.model or self.model
-        self.fingerprint = getattr(response, "system_fingerprint", None) or None
+        self.served_model, self.fingerprint = self._reported_identity(response)
         self.n_supported = len(response.choices) >= 2
 
     def _groups(self, requests: list[SampleRequest]) -> list[list[int]]:
@@ -272,12 +307,17 @@ class OpenAICompatibleBackend(GenerationBackend):
         return response
 
     def _check_identity(self, response) -> None:
-        reported = (response.model or self.model, getattr(response, "system_fingerprint", None) or None)
+        reported = self._reported_identity(response)
         if reported != (self.served_model, self.fingerprint):
             raise FairpathInputError(
                 f"server {self.base_url} now reports model {reported[0]!r} (fingerprint {reported[1]!r}) instead of "
                 f"{self.served_model!r} ({self.fingerprint!r}); nothing of this chunk was stored. Rerun to continue "
                 "under the new model id (the store keeps the two apart)")
+
+    def _reported_identity(self, response) -> tuple[str, str | None]:
+        """The model and fingerprint the server reports, redacted: a server may echo the Authorization header."""
+        fingerprint = getattr(response, "system_fingerprint", None) or None
+        return self._redact(str(response.model or self.model)), self._redact(fingerprint) if fingerprint else None
 
     def _choice_text(self, choice) -> str:
         if self.endpoint == "chat":
@@ -286,12 +326,15 @@ class OpenAICompatibleBackend(GenerationBackend):
         else:
             text = choice.text
         if not isinstance(text, str):
-            raise FairpathInputError(f"server {self.base_url} returned a choice without text: {choice!r}")
-        return text
+            raise FairpathInputError(self._redact(f"server {self.base_url} returned a choice without text: {choice!r}"))
+        return self._redact(text)
 
     def _redact(self, message: str) -> str:
+        """``message`` with the API key and the URL's credentials replaced by ``***``."""
         key = os.environ.get(self.api_key_env)
-        return message.replace(key, "***") if key else message
+        for secret in ([key] if key else []) + self._url_secrets:
+            message = message.replace(secret, REDACTED)
+        return message
 
 
 class _DeadlineTransport:

@@ -162,10 +162,7 @@ class SentimentProjection:
 
     @classmethod
     def load(cls, path: str | Path) -> "SentimentProjection":
-        try:
-            saved = torch.load(Path(path), weights_only=False)
-        except Exception as error:  # torch raises several types for damaged files
-            raise FairpathInputError(f"sentiment head file {str(path)!r} cannot be read ({error}); delete it to refit") from error
+        saved = load_tensor_file(path, "sentiment head file", "delete it to refit")
         projection = cls(**saved["params"])
         representation = saved.get("representation")
         head = SentimentHead(saved["input_size"], projection.hidden_size,
@@ -189,6 +186,18 @@ class SentimentProjection:
             return f"SentimentProjection(threshold={self.threshold}, hidden_size={self.hidden_size}, unfitted)"
         return (f"SentimentProjection(held-out accuracy {self.heldout_accuracy_:.3f} on {self.n_heldout_} sentences, "
                 f"trained on {self.n_train_}; {self.n_discarded_} sentences with |score| <= {self.threshold} discarded)")
+
+
+def load_tensor_file(path: str | Path, what: str, remedy: str):
+    """A file written by ``torch.save`` that holds only tensors and plain data (``weights_only=True``): a pickle of
+    anything else is refused unread, because unpickling it could run code from whoever wrote the file."""
+    try:
+        return torch.load(Path(path), weights_only=True)
+    except Exception as error:  # torch raises several types for damaged and for refused files
+        # torch's own message would suggest weights_only=False, the very thing that must not be done with such a file
+        reason = "it holds objects other than tensors and plain data" if "weights only" in str(error).lower() else str(error)
+        raise FairpathInputError(f"{what} {str(path)!r} cannot be read ({reason}); fairpath loads only tensors and plain "
+                                 f"data, never pickled objects that could run code: {remedy}") from None
 
 
 def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer="vader",

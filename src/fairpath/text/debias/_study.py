@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import digest, key_differences, read_key, resume_key, write_key
+from fairpath._io import atomic_path
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
 from fairpath._validation import check_list_arg, check_nonnegative
 from fairpath._validation import MAX_PERMUTATIONS, check_int
@@ -39,10 +39,8 @@ SCORES_NAME = "scores.parquet"
 
 def write_parquet_atomic(frame: pd.DataFrame, path: Path) -> Path:
     """Write a table through a temporary file, so a kill never leaves half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp")
-    frame.to_parquet(partial, index=False)
-    os.replace(partial, path)
+    with atomic_path(path) as temporary:
+        frame.to_parquet(temporary, index=False)
     return path
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
@@ -21,10 +20,11 @@ import torch
 import torch.nn.functional as F
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_write_text
+from fairpath._io import atomic_path, atomic_write_text
 from fairpath._progress import progress as progress_bar
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import Representation, forward_with_representation
+from fairpath.text.debias._sentiment_head import load_tensor_file
 
 REGULARIZERS = ("embedding", "sentiment")
 METHODS = ("lora", "full")
@@ -243,7 +243,6 @@ class DebiasTrainer:
     def save_checkpoint(self) -> None:
         if self.checkpoint_path is None:
             return
-        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
         state = {
             "config": asdict(self.config),
             "step": self.step_,
@@ -252,17 +251,13 @@ class DebiasTrainer:
             "history": self.history_,
             "rng": torch.get_rng_state(),
         }
-        partial = self.checkpoint_path.with_suffix(".tmp")
-        torch.save(state, partial)
-        os.replace(partial, self.checkpoint_path)  # atomic: a kill never leaves half a checkpoint
+        with atomic_path(self.checkpoint_path) as temporary:  # a kill never leaves half a checkpoint
+            torch.save(state, temporary)
 
     def _resume(self) -> None:
         if self.checkpoint_path is None or not self.checkpoint_path.exists():
             return
-        try:
-            state = torch.load(self.checkpoint_path, weights_only=False)
-        except Exception as error:  # torch raises several types for damaged files
-            raise FairpathInputError(f"checkpoint {str(self.checkpoint_path)!r} cannot be read ({error}); delete it to restart") from error
+        state = load_tensor_file(self.checkpoint_path, "checkpoint", "delete it to restart")
         saved = {k: v for k, v in state["config"].items() if k not in ("steps", "checkpoint_every")}
         current = {k: v for k, v in asdict(self.config).items() if k not in ("steps", "checkpoint_every")}
         if saved != current:
