@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -242,7 +243,7 @@ def output_cases(frame: pd.DataFrame) -> list[Case]:
         Case("out/decompose/plot-is-input", _command("decompose") + ["--plot", "data.csv"], "error", data),
         Case("out/decompose/json-symlink", _command("decompose")[:-2] + ["--json", "link.json"], "error", data, setup="symlink-file"),
         Case("out/decompose/json-fifo", _command("decompose")[:-2] + ["--json", "fifo.json"], "error", data, setup="fifo-output", timeout=60),
-        Case("out/decompose/json-dev-null", _command("decompose")[:-2] + ["--json", "/dev/null"], "error", data),
+        Case("out/decompose/json-device", _command("decompose")[:-2] + ["--json", "null-device"], "error", data, setup="device"),
         Case("out/decompose/json-in-missing-dir", _command("decompose")[:-2] + ["--json", "new/dir/out.json"], "ok", data),
         Case("out/decompose/json-is-dir", _command("decompose")[:-2] + ["--json", "."], "error", data),
         Case("out/audit/out-is-file", _command("audit")[:-2] + ["--out", "data.csv"], "error", data),
@@ -377,6 +378,8 @@ def _prepare(case: Case, folder: Path, clean_frame: pd.DataFrame) -> dict:
         (folder / "real").mkdir()
         (folder / "real" / "precious.txt").write_text("precious")
         (folder / "linkdir").symlink_to(folder / "real")
+    elif case.setup == "device":  # a device node of the case's own (never the machine's /dev/null), made as root
+        os.mknod(folder / "null-device", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     elif case.setup in ("fifo-output", "fifo-input"):
         os.mkfifo(folder / ("fifo.json" if case.setup == "fifo-output" else "fifo.csv"))
     elif case.setup == "locked-out":

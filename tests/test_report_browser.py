@@ -193,8 +193,8 @@ def test_demo_predictors_are_explained_and_results_json_has_provenance(reports):
     assert provenance["call"].startswith("fairpath.parity.audit(data=<DataFrame 800 rows")
     assert provenance["versions"]["numpy"] and provenance["dtype"] == "float64"
     repair = json.loads((reports["repair"].parent / "repair.json").read_text())
-    assert repair["provenance"]["inputs"][0]["name"] == "synthetic.csv"
-    assert len(repair["provenance"]["inputs"][0]["sha256"]) == 64
+    assert repair["settings"]["provenance"]["inputs"][0]["name"] == "synthetic.csv"
+    assert len(repair["settings"]["provenance"]["inputs"][0]["sha256"]) == 64
 
 
 def _chromium() -> str | None:

@@ -297,7 +297,7 @@ def test_result_named_like_the_input_in_the_out_folder_never_replaces_it(tmp_pat
     out = tmp_path / "out"
     out.mkdir()
     data = out / "scores.csv"  # repair writes OUT/scores.csv
-    make_binary_sfm(200, seed=0).data.to_csv(data, index=False)
+    make_binary_sfm(600, seed=0).data.to_csv(data, index=False)
     before = data.read_bytes()
     code, err = run(["repair", str(data), *SFM_ARGS, "--bn", "SE", "--engine", "linear", "--quiet", "--out", str(out)], capsys)
     assert code == 2 and (f"fairpath: error: output file {str(data)!r} is an input of this run; writing it would replace your "

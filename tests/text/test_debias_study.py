@@ -137,7 +137,7 @@ def test_command_line_trains_audits_and_rejects_negative_lambda(tiny_lm_path, sp
               "--steps", "2", "--batch-size", "4", "--samples", "3", "--max-new-tokens", "3", "--permutations", "10",
               "--no-quality"]
     assert main(common + ["--lambdas", "1,-5", "--out", str(tmp_path / "bad")]) == 2
-    assert "lambda must be a finite number >= 0 (it weighs the fairness loss), got -5.0" in capsys.readouterr().err
+    assert "each λ in lambdas must be a number ≥ 0, got -5.0 (float)" in capsys.readouterr().err
     assert main(common + ["--lambdas", "1,x", "--out", str(tmp_path / "bad")]) == 2
     assert "'x' is not a number" in capsys.readouterr().err
     assert main(common + ["--lambdas", "5", "--out", str(tmp_path / "run")]) == 0

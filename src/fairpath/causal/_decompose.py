@@ -170,6 +170,12 @@ def _more_splits(data, fitter, measures, seed, n_rep, progress, where) -> list:
     return collect_in_order(results, n_rep - 1, "cross-fitting splits", progress)
 
 
+def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> dict:
+    from fairpath.report import api_call, provenance  # the report package loads Jinja2: only when a result is made
+
+    return provenance(call=api_call("fairpath.causal.decompose", data, predictors=list(predictors), method=method, seed=seed), seed=seed)
+
+
 def decompose(
     data: pd.DataFrame,
     sfm: SFM,
@@ -192,6 +198,7 @@ def decompose(
     scheduler=None,
     workers: int | None = None,
     progress: bool = False,
+    provenance: dict | None = None,
 ) -> CausalDecomposition:
     """Estimate TV, Ctf-DE, Ctf-IE, Ctf-SE (and ETT, TE, NDE, NIE, Exp-SE) of X on Y and on each predictor.
 
@@ -243,6 +250,9 @@ def decompose(
         workers (see :func:`fairpath._parallel.run_tasks`; needs ``fairpath[dask]``). Each task has its
         own seed, so the numbers equal those of a local run.
     progress : show progress bars (cross-fitting, medDML refits, splits) on stderr when it is a terminal.
+    provenance : what the result was computed from (see :func:`fairpath.report.provenance`), kept in
+        ``settings_["provenance"]`` and shown by the report; by default this call, the data named by the
+        SHA-256 of its values, and the package versions.
     """
     measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)
     _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures, n_rep)
@@ -278,6 +288,7 @@ def decompose(
         "measures": list(measures), "known_means": list(functions),
         # outcomes within [0, 1] (0/1 outcomes, probabilities): their effects read as percentage points
         "share_outcomes": [name for name in outcomes if bool(((prepared.outcomes[name] >= 0) & (prepared.outcomes[name] <= 1)).all())],
+        "provenance": provenance or _call_provenance(data, predictors, method, seed),
     }
     counts = {
         "n": int(prepared.n), "n_x0": int((prepared.x == 0).sum()), "n_x1": int((prepared.x == 1).sum()),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._vocabulary import LABELS
-from fairpath.report import Section, format_ci, format_p, write_report
+from fairpath.report import Section, format_ci, format_p, provenance_lines, write_report
 
 HEADLINE_MEASURES = ("tv", "ctfde", "ctfie", "ctfse")  # TV = Ctf-DE − Ctf-IE − Ctf-SE
 
@@ -72,14 +72,16 @@ def estimates_table(decomposition) -> pd.DataFrame:
 
 
 def write_decomposition_report(decomposition, path) -> Path:
-    """Write the decomposition as one self-contained HTML page: the headline, the bars and table, overlap, settings."""
+    """Write the decomposition as one self-contained HTML page: the headline, the bars and table, overlap, settings
+    and provenance."""
     level = decomposition.level
     summary = "<p>" + "</p><p>".join(html.escape(line) for line in headline(decomposition)) + "</p>"
     bars = Section("Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE", f"<p>{html.escape(str(decomposition.sfm))}</p>",
                    anchor="decomposition").add_figure(decomposition.plot(), f"Bars: estimates; whiskers: {level:.0%} confidence intervals.")
     bars.add_table(estimates_table(decomposition), f"Every measure with its {level:.0%} CI (estimates.csv, results.json)")
     overlap = Section("Overlap", f"<p>{html.escape(decomposition.overlap_line())}</p>", anchor="overlap")
-    settings = {k: str(v) for k, v in decomposition.settings_.items()}
+    settings = {k: str(v) for k, v in decomposition.settings_.items() if k != "provenance"}
     settings.update({f"rows {k}": str(v) for k, v in decomposition.counts_.items()})
     settings["time"] = f"{decomposition.seconds_:.1f} s"
+    settings.update(provenance_lines(decomposition.settings_["provenance"]))
     return write_report(path, f"fairpath decompose: {decomposition.sfm.x}", [bars, overlap], summary, settings)

@@ -67,6 +67,7 @@ def run(args) -> int:
     from fairpath._io import save_figure
     from fairpath._validation import check_figure_file, check_output_dir, check_output_file
     from fairpath.causal import decompose
+    from fairpath.report import provenance
 
     if args.json is not None:
         check_output_file(args.json, "--json file", inputs=[args.data])
@@ -80,7 +81,8 @@ def run(args) -> int:
     result = decompose(
         data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
         level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
-        nboot2=args.nboot2, n_rep=args.n_rep, progress=not args.quiet, **parallel_options(args),
+        nboot2=args.nboot2, n_rep=args.n_rep, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed),
+        **parallel_options(args),
     )
     print("\n".join(result.headline()))
     print(result.summary())

@@ -19,6 +19,7 @@ from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
 from fairpath.parity._verdict import bn_parity_sentence, parity_sentence, verdict_sentence
 from fairpath.report import package_versions
+from fairpath.report import api_call
 from fairpath.report import provenance as make_provenance
 
 class AuditResult(ResultMixin):
@@ -260,9 +261,11 @@ def audit(
         parity[predictor] = predictive_parity(data, sfm, predictor, n_bins=n_bins, n_boot=n_boot, level=level, seed=seed)
         steps.update()
     steps.set_postfix_str("decomposition")
+    record = provenance or make_provenance(call=api_call("fairpath.parity.audit", data, predictors=list(predictors), bn=list(bn), seed=seed),
+                                           seed=seed)
     decomposition = decompose(data, sfm, predictors=predictors, predictor_functions=predictor_functions, method=method, learner=learner, n_folds=n_folds,
                               seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, n_rep=n_rep, scheduler=scheduler,
-                              workers=workers, progress=progress)
+                              workers=workers, progress=progress, provenance=record)
     steps.update()
     steps.set_postfix_str("cookbook")
     cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
@@ -304,16 +307,6 @@ def audit(
         "versions": package_versions(),
         "descriptions": dict(descriptions or {}),
         "data_label": data_label,
-        "provenance": provenance or _api_provenance(data, predictors, bn, seed),
+        "provenance": record,
     }
     return AuditResult(sfm, predictors, decomposition, parity, cookbook, settings, notes)
-
-
-def _api_provenance(data: pd.DataFrame, predictors, bn, seed: int) -> dict:
-    """Provenance of an API call: the data identified by the SHA-256 of its values (index excluded)."""
-    import hashlib
-
-    digest = hashlib.sha256(pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()).hexdigest()
-    call = (f"fairpath.parity.audit(data=<DataFrame {data.shape[0]} rows x {data.shape[1]} columns, SHA-256 of the values "
-            f"{digest}>, predictors={list(predictors)}, bn={list(bn)}, seed={seed})")
-    return make_provenance(call=call, seed=seed)

@@ -3,7 +3,7 @@
 from fairpath._stats import format_p
 from fairpath.report._html import Section, figure_to_data_uri, format_ci, format_count, render_report, table_html, write_report
 from fairpath.report._style import FULL_WIDTH, HALF_WIDTH, SERIES_COLOURS, legend_below, styled, subplots
-from fairpath.report._provenance import file_record, package_versions, provenance, provenance_lines
+from fairpath.report._provenance import api_call, file_record, package_versions, provenance, provenance_lines
 
 __all__ = [
     "FULL_WIDTH",
@@ -13,6 +13,7 @@ __all__ = [
     "styled",
     "subplots",
     "Section",
+    "api_call",
     "figure_to_data_uri",
     "format_ci",
     "format_count",

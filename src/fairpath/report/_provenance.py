@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import platform
@@ -14,6 +15,11 @@ _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm"
 
 def package_versions(extra=()) -> dict[str, str]:
     """Versions of Python and of the packages a result depends on (``extra``: more of them, e.g. torch)."""
+    return dict(_versions(tuple(extra)))
+
+
+@functools.lru_cache(maxsize=8)  # read once per process: every decomposition records them
+def _versions(extra: tuple) -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for name in (*_VERSIONED, *extra):
         try:
@@ -21,6 +27,16 @@ def package_versions(extra=()) -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             versions[name] = "not installed"
     return versions
+
+
+def api_call(function: str, data, **arguments) -> str:
+    """An API call as text, its data frame named by its shape and the SHA-256 of its values (index excluded)."""
+    import pandas as pd
+
+    digest = hashlib.sha256(pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()).hexdigest()
+    named = "".join(f", {k}={v!r}" for k, v in arguments.items())
+    return (f"{function}(data=<DataFrame {data.shape[0]} rows x {data.shape[1]} columns, SHA-256 of the values "
+            f"{digest}>{named})")
 
 
 def file_record(path: str | Path) -> dict:
