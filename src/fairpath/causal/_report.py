@@ -78,7 +78,7 @@ def write_decomposition_report(decomposition, path) -> Path:
     summary = "<p>" + "</p><p>".join(html.escape(line) for line in headline(decomposition)) + "</p>"
     bars = Section("Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE", f"<p>{html.escape(str(decomposition.sfm))}</p>",
                    anchor="decomposition").add_figure(decomposition.plot(), f"Bars: estimates; whiskers: {level:.0%} confidence intervals.")
-    bars.add_table(estimates_table(decomposition), f"Every measure with its {level:.0%} CI (estimates.csv, results.json)")
+    bars.add_table(estimates_table(decomposition), f"Every measure with its {level:.0%} CI, in outcome units (estimates.csv, results.json)")
     overlap = Section("Overlap", f"<p>{html.escape(decomposition.overlap_line())}</p>", anchor="overlap")
     settings = {k: str(v) for k, v in decomposition.settings_.items() if k != "provenance"}
     settings.update({f"rows {k}": str(v) for k, v in decomposition.counts_.items()})

@@ -79,9 +79,13 @@ class SFM:
         return {"x": self.x, "x0": self.x0, "x1": self.x1, "z": list(self.z), "w": list(self.w), "y": self.y}
 
     def __str__(self) -> str:
-        z = ", ".join(self.z) or "∅"
-        w = ", ".join(self.w) or "∅"
-        return f"SFM(X={self.x} [{self.x0!r} → {self.x1!r}], Z={{{z}}}, W={{{w}}}, Y={self.y})"
+        z, w = (f"{{{', '.join(names)}}}" if names else "∅" for names in (self.z, self.w))
+        return f"SFM(X={self.x} [{_shown(self.x0)} → {_shown(self.x1)}], Z={z}, W={w}, Y={self.y})"
+
+
+def _shown(level) -> str:
+    """A level as the user wrote it: 0 for NumPy's ``np.int64(0)``, quotes around text."""
+    return repr(level.item() if hasattr(level, "item") else level)
 
 
 def check_sfm(sfm) -> SFM:

@@ -143,6 +143,7 @@ class PPMDecomposition(ResultMixin):
     def plot(self, ax=None):
         """Term I, Term II and PPM per bin of Ŷ with their bootstrap intervals (on ``ax`` when given); returns the Figure."""
         import matplotlib.pyplot as plt
+        from fairpath.report import legend_below
 
         fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 4)))
         table = self.per_bin_
@@ -157,7 +158,7 @@ class PPMDecomposition(ResultMixin):
         ax.set_xlabel(f"quantile bin of {self.predictor}")
         ax.set_ylabel("value")
         ax.set_title(f"Predictive parity decomposition ({self.x}: {self.x1} vs {self.x0})")
-        ax.legend(loc="best", fontsize="small")
+        legend_below(ax, fontsize="small", ncol=2)
         return fig
 
 

@@ -373,6 +373,7 @@ class ConstrainedPath(ResultMixin):
         """Two panels: held-out effects against λ (dotted: targets) and the held-out AUC (or R²) against λ;
         on ``ax`` (a sequence of two axes) when given."""
         import matplotlib.pyplot as plt
+        from fairpath.report import legend_below
 
         fig, (left, right) = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(10, 3.8)))
         lam = self.path["lambda"].to_numpy(dtype=float)
@@ -386,7 +387,7 @@ class ConstrainedPath(ResultMixin):
         left.set_xscale("log")
         left.set_xlabel("λ (0 and ∞ drawn at the edges)")
         left.set_ylabel("held-out effect (dotted: target)")
-        left.legend(fontsize=8)
+        legend_below(left, fontsize=8, ncol=2)
         metric = "auc" if "auc" in self.path else "r2"
         right.plot(shown, self.path[metric], marker="o", color="black")
         right.set_xscale("log")

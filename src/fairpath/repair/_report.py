@@ -78,7 +78,7 @@ def adaptation_table(data: pd.DataFrame, adapted: pd.DataFrame, sfm, adapter) ->
 
 def scores_figure(scores: pd.DataFrame, sfm):
     """Distribution of the fair predictor's out-of-fold scores in each group."""
-    from fairpath.report import HALF_WIDTH, SERIES_COLOURS, subplots
+    from fairpath.report import HALF_WIDTH, SERIES_COLOURS, legend_below, subplots
 
     fig, ax = subplots(width=HALF_WIDTH, height=3.6)
     bins = np.linspace(scores["fair_score"].min(), scores["fair_score"].max(), 31)
@@ -88,7 +88,7 @@ def scores_figure(scores: pd.DataFrame, sfm):
     ax.set_xlabel("out-of-fold score of the fair predictor")
     ax.set_ylabel("density")
     ax.set_title("Fair predictor's scores by group")
-    ax.legend()
+    legend_below(ax, ncol=2)
     fig.tight_layout()
     return fig
 
@@ -110,8 +110,8 @@ def write_repair_report(result, path) -> Path:
     verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out_):,} held-out rows "
                       "(each fitted on the other rows; held_out.csv holds their scores)")
     intro = (f"<p>Causal data adaptation for BN set resolving variables <strong>{html.escape(resolving)}</strong>: every "
-             f"row of {html.escape(str(adapter.comparison_))} gets a fair twin that follows the mechanisms of "
-             f"{html.escape(str(adapter.baseline))}, with the resolving variables (and what only they cause) kept. "
+             f"row of group {html.escape(sfm.x)} = {html.escape(str(adapter.comparison_))} gets a fair twin that follows the "
+             f"mechanisms of group {html.escape(sfm.x)} = {html.escape(str(adapter.baseline))}, with the resolving variables (and what only they cause) kept. "
              f"Adapted, in order: {html.escape(', '.join(adapter.order_))}. The outcome's group gap (TV of "
              f"{html.escape(sfm.y)}) is {summary['tv_outcome']:+.4f} in the data and {summary['tv_adapted_outcome']:+.4f} "
              "among the twins (all rows).</p>")

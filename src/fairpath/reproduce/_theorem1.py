@@ -482,6 +482,7 @@ class Theorem1Study(ResultMixin):
         """iTerm I, iTerm II and iPPM against n with ±1 sd bands (the paper's Figure 7); a second panel
         zooms on the iPPM, with its mean absolute value over repetitions. On ``ax`` (two axes) when given."""
         import matplotlib.pyplot as plt
+        from fairpath.report import legend_below
 
         fig, (ax, zoom) = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]}))
         for quantity in FIGURE7_QUANTITIES:
@@ -501,15 +502,16 @@ class Theorem1Study(ResultMixin):
             axis.set_xlabel("sample size n (log scale)")
         ax.set_ylabel("value (mean ± 1 sd over repetitions)")
         ax.set_title(f"Theorem 1: iPPM = iTerm I + iTerm II ({self.settings_.n_reps} repetitions per n)")
-        ax.legend(loc="center right", fontsize="small")
+        legend_below(ax, fontsize="small", ncol=2)
         zoom.set_title("iPPM, zoomed")
-        zoom.legend(loc="best", fontsize="small")
+        legend_below(zoom, fontsize="small")
         fig.tight_layout()
         return fig
 
     def plot_figure8(self, ax=None):
         """Term I per bin: adapted estimate (mean ± 1 sd) against the SCM truth (the paper's Figure 8), on ``ax`` when given."""
         import matplotlib.pyplot as plt
+        from fairpath.report import legend_below
 
         fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(8, 4.5)))
         table = self.figure8_
@@ -521,7 +523,7 @@ class Theorem1Study(ResultMixin):
         ax.set_xlabel("quantile bin of ŷ")
         ax.set_ylabel("Term I")
         ax.set_title(f"Term I per bin, n = {self.settings_.per_bin_n}, {self.settings_.per_bin_reps} repetitions")
-        ax.legend(loc="best", fontsize="small")
+        legend_below(ax, fontsize="small", ncol=3)
         return fig
 
     def plot(self, ax=None):

@@ -127,6 +127,7 @@ class DebiasStudyResult(ResultMixin):
         """Trade-off figure: individual fairness against S.S. and against perplexity, one line per regularizer;
         on ``ax`` (a sequence of two axes) when given."""
         import matplotlib.pyplot as plt
+        from fairpath.report import legend_below
 
         rows = self.evaluations[self.evaluations["scorer"] == scorer]
         if rows.empty:
@@ -149,7 +150,7 @@ class DebiasStudyResult(ResultMixin):
                            label="noise floor (base)")
             panel.set_xlabel(f"average individual fairness ({scorer}, W1; lower is fairer)")
             panel.set_ylabel(label)
-            panel.legend(fontsize=8)
+            legend_below(panel, fontsize=8, ncol=2)
         fig.suptitle(f"Fairness against quality across λ ({self.attribute})")
         fig.tight_layout()
         return fig
@@ -157,6 +158,7 @@ class DebiasStudyResult(ResultMixin):
     def plot_training(self):
         """Fairness loss per step of every training run."""
         import matplotlib.pyplot as plt
+        from fairpath.report import legend_below
 
         fig, ax = plt.subplots(figsize=(7, 3.5))
         for name, log in self.training.items():
@@ -166,7 +168,7 @@ class DebiasStudyResult(ResultMixin):
         ax.set_xlabel("step")
         ax.set_ylabel("L_fair (cosine distance, per batch)")
         ax.set_yscale("log")
-        ax.legend(fontsize=8)
+        legend_below(ax, fontsize=8, ncol=3)
         fig.tight_layout()
         return fig
 
