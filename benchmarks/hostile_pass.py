@@ -197,7 +197,7 @@ FLAGS = [
     ("decompose", "--seed", ["-1", "4294967296", "1e3", "abc", "99999999999999999999"]),
     ("decompose", "--level", ["0", "1", "1.5", "-0.1", "nan", "inf", "abc"]),
     ("decompose", "--eps", ["-0.1", "0.6", "nan", "abc"]),
-    ("decompose", "--bootstrap", ["0", "1", "-5", "1000000000", "abc"]),
+    ("decompose", "--bootstrap", ["1", "-5", "1000000000", "abc"]),  # 0: no bootstrap (analytic intervals)
     ("decompose", "--n-rep", ["0", "-1", "autoo", "1.5", "100000"]),
     ("decompose", "--workers", ["0", "-1", "abc"]),
     ("decompose", "--method", ["nonsense", ""]),
@@ -413,7 +413,9 @@ def _run_child(argv: list[str], folder: Path, timeout: float) -> tuple[int | Non
             from fairpath.cli import main
 
             code = main(argv)
-        except BaseException:  # noqa: BLE001 - anything escaping main is a traceback
+        except SystemExit as exit_:  # argparse's own exit (status 2 after its usage and error lines), as the console script
+            code = exit_.code
+        except BaseException:  # noqa: BLE001 - anything else escaping main is a traceback
             import traceback
 
             traceback.print_exc()
@@ -453,7 +455,7 @@ def _rounded(value):
     if isinstance(value, float):
         return round(value, 10)
     if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items() if k not in ("provenance", "settings", "created", "elapsed_seconds", "data")}
+        return {k: _rounded(v) for k, v in value.items() if k not in ("provenance", "settings", "created", "elapsed_seconds", "seconds", "data")}
     if isinstance(value, list):
         return [_rounded(v) for v in value]
     return value

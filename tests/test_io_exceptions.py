@@ -339,3 +339,14 @@ def test_protected_input_is_never_replaced_by_an_atomic_write(tmp_path):
     assert data.read_text() == "a\n1\n"
     atomic_write_text("replaced", data)  # outside the run, an ordinary file
     assert data.read_text() == "replaced"
+
+
+def test_a_row_short_of_fields_is_an_error_naming_its_line(tmp_path):
+    """pandas fills a short row's last cells with NaN and shifts its values: refused, with the line."""
+    short = tmp_path / "short.csv"
+    short.write_text("a,b,c\n1,2,3\n4,5\n6,7,8\n")
+    with pytest.raises(FairpathInputError, match=r"data file '.*short\.csv': line 3 has 2 fields where the header has 3"):
+        read_table(short)
+    empty_last = tmp_path / "empty_last.csv"
+    empty_last.write_text("a,b,c\n1,2,3\n4,5,\n")
+    assert read_table(empty_last)["c"].isna().tolist() == [False, True]  # an empty field is a missing value, not a lost one

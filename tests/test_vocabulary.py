@@ -23,13 +23,26 @@ from fairpath.repair import BN_OF_RESOLVING, parse_bn_set, parse_bn_sets
 
 
 @pytest.mark.parametrize(("spelling", "expected"), [
-    (None, ()), ("", ()), ("none", ()), (" None ", ()), ("∅", ()), ("empty", ()), ([], ()),
+    (None, ()), ("none", ()), (" None ", ()), ("∅", ()), ("empty", ()), ([], ()),
     ("SE, de", ("DE", "SE")), ("ie+se", ("IE", "SE")), (["SE", "IE", "DE"], ("DE", "IE", "SE")),
     ("Z", ("SE",)), ("w", ("IE",)), ("ZW", ("IE", "SE")), ("wz", ("IE", "SE")),
 ])
 def test_parse_bn_accepts_every_documented_spelling(spelling, expected):
     assert parse_bn(spelling) == expected
     assert parse_bn_set(spelling) == frozenset(expected)
+
+
+@pytest.mark.parametrize("blank", ["", "  ", "DE,,", ",SE", "IE+"])
+def test_blank_text_or_an_empty_entry_is_not_the_empty_set(blank):
+    """An unset shell variable or a stray comma is refused; the empty set is written 'none'."""
+    with pytest.raises(FairpathInputError, match="is blank or has an empty entry; .*write 'none' for the empty set"):
+        parse_bn(blank)
+
+
+@pytest.mark.parametrize("sets", ["SE;IE;", ";;", ";SE"])
+def test_an_empty_set_between_semicolons_is_refused(sets):
+    with pytest.raises(FairpathInputError, match="hold an empty set between ';'"):
+        parse_bn_sets(sets)
 
 
 @pytest.mark.parametrize("bad", ["SE,XE", ["DE", "total"], "ctfde", "none,SE", "Z,SE"])

@@ -175,6 +175,19 @@ def _csv_header(path: Path, what: str) -> list[str]:
     return next(csv.reader(io.StringIO(line)), [])
 
 
+def _check_row_lengths(path: Path, fields: int, what: str) -> None:
+    """Every row has the header's number of fields: pandas reads a row that lost a separator or a value with its
+    last cells missing, and every value after the lost one under the wrong column."""
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle)
+        for row in reader:
+            if row and len(row) < fields:
+                raise FairpathInputError(
+                    f"{what} {str(path)!r}: line {reader.line_num} has {len(row)} fields where the header has {fields} (a "
+                    "separator or a value is lost, so its values would fall under the wrong columns); fix that row, or write "
+                    "an empty field for a missing value")
+
+
 def _check_header(columns: list[str], path: Path, what: str) -> None:
     seen, duplicated = set(), []
     for column in columns:
@@ -223,7 +236,10 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
         _check_named_columns(header, empty_category, "empty-category", path)
         _check_named_columns(header, categorical, "categorical", path)
         markers = {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
-        return pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
+        data = pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
+        if len(data.columns) and data.iloc[:, -1].isna().any():  # pandas fills a short row's last cells with NaN
+            _check_row_lengths(path, len(header), what)
+        return data
     except FairpathInputError:
         raise
     except UnicodeDecodeError as error:

@@ -8,7 +8,7 @@ A business-necessity (BN) set is the subset of pathways a decision may use. :fun
 it the same way everywhere (Python API, config files, every CLI command):
 
 - pathway names, separated by commas or ``+``, in any case and order: ``"SE"``, ``"IE,SE"``, ``"de+ie"``;
-- the empty set: ``None``, ``""``, ``"none"``, ``"empty"`` or ``"∅"``;
+- the empty set: ``None``, ``"none"``, ``"empty"`` or ``"∅"`` (blank text is refused);
 - the frontier's names by *resolving variables* (the paper's Figure 6): in data adaptation a
   resolving variable keeps its observed value, so ``"Z"`` (Z resolving) keeps the spurious pathway,
   ``"W"`` the indirect one: ``Z`` = {SE}, ``W`` = {IE}, ``ZW`` = {IE, SE}.
@@ -33,7 +33,7 @@ RESOLVING_ROLE = {"SE": "z", "IE": "w"}
 # A BN set without DE by the roles of its resolving variables, as the frontier names its points.
 RESOLVING_NAMES: dict[tuple[str, ...], str] = {(): "none", ("SE",): "Z", ("IE",): "W", ("IE", "SE"): "ZW"}
 _RESOLVING_ALIASES = {"Z": ("SE",), "W": ("IE",), "ZW": ("IE", "SE"), "WZ": ("IE", "SE")}
-_EMPTY = {"", "none", "empty", "∅"}
+_EMPTY = {"none", "empty", "∅"}  # blank text is refused: an unset shell variable, not a choice
 
 BN_HELP = (
     "pathways among DE, IE, SE, comma-separated ('none' for the empty set); the frontier's names by "
@@ -55,6 +55,9 @@ def parse_bn(bn) -> tuple[Pathway, ...]:
     """
     if bn is None or (isinstance(bn, str) and bn.strip().lower() in _EMPTY):
         return ()
+    if isinstance(bn, str) and any(not item.strip() for item in bn.replace("+", ",").split(",")):
+        raise FairpathInputError(f"the business-necessity set {bn!r} is blank or has an empty entry; name pathways among DE, IE, SE "
+                                 "separated by single commas, or write 'none' for the empty set")
     if isinstance(bn, str) and bn.strip().upper() in _RESOLVING_ALIASES:
         return _RESOLVING_ALIASES[bn.strip().upper()]
     if not isinstance(bn, (str, Iterable)):
@@ -81,7 +84,11 @@ def split_bn_sets(value) -> list[str]:
     if not isinstance(value, str):
         return list(value)
     if ";" in value:
-        return [item.strip() for item in value.split(";")]
+        sets = [item.strip() for item in value.split(";")]
+        if not all(sets):
+            raise FairpathInputError(f"the BN sets {value!r} hold an empty set between ';'; write 'none' for the empty set "
+                                     "and no ';' at either end")
+        return sets
     items = [item.strip() for item in value.split(",")]
     if len(items) > 1 and all(item.lower() in _EMPTY or item.upper() in _RESOLVING_ALIASES for item in items):
         return items

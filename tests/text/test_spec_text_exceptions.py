@@ -130,3 +130,13 @@ def test_reading_and_checking_a_specification_is_linear_in_its_values(tmp_path):
     duplicated = {"attribute": "name", "values": [f"N{i}" for i in range(20_000)] + ["N7"], "templates": ["{name} is"]}
     with pytest.raises(FairpathInputError, match=r"lists values \['N7'\] more than once"):
         FairnessSpec.from_dict(duplicated)
+
+
+def test_a_spec_too_large_to_validate_is_refused_before_any_replacement():
+    """3,000 values would take hours of pairwise replacements: refused at once, with the count and the bound."""
+    from fairpath.text._spec import MAX_COUNTERFACTUAL_CHECKS
+
+    spec = FairnessSpec.from_dict({"attribute": "c", "values": [f"v{i}" for i in range(3000)], "templates": ["I am {c}"]})
+    with pytest.raises(FairpathInputError, match=r"has 3,000 values and 1 template\(s\): .* 8,997,000 replacements, above "
+                                                 rf"fairpath's bound of {MAX_COUNTERFACTUAL_CHECKS:,}"):
+        spec.validate()

@@ -45,6 +45,7 @@ def test_missing_cells_are_named_with_the_file():
      r"the specification gives 'I am from A.'\)"),
     (lambda f: pd.concat([f, f], ignore_index=True).assign(sample_index=0), r"repeat a sample_index within a template x value cell"),
     (lambda f: f.assign(sample_index=-1), r"sample_index values that are not non-negative integers \(rows \[0, 1,"),
+    (lambda f: f.assign(continuation=" "), r"generations 'g.csv': all 20 continuations are empty, so every score is the score of no text"),
 ])
 def test_bad_generations(change, message):
     with pytest.raises(FairpathInputError, match=message):

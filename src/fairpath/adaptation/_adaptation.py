@@ -168,7 +168,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         if not pd.api.types.is_numeric_dtype(data[self.y]):
             raise FairpathInputError(f"the outcome {self.y!r} must be numeric (binary 0/1 or continuous)")
         check_outcome_varies(data[self.y], self.y)
-        levels = list(pd.unique(data[self.x]))
+        levels = pd.unique(data[self.x]).tolist()  # Python values: messages show 0, not np.int64(0)
         if self.baseline not in levels:
             raise FairpathInputError(f"baseline level {self.baseline!r} does not occur in {self.x!r} (levels {levels})")
         if len(levels) != 2:

@@ -58,7 +58,7 @@ def group_rows(data: pd.DataFrame, sfm: SFM) -> pd.Series:
 
 def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int]:
     column = data[sfm.x]
-    levels = list(pd.unique(column))
+    levels = pd.unique(column).tolist()
     absent = [level for level in (sfm.x0, sfm.x1) if not (column == level).any()]
     if absent:
         raise FairpathInputError(

@@ -10,7 +10,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
-from fairpath._validation import MAX_SEED, check_columns_present, check_draws
+from fairpath._validation import MAX_SEED, check_columns_present, check_draws, check_float
 
 __all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
            "add_sfm_arguments", "comma_list", "draws_type", "int_at_least", "n_rep_type", "parallel_options", "predictor_columns", "read_data", "read_table",
@@ -72,6 +72,20 @@ def int_at_least(minimum: int, what: str = "a count", maximum: int | None = None
 
 
 seed_type = int_at_least(0, "the seed", MAX_SEED)
+
+
+def number_above(low: float, flag: str):
+    """An argparse ``type``: a finite number > ``low`` (text, nan, inf or ``low`` itself get a clear error)."""
+
+    def parse(text: str) -> float:
+        try:
+            return check_float(flag, float(text), low, open_low=True)
+        except FairpathInputError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a number > {low:g}, got {text!r}") from None
+
+    return parse
 
 
 def draws_type(flag: str, allow_zero: bool = False):

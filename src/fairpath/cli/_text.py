@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, seed_type
+from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, int_at_least, number_above, seed_type
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 
@@ -111,14 +111,14 @@ def _add_endpoint_arguments(audit) -> None:
     endpoint.add_argument("--endpoint", default="completions", choices=["completions", "chat"],
                           help="completions: the prompt as raw text to continue (base models, default); chat: the prompt "
                                "as the one user message (chat models)")
-    endpoint.add_argument("--concurrency", type=int, default=8, help="requests in flight at most (default 8)")
-    endpoint.add_argument("--max-n", type=int, default=16,
+    endpoint.add_argument("--concurrency", type=int_at_least(1, "--concurrency"), default=8, help="requests in flight at most (default 8)")
+    endpoint.add_argument("--max-n", type=int_at_least(1, "--max-n"), default=16,
                           help="samples per request at most where the server honours n (default 16)")
     endpoint.add_argument("--api-key-env", default=None,
                           help="environment variable holding the API key (default OPENAI_API_KEY, optional for local "
                                "servers); the key is never written anywhere")
-    endpoint.add_argument("--timeout", type=float, default=120.0, help="seconds per request attempt, the whole answer (default 120)")
-    endpoint.add_argument("--retries", type=int, default=5,
+    endpoint.add_argument("--timeout", type=number_above(0, "--timeout"), default=120.0, help="seconds per request attempt, the whole answer (default 120)")
+    endpoint.add_argument("--retries", type=int_at_least(0, "--retries"), default=5,
                           help="retries on 5xx, 429 (after Retry-After), timeouts and connection errors (default 5)")
 
 

@@ -25,6 +25,9 @@ from fairpath._io import parse_yaml, read_yaml
 
 BUILTIN_SPECS = ("country", "occupation", "name")
 _SLOT = re.compile(r"\{(\w+)\}")
+# validate() replaces every value by every other in every template (about 60 µs a pair): at most this many,
+# about a minute, so that a spec of thousands of values is refused at once rather than checked for hours
+MAX_COUNTERFACTUAL_CHECKS = 1_000_000
 # Words whose first letter misleads the a/an choice, and letters read as a vowel sound when an
 # acronym is spelled out (an FBI agent, an MP).
 _AN_PREFIXES = ("hour", "honest", "honor", "honour", "heir")
@@ -284,8 +287,16 @@ class FairnessSpec:
 
         Checks every template and ordered pair of values: free-text replacement of the filled
         template must give exactly the template filled with the other value, without ambiguous
-        words; and no template may mention a value outside its placeholder.
+        words; and no template may mention a value outside its placeholder. A spec that needs more than
+        :data:`MAX_COUNTERFACTUAL_CHECKS` replacements is refused before any (:class:`FairpathInputError`).
         """
+        checks = len(self.values) * (len(self.values) - 1) * len(self.templates)
+        if checks > MAX_COUNTERFACTUAL_CHECKS:
+            raise FairpathInputError(
+                f"spec {self.source!r} has {len(self.values):,} values and {len(self.templates):,} template(s): checking its "
+                f"counterfactuals replaces every value by every other in every template, {checks:,} replacements, above "
+                f"fairpath's bound of {MAX_COUNTERFACTUAL_CHECKS:,} (about a minute); split the values into several specs "
+                "or use fewer templates")
         rows = []
         for template_id, template in zip(self.template_ids(), self.templates):
             literal = _SLOT.sub(" ", template)

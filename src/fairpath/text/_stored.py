@@ -92,6 +92,10 @@ def check_generations(frame: pd.DataFrame, spec: FairnessSpec, source: str) -> p
     if bad.any():
         raise FairpathInputError(f"generations {source} have {int(bad.sum())} rows without a text continuation "
                                  f"(rows {_first(frame.index[bad])}); write an empty string for an empty continuation")
+    if len(text) and (text.str.strip() == "").all():
+        raise FairpathInputError(f"generations {source}: all {len(text)} continuations are empty, so every score is the "
+                                 "score of no text and no test could reject; check that the 'continuation' column holds "
+                                 "the model's output")
     samples = pd.DataFrame({"template_id": template_ids, "value": frame["value"].astype(str), "text": text})
     samples = samples.merge(cells[["template_id", "value", "prompt", "attribute", "subgroup"]], on=["template_id", "value"],
                             how="left", validate="many_to_one")
