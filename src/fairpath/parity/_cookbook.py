@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath._validation import check_columns_arg, check_comparable_scales, check_float, check_probability  # noqa: E402
+from fairpath._validation import Columns, Optional, Probability, Real, check_columns_arg, check_comparable_scales, validate_params  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import holm, p_clause  # noqa: E402  (holm re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
@@ -266,6 +266,7 @@ def _judge(rows: list[dict], alpha: float, margin, estimable: bool = True) -> No
         row["claim"] = _claim(row, alpha, margin, estimable)
 
 
+@validate_params({"predictors": Optional(Columns()), "alpha": Probability(), "margin": Optional(Real(0.0, None, open_low=True))})
 def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha: float = 0.05, margin: float | None = None) -> CookbookResult:
     """Run Algorithm 1 on a fitted decomposition (:func:`fairpath.causal.decompose` with predictors).
 
@@ -278,9 +279,6 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
     margin : δ > 0 for the equivalence tests; None runs only the tests for violations.
     """
     bn = parse_bn(bn)
-    check_probability("alpha", alpha)
-    if margin is not None and not check_float("equivalence margin", margin) > 0:
-        raise FairpathInputError(f"equivalence margin must be > 0, got {margin!r}")
     outcome = decomposition.outcomes[0]
     predictors = list(decomposition.outcomes[1:]) if predictors is None else check_columns_arg("predictors", predictors)
     missing = [p for p in predictors if p not in decomposition.outcomes[1:]]
