@@ -562,6 +562,23 @@ class Splits(Integer):
         return ("many", *super().invalid())
 
 
+class Jobs(Integer):
+    """Threads: an integer ≥ 1, or -1 for one per core."""
+
+    def __init__(self):
+        super().__init__(1)
+
+    def check(self, name, value):
+        if value != -1 or isinstance(value, (bool, float)):
+            try:
+                check_int(name, value, minimum=1)
+            except FairpathInputError:
+                raise FairpathInputError(f"{name} must be a positive integer or -1 (one thread per core), got {_describe(value)}") from None
+
+    def invalid(self):
+        return ("5", 2.5, True, None, 0, -2)
+
+
 class Boolean(Constraint):
     """A real boolean (the string ``"false"`` is not one)."""
 
@@ -644,9 +661,10 @@ class Optional(Constraint):
         return tuple(value for value in self.inner.invalid() if value is not None)
 
 
-def validate_params(constraints: dict[str, Constraint]):
-    """Declare and check the parameters of a function, or of an estimator class (checked on the attributes
-    of the same names when ``fit`` starts, as scikit-learn does, so that ``set_params`` is checked too).
+def validate_params(constraints: dict[str, Constraint], on: str = "fit"):
+    """Declare and check the parameters of a function, or of a class: checked on the attributes of the same
+    names when its method ``on`` starts (an estimator's ``fit``, as scikit-learn does, so that ``set_params``
+    is checked too; a dataclass's ``__post_init__``).
 
     The arguments are checked as given, never converted, so an accepted value reaches the function unchanged.
     The declaration is readable as ``parameter_constraints``.
@@ -654,7 +672,7 @@ def validate_params(constraints: dict[str, Constraint]):
 
     def decorate(target):
         if isinstance(target, type):
-            _declare_estimator(target, constraints)
+            _declare_class(target, constraints, on)
             return target
         signature = inspect.signature(target)
         unknown = set(constraints) - set(signature.parameters)
@@ -675,19 +693,19 @@ def validate_params(constraints: dict[str, Constraint]):
     return decorate
 
 
-def _declare_estimator(cls: type, constraints: dict[str, Constraint]) -> None:
+def _declare_class(cls: type, constraints: dict[str, Constraint], on: str) -> None:
     unknown = set(constraints) - set(inspect.signature(cls.__init__).parameters)
     if unknown:
         raise TypeError(f"{cls.__qualname__} has no parameter(s) {sorted(unknown)}")
-    fit = cls.fit
+    method = getattr(cls, on)
 
-    @functools.wraps(fit)
-    def checked_fit(self, *args, **kwargs):
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
         for name, constraint in constraints.items():
             constraint.check(name, getattr(self, name))
-        return fit(self, *args, **kwargs)
+        return method(self, *args, **kwargs)
 
-    cls.fit = checked_fit
+    setattr(cls, on, checked)
     cls.parameter_constraints = MappingProxyType(dict(constraints))
 
 

@@ -32,7 +32,7 @@ from fairpath._io import locked_folder, read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    MAX_REPEATS, Boolean, Draws, Frame, Integer, Optional, Options, Probability, Seed, check_columns_present, check_finite, check_outcome_varies,
+    MAX_REPEATS, Boolean, Draws, Frame, Integer, Jobs, Optional, Options, Probability, Seed, check_columns_present, check_finite, check_outcome_varies,
     check_output_dir, validate_params,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
@@ -258,7 +258,7 @@ def _save_runs(runs: pd.DataFrame, path: Path) -> None:
 @validate_params({
     "data": Frame(), "repeats": Integer(1, MAX_REPEATS), "quantile": Probability(), "reference": Options(("x0", "x1")), "unconstrained": Boolean(),
     "constrained": Boolean(), "n_folds": Integer(2), "n_bins": Integer(2), "n_boot": Draws(), "seed": Seed(), "progress": Boolean(),
-    "n_jobs": Integer(1), "workers": Optional(Integer(1)),
+    "n_jobs": Jobs(), "workers": Optional(Integer(1)),
 })
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
              reference: Reference = "x1", learner=None, engine: Engine | object = "forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,

@@ -23,6 +23,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._stats import p_clause
+from fairpath._validation import Boolean, Seed, validate_params
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
@@ -262,6 +263,7 @@ class CensusStudy(ResultMixin):
         return paths
 
 
+@validate_params({"quick": Boolean(), "seed": Seed(), "progress": Boolean()})
 def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | None = None, quick: bool = False,
                      settings: CensusSettings | None = None, seed: int = 0, progress: bool = True,
                      call: str | None = None) -> CensusStudy:

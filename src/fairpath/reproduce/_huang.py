@@ -33,6 +33,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
+from fairpath._validation import Boolean, validate_params
 from fairpath.reproduce._report import write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
@@ -295,6 +296,7 @@ def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
     return fig
 
 
+@validate_params({"quick": Boolean(), "progress": Boolean()})
 def reproduce_huang(out: str | Path, model: str = "default", quick: bool = False, corpus=None, device: str = "auto",
                     settings: HuangSettings | None = None, progress: bool = True) -> HuangResult:
     """Run or resume the study (``quick``: :meth:`HuangSettings.quick`; ``settings`` overrides both)."""

@@ -23,6 +23,7 @@ from fairpath._io import save_figure, write_csv
 from fairpath._fingerprint import key_differences, read_key, resume_key, write_key
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame, write_json
 from fairpath._vocabulary import LABELS
+from fairpath._validation import Boolean, Jobs, Seed, validate_params
 from fairpath.parity import ppm_decomposition
 from fairpath.reproduce._paper import decidable
 
@@ -551,13 +552,12 @@ class Theorem1Study(ResultMixin):
         return paths
 
 
+@validate_params({"quick": Boolean(), "n_jobs": Jobs(), "seed": Seed(), "progress": Boolean()})
 def reproduce_theorem1(out: str | Path = "fairpath-theorem1", *, quick: bool = False, n_jobs: int = 2, seed: int = 0,
                        settings: Theorem1Settings | None = None, progress: bool = True) -> Theorem1Study:
     """Run (or resume) the Appendix A.2 study and the Corollary 1 check, write figures and summary to ``out``."""
     if settings is None:
         settings = Theorem1Settings.quick(seed) if quick else Theorem1Settings(seed=seed)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
-        raise FairpathInputError(f"n_jobs must be a positive number of processes (or -1 for all cores), got {n_jobs!r}")
     out = Path(out)
     start = time.perf_counter()
     n_run = run_tasks(out, settings, n_jobs=n_jobs, progress=progress)
