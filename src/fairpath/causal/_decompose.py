@@ -13,8 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    MAX_BOOTSTRAP_DRAWS, Boolean, Columns, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg,
-    check_fit_group_sizes, validate_params,
+    Boolean, Columns, Draws, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, validate_params,
 )
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._known import check_predictor_functions, known_means
@@ -63,6 +62,7 @@ def resolve_n_rep(n_rep, n_rows: int, estimator: EstimationMethod, n_boot: int) 
     return AUTO_SPLITS if small and estimator.repeats_splits and not n_boot else 1
 
 
+@validate_params({"n_folds": Integer(2)})
 def check_fold_group_sizes(x: np.ndarray, n_folds: int, groups: tuple) -> None:
     """Refuse groups (``x`` coded 0/1) with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold;
     ``groups`` is (column, (x0, x1)), for the message."""

@@ -27,6 +27,7 @@ VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "ce
 VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", "outcome": "#486581"}
 
 
+@validate_params({"margin": Real(0.0, None, open_low=True)})
 def tost_p_value(estimate: float, se: float, margin: float) -> float:
     """Two one-sided tests of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation)."""
     if se <= 0:

@@ -32,8 +32,8 @@ from fairpath._io import locked_folder, read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    MAX_REPEATS, Boolean, Draws, Frame, Integer, Jobs, Optional, Options, Probability, Seed, check_columns_present, check_finite, check_outcome_varies,
-    check_output_dir, validate_params,
+    Boolean, Draws, Frame, Integer, Jobs, MAX_REPEATS, Optional, Options, Probability, Seed, check_columns_present, check_finite,
+    check_outcome_varies, check_output_dir, validate_params,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
@@ -64,6 +64,7 @@ def parse_bn_sets(value) -> list[str]:
     return list(dict.fromkeys(parsed))
 
 
+@validate_params({"quantile": Probability()})
 def decision_spm(scores: np.ndarray, group: np.ndarray, quantile: float) -> float:
     """SPM (= TV) of the decision "score above its ``quantile``": P(d | x1) − P(d | x0)."""
     decision = scores > np.quantile(scores, quantile)

@@ -23,7 +23,7 @@ from fairpath._io import save_figure, write_csv
 from fairpath._fingerprint import key_differences, read_key, resume_key, write_key
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame, write_json
 from fairpath._vocabulary import LABELS
-from fairpath._validation import Boolean, Jobs, Seed, validate_params
+from fairpath._validation import Boolean, Integer, Jobs, NonNegative, Real, Seed, validate_params
 from fairpath.parity import ppm_decomposition
 from fairpath.reproduce._paper import decidable
 
@@ -40,6 +40,7 @@ _Z99 = 2.5758293035489004
 PER_BIN_SDS = 2  # the per-bin check: the true Term I within this many sd of the estimate
 
 
+@validate_params({"learning_rate": Real(0.0, None, open_low=True), "n_bins": Integer(2), "n_folds": Integer(2), "seed": Seed()}, on="__post_init__")
 @dataclasses.dataclass(frozen=True)
 class Theorem1Settings:
     """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
@@ -93,6 +94,8 @@ class Theorem1Settings:
         return dataclasses.asdict(self)
 
 
+@validate_params({"learning_rate": Real(0.0, None, open_low=True), "max_rounds": Integer(1), "early_stopping": Integer(1),
+                  "n_folds": Integer(2), "seed": Seed()})
 def fit_boosted_predictor(features: np.ndarray, y: np.ndarray, *, learning_rate: float = 0.1, max_rounds: int = 100,
                           early_stopping: int = 3, n_folds: int = 10, seed: int = 0) -> tuple[np.ndarray, int]:
     """In-sample predictions of a LightGBM regressor whose number of rounds is chosen by k-fold CV."""
@@ -298,6 +301,7 @@ class LinearCheck(ResultMixin):
         return fig
 
 
+@validate_params({"n": Integer(1), "seed": Seed(), "n_bins": Integer(2), "tolerance": NonNegative()})
 def check_linear_case(n: int = 10000, seed: int = 0, alphas: tuple[float, float, float] = (0.8, 1.5, 0.5),
                       n_bins: int = 20, tolerance: float = 0.05, engine="linear") -> LinearCheck:
     """Estimate Term I and Term II on a linear SCM and compare with the closed form of Corollary 1.

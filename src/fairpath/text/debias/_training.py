@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_path, atomic_write_text
 from fairpath._progress import progress as progress_bar
-from fairpath._validation import validate_params
+from fairpath._validation import Boolean, validate_params
 from fairpath.text._parameters import DEBIAS_SETTINGS
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import Representation, forward_with_representation
@@ -111,6 +111,7 @@ class DebiasTrainer:
     After :meth:`fit`: ``history_`` (one dict per step: lm_loss, fair_loss, loss) and ``model_``.
     """
 
+    @validate_params({"progress": Boolean()})
     def __init__(self, model, tokenizer, pairs: Sequence[CounterfactualPair], config: DebiasConfig,
                  sentiment_head=None, checkpoint_dir: str | Path | None = None, progress: bool = True):
         if not pairs:
