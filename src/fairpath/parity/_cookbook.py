@@ -17,7 +17,7 @@ from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import Columns, Optional, Probability, Real, check_columns_arg, check_comparable_scales, validate_params  # noqa: E402
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame  # noqa: E402
+from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import holm, p_clause  # noqa: E402  (holm re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 
@@ -189,8 +189,9 @@ class CookbookResult(ResultMixin):
             rows = self.tests_[self.tests_["pathway"] == pathway].set_index("predictor").loc[predictors]
             positions = np.arange(len(predictors))[::-1]  # first predictor on top, as in the other figures
             for pos, (_, row) in zip(positions, rows.iterrows()):
-                panel.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
-                               fmt="o", color=VERDICT_COLOURS[row["verdict"]], capsize=4)
+                centre, half = interval_bars(row["ci_low"], row["ci_high"])
+                panel.errorbar(centre, pos, xerr=half, fmt="none", ecolor=VERDICT_COLOURS[row["verdict"]], capsize=4)
+                panel.plot(row["estimate"], pos, "o", color=VERDICT_COLOURS[row["verdict"]])
             panel.axvline(0, color="black", linewidth=0.8)
             if self.margin is not None:
                 panel.axvspan(-self.margin, self.margin, color="#3ebd93", alpha=0.12)

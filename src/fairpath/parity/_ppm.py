@@ -18,7 +18,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import ColumnName, Draws, Frame, Integer, Probability, Seed, validate_params  # noqa: E402
-from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame  # noqa: E402
+from fairpath._results import ReadOnly, ResultMixin, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
 
@@ -185,9 +185,9 @@ def plot_ppm_bins(result: PredictiveParity, ax) -> None:
 
     bins = result.bins_
     positions = np.arange(len(bins))
-    errors = np.vstack([bins["gap"] - bins["ci_low"], bins["ci_high"] - bins["gap"]])
+    centre, half = interval_bars(bins["ci_low"], bins["ci_high"])
     ax.bar(positions, bins["gap"], color="#829ab1", edgecolor="#243b53")
-    ax.errorbar(positions, bins["gap"], yerr=errors, fmt="none", ecolor="#102a43", capsize=3)
+    ax.errorbar(positions, centre, yerr=half, fmt="none", ecolor="#102a43", capsize=3)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.axhline(result.ippm_.estimate, color="#b42318", linestyle="--", label=f"iPPM = {result.ippm_.estimate:.3f}")
     ax.set_xticks(positions, bins["bin"], rotation=45, ha="right", fontsize=9)

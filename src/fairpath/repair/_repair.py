@@ -26,7 +26,7 @@ from sklearn.metrics import log_loss, mean_squared_error, r2_score, roc_auc_scor
 from sklearn.model_selection import train_test_split
 
 from fairpath._io import save_figure, write_csv
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
+from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame, write_json
 from fairpath._validation import (
     Boolean, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, check_columns_present, check_fit_group_sizes, check_frame,
     validate_params,
@@ -188,8 +188,9 @@ class RepairResult(ResultMixin):
         positions = np.arange(len(names))[::-1]
         for pos, name, colour in zip(positions, names, SERIES_COLOURS):
             ippm = self.parity_[name].ippm_
-            left.errorbar(ippm.estimate, pos, xerr=[[ippm.estimate - ippm.ci_low], [ippm.ci_high - ippm.estimate]], fmt="o",
-                          color=colour, capsize=4)
+            centre, half = interval_bars(ippm.ci_low, ippm.ci_high)
+            left.errorbar(centre, pos, xerr=half, fmt="none", ecolor=colour, capsize=4)
+            left.plot(ippm.estimate, pos, "o", color=colour)
         left.axvline(0, color="black", linewidth=0.8)
         left.set_yticks(positions, names)
         level = self.parity_[FAIR].ippm_.level
