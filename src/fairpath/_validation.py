@@ -397,6 +397,7 @@ def check_comparable_scales(outcome: str, outcome_values, predictor: str, predic
 def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = "") -> None:
     """Each level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows."""
     for level, count in counts.items():
+        level = level.item() if isinstance(level, np.generic) else level  # NumPy 2 writes np.int64(1) otherwise
         if count < minimum:
             reason = f" {purpose}" if purpose else ""
             raise FairpathInputError(
