@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status
-from fairpath.text._parameters import ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
+from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_alias_argument, comma_list
-from fairpath.text._parameters import DEBIAS_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
+from fairpath.text import DEBIAS_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
 
 
 def _lambdas(text: str) -> list[float]:
