@@ -196,8 +196,9 @@ def _check_config(data, capsys):
             assert not set(fuzzed) & set(UNKNOWN_KEYS) and text.endswith("\n") and "broken" not in text and "tab" not in text
         else:
             line = error_line(err)
-            named = [key for key in fuzzed if repr(key) in line or key in line.split("'")] + ["audit.yaml"]
-            assert any(name in line for name in named) or any(str(value) in line for value in fuzzed.values()), line
+            # the key as written ('n_folds') or as its flag (--n-folds, for a required setting left empty), or the file
+            names = [repr(key) for key in fuzzed] + [f"--{key.replace('_', '-')}" for key in fuzzed] + ["audit.yaml"]
+            assert any(name in line for name in names) or any(str(value) in line for value in fuzzed.values()), line
 
 
 @pytest.mark.parametrize("budget", BUDGETS)
