@@ -94,8 +94,8 @@ def test_text_score_refuses_an_output_path_that_is_a_file_before_scoring(tmp_pat
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_a_byte_order_mark_is_not_part_of_the_first_column(tmp_path, suffix):
-    # found by tests/test_fuzz.py: a JSONL file saved with a BOM could not be read at all, and in a CSV file the
-    # BOM became part of the first column's name ('\ufefftemplate'), so the template column was "missing"
+    # found by tests/test_fuzz.py: a JSONL file saved with a BOM could not be read at all (pandas' CSV parser
+    # already dropped the mark; the CSV case guards that the first column keeps its name)
     frame = _complete()
     plain, marked = tmp_path / f"plain{suffix}", tmp_path / f"marked{suffix}"
     if suffix == ".csv":
