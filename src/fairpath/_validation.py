@@ -508,6 +508,10 @@ class Probability(Real):
 
     def __init__(self, open_ends: bool = True):
         super().__init__(0.0, 1.0, open_low=open_ends, open_high=open_ends)
+        self.open_ends = open_ends
+
+    def check(self, name, value):
+        check_probability(name, value, open_ends=self.open_ends)
 
 
 class NonNegative(Real):
