@@ -138,7 +138,10 @@ def _normalise(key: str, value, source: str = "settings"):
             raise FairpathInputError(f"{name} must list column names (texts), got {bad[0]!r} ({type(bad[0]).__name__})")
         return list(value)
     if key == "bn":
-        return parse_bn(value)
+        try:
+            return parse_bn(value)
+        except FairpathInputError as error:  # parse_bn is shared with the API and flags: say which setting and file
+            raise FairpathInputError(f"{name}: {error}") from None
     return _checks()[key](name, value)
 
 
