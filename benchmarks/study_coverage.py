@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from fairpath._parallel import run_tasks
 from fairpath.causal import decompose
-from fairpath.cli._common import n_rep_type
+from fairpath.cli._common import declared_type
 from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm
 
 MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confounded_sfm": make_confounded_sfm}
@@ -112,7 +112,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--learner", default=None, help="a learner preset (default: decompose's default)")
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--n-rep", type=n_rep_type, default="auto",
+    parser.add_argument("--n-rep", type=declared_type("--n-rep", decompose, "n_rep"), default="auto",
                         help="cross-fitting splits per replication (decompose's n_rep; default auto)")
     parser.add_argument("--subject", choices=SUBJECTS, default="y", help="decompose Y, or the Bayes predictor (mean estimated or known)")
     parser.add_argument("--jobs", type=int, default=2, help="threads (default 2)")

@@ -9,6 +9,7 @@ import pytest
 from fairpath import FairpathInputError
 from fairpath._validation import (
     MAX_BOOTSTRAP_DRAWS, MAX_SEED, check_bool, check_choice, check_columns_arg, check_comparable_scales, check_draws, check_figure_file, check_finite,
+    check_group_sizes,
     check_frame, check_int, check_list_arg, check_nonnegative, check_output_dir, check_output_file, check_probability, check_seed,
 )
 
@@ -144,3 +145,9 @@ def test_figure_file_needs_a_format_suffix(tmp_path):
     assert check_figure_file(tmp_path / "fig.PNG", "--plot file").name == "fig.PNG"
     with pytest.raises(FairpathInputError, match=r"--plot file '.*fig' has no figure format as its suffix; end it with one of .*\.pdf.*\.png.*, e.g. fig\.png"):
         check_figure_file(tmp_path / "fig", "--plot file")
+
+
+def test_group_sizes_name_numpy_levels_as_written():
+    # found by tests/test_fuzz.py: a 0/1 column's levels are NumPy integers, whose repr is np.int64(1) in NumPy 2
+    with pytest.raises(FairpathInputError, match=r"^group x=1 has 1 rows; at least 2 are needed; use more data or merge levels$"):
+        check_group_sizes({np.int64(0): 300, np.int64(1): 1}, "x", 2)

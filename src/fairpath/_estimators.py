@@ -30,6 +30,6 @@ def resolve_random_state(estimator) -> int:
     warnings.warn(
         f"{type(estimator).__name__}(seed=...) is deprecated; use random_state=... (the same integer)",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=4,  # the caller of fit, above fit and its parameter check (fairpath._validation.validate_params)
     )
     return estimator.seed

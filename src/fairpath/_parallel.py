@@ -32,6 +32,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Integer, Jobs, Optional
 
 _blas_lock = threading.Lock()
 _blas_users = 0
@@ -79,10 +80,8 @@ def run_tasks(function: Callable, tasks: Sequence, *, shared: dict | None = None
 
 
 def _check_options(n_jobs, scheduler, workers) -> None:
-    if not (n_jobs == -1 or (isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs >= 1)):
-        raise FairpathInputError(f"n_jobs must be a positive integer or -1 (one thread per core), got {n_jobs!r}")
-    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
-        raise FairpathInputError(f"workers must be a positive integer, got {workers!r}")
+    Jobs().check("n_jobs", n_jobs)
+    Optional(Integer(1)).check("workers", workers)
     if scheduler is not None and workers is not None:
         raise FairpathInputError("give either a Dask scheduler address or a number of local workers, not both")
 

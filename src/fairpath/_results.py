@@ -75,6 +75,14 @@ def result_frame(rows) -> pd.DataFrame:
     return frame[[*CORE_COLUMNS, *[c for c in frame.columns if c not in CORE_COLUMNS]]]
 
 
+def interval_bars(low, high) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, half-width) of intervals, to draw them with matplotlib's ``errorbar`` apart from their estimates:
+    a percentile bootstrap interval of few draws may exclude its estimate, and ``errorbar`` refuses the negative
+    distance from the estimate that such an interval has."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    return (low + high) / 2, (high - low) / 2
+
+
 def panel_axes(ax, n: int, make):
     """``(figure, axes)`` for a plot of ``n`` panels: ``make()``'s new ones when ``ax`` is None, else those
     given (one Axes for one panel, a sequence of ``n`` axes for ``n``); ``axes`` is a list of ``n``."""

@@ -17,11 +17,15 @@ what to do. Conventions:
 
 from __future__ import annotations
 
+import argparse
+import functools
+import inspect
 import numbers
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -393,6 +397,7 @@ def check_comparable_scales(outcome: str, outcome_values, predictor: str, predic
 def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = "") -> None:
     """Each level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows."""
     for level, count in counts.items():
+        level = level.item() if isinstance(level, np.generic) else level  # NumPy 2 writes np.int64(1) otherwise
         if count < minimum:
             reason = f" {purpose}" if purpose else ""
             raise FairpathInputError(
@@ -438,3 +443,296 @@ def check_class_sizes(counts: dict, column: str, n_folds: int) -> None:
                 f"class {column}={level!r} has {count} rows; {n_folds}-fold cross-fitting needs at least {n_folds} "
                 "(one per fold): use fewer folds or more data"
             )
+
+
+# -- declared parameters ------------------------------------------------------------------------------
+# Each public function and estimator declares its parameters once, as constraint objects, with
+# ``validate_params``; the command line derives its flag types from the same objects (``flag_type``), so
+# the API and the CLI accept and refuse the same values in the same words. Each constraint also lists
+# values it refuses (``invalid``), which tests/test_public_functions.py feeds to every declared parameter.
+
+
+class Constraint:
+    """A rule for one argument: ``check(name, value)`` raises :class:`FairpathInputError` naming ``name``."""
+
+    # how the command line's text is converted before ``check``, and what that text must be
+    parse = staticmethod(str)
+    kind = "a valid value"
+
+    def check(self, name: str, value) -> None:
+        raise NotImplementedError
+
+    def invalid(self) -> tuple:
+        """Values this constraint refuses."""
+        raise NotImplementedError
+
+
+class Integer(Constraint):
+    """An integer (not a bool, not a float) in [minimum, maximum]."""
+
+    parse = staticmethod(int)
+    kind = "an integer"
+
+    def __init__(self, minimum: int | None = None, maximum: int | None = None):
+        self.minimum, self.maximum = minimum, maximum
+
+    def check(self, name, value):
+        check_int(name, value, self.minimum, self.maximum)
+
+    def invalid(self):
+        bounds = (self.minimum - 1,) if self.minimum is not None else ()
+        bounds += (self.maximum + 1,) if self.maximum is not None else ()
+        return ("5", 2.5, True, None, *bounds)
+
+
+class Real(Constraint):
+    """A finite number (ints accepted, bools not) in the interval from ``low`` to ``high``."""
+
+    parse = staticmethod(float)
+    kind = "a number"
+
+    def __init__(self, low: float | None = None, high: float | None = None, *, open_low: bool = False, open_high: bool = False):
+        self.low, self.high, self.open_low, self.open_high = low, high, open_low, open_high
+
+    def check(self, name, value):
+        check_float(name, value, self.low, self.high, open_low=self.open_low, open_high=self.open_high)
+
+    def invalid(self):
+        bounds = (self.low if self.open_low else self.low - 1,) if self.low is not None else ()
+        bounds += (self.high if self.open_high else self.high + 1,) if self.high is not None else ()
+        return ("0.5", True, None, float("nan"), float("inf"), *bounds)
+
+
+class Probability(Real):
+    """A number in (0, 1) (or [0, 1] with ``open_ends=False``): a level, a quantile, an alpha."""
+
+    def __init__(self, open_ends: bool = True):
+        super().__init__(0.0, 1.0, open_low=open_ends, open_high=open_ends)
+        self.open_ends = open_ends
+
+    def check(self, name, value):
+        check_probability(name, value, open_ends=self.open_ends)
+
+
+class NonNegative(Real):
+    """A number ≥ 0, ``inf`` included (a penalty of infinite weight is a constraint)."""
+
+    def __init__(self):
+        super().__init__(0.0)
+
+    def check(self, name, value):
+        check_nonnegative(name, value)
+
+    def invalid(self):
+        return ("0.5", True, None, float("nan"), -1.0)
+
+
+class Seed(Integer):
+    """A seed: an integer in [0, ``MAX_SEED``]."""
+
+    def __init__(self):
+        super().__init__(0, MAX_SEED)
+
+    def check(self, name, value):
+        check_seed(value, name)
+
+
+class Draws(Integer):
+    """Bootstrap draws: ``MIN_DRAWS`` … ``MAX_BOOTSTRAP_DRAWS``, or 0 (no interval) with ``allow_zero``."""
+
+    def __init__(self, allow_zero: bool = False):
+        super().__init__(0 if allow_zero else MIN_DRAWS, MAX_BOOTSTRAP_DRAWS)
+        self.allow_zero = allow_zero
+
+    def check(self, name, value):
+        check_draws(name, value, allow_zero=self.allow_zero)
+
+    def invalid(self):
+        return (*super().invalid(), *((1,) if self.allow_zero else ()))
+
+
+class Splits(Integer):
+    """``"auto"`` or an integer in [1, ``MAX_REPEATS``] (cross-fitting splits)."""
+
+    parse = staticmethod(lambda text: text if text == "auto" else int(text))
+    kind = "'auto' or an integer"
+
+    def __init__(self):
+        super().__init__(1, MAX_REPEATS)
+
+    def check(self, name, value):
+        check_n_rep(value, name)
+
+    def invalid(self):
+        return ("many", *super().invalid())
+
+
+class Jobs(Integer):
+    """Threads: an integer ≥ 1, or -1 for one per core."""
+
+    def __init__(self):
+        super().__init__(1)
+
+    def check(self, name, value):
+        if value != -1 or isinstance(value, (bool, float)):
+            try:
+                check_int(name, value, minimum=1)
+            except FairpathInputError:
+                raise FairpathInputError(f"{name} must be a positive integer or -1 (one thread per core), got {_describe(value)}") from None
+
+    def invalid(self):
+        return ("5", 2.5, True, None, 0, -2)
+
+
+class Boolean(Constraint):
+    """A real boolean (the string ``"false"`` is not one)."""
+
+    def check(self, name, value):
+        check_bool(name, value)
+
+    def invalid(self):
+        return ("false", 1, None)
+
+
+class Options(Constraint):
+    """One of ``choices``."""
+
+    def __init__(self, choices):
+        self.choices = tuple(choices)
+
+    def check(self, name, value):
+        check_choice(name, value, self.choices)
+
+    def invalid(self):
+        return ("no-such-choice", 3, [self.choices[0]])
+
+
+class Text(Constraint):
+    """A non-empty string (a label, a name); ``purpose`` says what it names, in the error."""
+
+    def __init__(self, purpose: str = ""):
+        self.purpose = purpose
+
+    def check(self, name, value):
+        if not isinstance(value, str) or not value.strip():
+            raise FairpathInputError(f"{name} must be a non-empty string{' ' + self.purpose if self.purpose else ''}; got {value!r}")
+
+    def invalid(self):
+        return ("", "  ", 3, None)
+
+
+class Columns(Constraint):
+    """Column names: one string or a list of strings (``check_columns_arg``)."""
+
+    def check(self, name, value):
+        check_columns_arg(name, value)
+
+    def invalid(self):
+        return (3, [1, 2], {"a": 1})
+
+
+class ColumnName(Constraint):
+    """One column name (a string; a list is refused rather than read as several)."""
+
+    def check(self, name, value):
+        check_column_name(name, value)
+
+    def invalid(self):
+        return (3, ["a", "b"], None)
+
+
+class Frame(Constraint):
+    """A pandas DataFrame with unique column names."""
+
+    def check(self, name, value):
+        check_frame(value, name)
+
+    def invalid(self):
+        return (np.zeros((2, 2)), [[1, 2]], None)
+
+
+class Optional(Constraint):
+    """``None`` or a value that ``inner`` accepts."""
+
+    def __init__(self, inner: Constraint):
+        self.inner = inner
+        self.parse, self.kind = inner.parse, inner.kind
+
+    def check(self, name, value):
+        if value is not None:
+            self.inner.check(name, value)
+
+    def invalid(self):
+        return tuple(value for value in self.inner.invalid() if value is not None)
+
+
+def validate_params(constraints: dict[str, Constraint], on: str = "fit"):
+    """Declare and check the parameters of a function, or of a class: checked on the attributes of the same
+    names when its method ``on`` starts (an estimator's ``fit``, as scikit-learn does, so that ``set_params``
+    is checked too; a dataclass's ``__post_init__``).
+
+    The arguments are checked as given, never converted, so an accepted value reaches the function unchanged.
+    The declaration is readable as ``parameter_constraints``.
+    """
+
+    def decorate(target):
+        if isinstance(target, type):
+            _declare_class(target, constraints, on)
+            return target
+        signature = inspect.signature(target)
+        unknown = set(constraints) - set(signature.parameters)
+        if unknown:  # a declaration that names no parameter is a programming error, caught at import
+            raise TypeError(f"{target.__qualname__} has no parameter(s) {sorted(unknown)}")
+
+        @functools.wraps(target)
+        def checked(*args, **kwargs):
+            given = signature.bind(*args, **kwargs).arguments
+            for name, constraint in constraints.items():
+                if name in given:
+                    constraint.check(name, given[name])
+            return target(*args, **kwargs)
+
+        checked.parameter_constraints = MappingProxyType(dict(constraints))
+        return checked
+
+    return decorate
+
+
+def _declare_class(cls: type, constraints: dict[str, Constraint], on: str) -> None:
+    unknown = set(constraints) - set(inspect.signature(cls.__init__).parameters)
+    if unknown:
+        raise TypeError(f"{cls.__qualname__} has no parameter(s) {sorted(unknown)}")
+    method = getattr(cls, on)
+
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        for name, constraint in constraints.items():
+            constraint.check(name, getattr(self, name))
+        return method(self, *args, **kwargs)
+
+    setattr(cls, on, checked)
+    cls.parameter_constraints = MappingProxyType(dict(constraints))
+
+
+def declared(function, name: str) -> Constraint:
+    """The constraint ``function`` (or estimator class) declares for its parameter ``name``."""
+    return function.parameter_constraints[name]
+
+
+def flag_type(flag: str, constraint: Constraint):
+    """An argparse ``type`` for ``flag``: the text converted and checked by ``constraint``, so that a flag refuses
+    what the API refuses, naming the flag (``five``, ``-1``, ``nan`` or a number beyond the bounds)."""
+
+    def parse(text: str):
+        try:
+            value = constraint.parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be {constraint.kind}, got {text!r}") from None
+        try:
+            constraint.check(flag, value)
+        except FairpathInputError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return value
+
+    parse.constraint = constraint  # read by the generated flag tests
+    return parse

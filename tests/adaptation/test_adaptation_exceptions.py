@@ -116,7 +116,7 @@ def test_constant_outcome_and_one_row_group():
 
 
 def test_seed_and_levels_arguments():
-    with pytest.raises(FairpathInputError, match="seed must be a non-negative integer, got None"):
+    with pytest.raises(FairpathInputError, match="random_state must be a non-negative integer, got None"):
         FairAdapt(GRAPH, "x", 0, "y", random_state=None).fit(frame())
     with pytest.raises(FairpathInputError, match=r"discrete_max_levels must be an integer, got 10\.0 \(float\)"):
         FairAdapt(GRAPH, "x", 0, "y", discrete_max_levels=10.0).fit(frame())

@@ -118,7 +118,7 @@ def test_measures_not_requested(sample):
 
 
 def test_eps_must_be_positive(sample):
-    with pytest.raises(FairpathInputError, match=r"eps \(positivity bound\) must lie in \(0, 0.5\)"):
+    with pytest.raises(FairpathInputError, match=r"eps must lie in \(0, 0.5\)"):
         decompose(sample.data, sample.sfm, eps=0)
 
 

@@ -109,3 +109,11 @@ def test_yaml_aliases_and_deep_toml_are_refused_naming_the_file(tmp_path):
     path.write_text("z = " + "[" * 40 + "]" * 40 + "\n")
     with pytest.raises(FairpathInputError, match=r"config file '.*audit\.toml' nests deeper than 32 levels"):
         load_config(path)
+
+
+def test_a_bad_business_necessity_set_names_the_setting_and_the_file(tmp_path):
+    # found by tests/test_fuzz.py: `bn: [null]` was refused without saying which setting or file held it
+    path = tmp_path / "audit.yaml"
+    path.write_text("bn: [null]\n")
+    with pytest.raises(FairpathInputError, match=r"^setting 'bn' in config file '.*audit\.yaml': business-necessity entry None is not a pathway"):
+        load_config(path)

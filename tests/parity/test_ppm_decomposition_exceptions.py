@@ -84,9 +84,9 @@ def test_bin_without_one_group_raises_by_default(sample):
     [
         ({"n_boot": 1}, "n_boot must be 0"),
         ({"n_boot": 100_001}, r"n_boot must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"),
-        ({"level": 95}, "level must be a float in"),
-        ({"empty_bins": "skip"}, "empty_bins must be one of"),
-        ({"n_bins": 1}, "n_bins must be an integer >= 2"),
+        ({"level": 95}, r"level must lie in \(0, 1\), got 95\.0"),
+        ({"empty_bins": "skip"}, "unknown empty_bins 'skip'; use one of raise, drop"),
+        ({"n_bins": 1}, "n_bins must be an integer ≥ 2, got 1"),
     ],
 )
 def test_bad_settings(sample, kwargs, message):

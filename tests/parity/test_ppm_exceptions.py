@@ -44,9 +44,10 @@ def test_empty_bin_for_one_group(data):
         predictive_parity(skewed, SFM_XY, "score", n_bins=10)
 
 
-@pytest.mark.parametrize("n_bins", [1, 2.5, "10", True])
-def test_bad_number_of_bins(n_bins):
-    with pytest.raises(FairpathInputError, match="n_bins must be an integer >= 2"):
+@pytest.mark.parametrize("n_bins, message", [(1, "n_bins must be an integer ≥ 2, got 1"), (2.5, r"n_bins must be an integer, got 2\.5 \(float\)"),
+                                             ("10", "n_bins must be an integer, got '10'"), (True, r"n_bins must be an integer, got True \(bool\)")])
+def test_bad_number_of_bins(n_bins, message):
+    with pytest.raises(FairpathInputError, match=message):
         quantile_bins(np.arange(10.0), n_bins)
 
 

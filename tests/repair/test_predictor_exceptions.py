@@ -19,7 +19,7 @@ def sample():
 
 @pytest.mark.parametrize("options, message", [
     ({"n_folds": 2.0}, r"n_folds must be an integer, got 2\.0 \(float\); pass 2"),
-    ({"random_state": None}, "seed must be a non-negative integer, got None"),
+    ({"random_state": None}, "random_state must be a non-negative integer, got None"),
     ({"learner": LogisticRegression}, r"learner must be None or a scikit-learn estimator instance.*; pass LogisticRegression\(\)"),
 ])
 def test_arguments(sample, options, message):

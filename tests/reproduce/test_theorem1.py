@@ -136,7 +136,7 @@ def test_settings_validation():
         Theorem1Settings(n_reps=1)
     with pytest.raises(FairpathInputError, match="sample sizes of at least 100"):
         Theorem1Settings(n_grid=(50,))
-    with pytest.raises(FairpathInputError, match="n_jobs must be a positive number"):
+    with pytest.raises(FairpathInputError, match="n_jobs must be a positive integer or -1"):
         reproduce_theorem1("unused", quick=True, n_jobs=0)
 
 

@@ -1,3 +1,4 @@
+import pytest
 import yaml
 
 from fairpath.cli import main
@@ -42,8 +43,9 @@ def test_corrupted_samples_file(tiny_lm_path, tmp_path, capsys):
 
 
 def test_permutations_and_alpha_out_of_range(tiny_lm_path, tmp_path, capsys):
-    assert _run(tmp_path, tiny_lm_path, "country", "--permutations", "0") == 2
-    assert "n_permutations must be a whole number >= 1" in capsys.readouterr().err
-    assert _run(tmp_path, tiny_lm_path, "country", "--alpha", "1.5") == 2
-    assert "alpha must lie in (0, 1), got 1.5" in capsys.readouterr().err
+    for flag, value, message in (("--permutations", "0", "--permutations must be an integer ≥ 1, got 0"),
+                                 ("--alpha", "1.5", "--alpha must lie in (0, 1), got 1.5")):
+        with pytest.raises(SystemExit) as stop:
+            _run(tmp_path, tiny_lm_path, "country", flag, value)
+        assert stop.value.code == 2 and f"fairpath: error: argument {flag}: {message}" in capsys.readouterr().err
     assert not (tmp_path / "out" / "samples").exists()  # refused before generating

@@ -115,12 +115,12 @@ def test_a_named_key_variable_must_be_set(monkeypatch):
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"base_url": "127.0.0.1:8000"}, "base_url must be an http"),
-    ({"model": " "}, "model must be the name the server serves"),
-    ({"endpoint": "responses"}, r"endpoint must be one of \['completions', 'chat'\]"),
-    ({"concurrency": 0}, "concurrency must be a positive integer"),
-    ({"max_n": 1.5}, "max_n must be a positive integer"),
-    ({"timeout": 0}, "timeout must be a positive number"),
-    ({"max_retries": -1}, "max_retries must be a non-negative integer"),
+    ({"model": " "}, "model must be a non-empty string naming the model the server serves; got ' '"),
+    ({"endpoint": "responses"}, "unknown endpoint 'responses'; use one of completions, chat"),
+    ({"concurrency": 0}, "concurrency must be an integer ≥ 1, got 0"),
+    ({"max_n": 1.5}, r"max_n must be an integer, got 1\.5 \(float\)"),
+    ({"timeout": 0}, r"timeout must lie in \(0, inf\], got 0\.0"),
+    ({"max_retries": -1}, "max_retries must be an integer ≥ 0, got -1"),
 ])
 def test_bad_arguments(kwargs, message):
     with pytest.raises(FairpathInputError, match=message):

@@ -91,3 +91,18 @@ def test_text_score_refuses_an_output_path_that_is_a_file_before_scoring(tmp_pat
     assert f"fairpath: error: --out folder {str(out)!r} is an existing file, not a folder; choose a folder path" in captured.err
     assert "Traceback" not in captured.err and "continuations from" not in captured.err  # refused before reading
     assert out.read_text() == "a user's file"
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_byte_order_mark_is_not_part_of_the_first_column(tmp_path, suffix):
+    # found by tests/test_fuzz.py: a JSONL file saved with a BOM could not be read at all (pandas' CSV parser
+    # already dropped the mark; the CSV case guards that the first column keeps its name)
+    frame = _complete()
+    plain, marked = tmp_path / f"plain{suffix}", tmp_path / f"marked{suffix}"
+    if suffix == ".csv":
+        frame.to_csv(plain, index=False)
+    else:
+        frame.to_json(plain, orient="records", lines=True)
+    marked.write_bytes("\ufeff".encode() + plain.read_bytes())
+    pd.testing.assert_frame_equal(read_generations(marked), read_generations(plain))
+    assert list(read_generations(marked).columns)[0] == "template"

@@ -42,7 +42,9 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._vocabulary import Engine
 
 from fairpath._progress import progress as progress_bar
-from fairpath._validation import check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed
+from fairpath._validation import (
+    Integer, Optional, Seed, check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies, validate_params,
+)
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine, mid_ranks
 
@@ -102,6 +104,7 @@ class _VariableModel:
         return mid_ranks(self.training_ranks, ranks)
 
 
+@validate_params({"discrete_max_levels": Integer(2), "random_state": Seed(), "seed": Optional(Seed())})
 class FairAdapt(TransformerMixin, BaseEstimator):
     """Causal data adaptation with quantile preservation.
 
@@ -144,8 +147,6 @@ class FairAdapt(TransformerMixin, BaseEstimator):
                 "CausalGraph(nodes, edges, bidirected) or CausalGraph.from_edge_table(table, columns)"
             )
         check_frame(data, "training data")
-        check_seed(self.random_state if self.seed is None else self.seed)
-        check_int("discrete_max_levels", self.discrete_max_levels, minimum=2)
         for role, column in (("protected attribute", self.x), ("outcome", self.y)):
             if column not in graph.nodes:
                 raise FairpathInputError(f"the causal graph omits the {role} {column!r}; add it to the graph")

@@ -15,12 +15,14 @@ import numpy as np
 from quantile_forest import RandomForestQuantileRegressor
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Integer, Jobs, Optional, Seed, validate_params
 
 # Ranks are read off this grid of predicted quantiles, row by row, by linear interpolation.
 _GRID = np.linspace(0.0, 1.0, 101)
 _CHUNK_ROWS = 20_000  # bounds the (rows x grid) quantile matrix to a few MB at a time
 
 
+@validate_params({"n_estimators": Integer(1), "n_jobs": Optional(Jobs()), "random_state": Optional(Seed())})
 class ForestQuantileEngine:
     """Quantile regression forest (``quantile-forest``, Cython).
 
@@ -199,6 +201,7 @@ def _interpolate_rows(grid_values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
 ENGINES = {"forest": ForestQuantileEngine, "linear": LinearQuantileEngine}
 
 
+@validate_params({"seed": Optional(Seed())})
 def make_engine(engine, seed: int):
     """A fresh engine from a name in ``ENGINES`` or a prototype object (deep-copied, seeded when it takes one)."""
     if isinstance(engine, str):

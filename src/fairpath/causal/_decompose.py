@@ -13,8 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    MAX_BOOTSTRAP_DRAWS, check_bool, check_choice, check_columns_arg, check_draws, check_fit_group_sizes, check_float, check_int, check_n_rep,
-    check_probability, check_seed,
+    Boolean, Columns, Draws, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, validate_params,
 )
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._known import check_predictor_functions, known_means
@@ -37,23 +36,14 @@ AUTO_SPLITS_BELOW_ROWS = 5000
 AUTO_SPLITS = 5
 
 
-def _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures, n_rep):
+def _validate(sfm, method, learner, measures, n_rep, n_boot):
+    """The checks that involve more than one parameter or a non-scalar one (the scalars are declared on ``decompose``)."""
     check_sfm(sfm)
     unknown = [m for m in measures if m not in MEASURES]
     if unknown or not measures:
         raise FairpathInputError(f"unknown measure(s) {unknown or list(measures)}; use any of {MEASURES}")
-    check_choice("method", method, METHODS)
     check_learner(learner)
-    check_int("n_folds", n_folds, minimum=2)
-    check_seed(seed)
-    check_probability("level", level)
-    check_float("eps (positivity bound)", eps, 0.0, 0.5, open_low=True, open_high=True)
-    if trim is not None:  # None: the method's default
-        check_bool("trim", trim)
-    check_draws("n_boot", n_boot, allow_zero=True)
-    check_int("nboot1", nboot1, minimum=1, maximum=MAX_BOOTSTRAP_DRAWS)  # one refit (the data as given) is a valid medDML
-    check_draws("nboot2", nboot2)
-    repeats = check_n_rep(n_rep) != "auto" and n_rep > 1  # "auto" resolves to 1 where splits do not apply
+    repeats = n_rep != "auto" and n_rep > 1  # "auto" resolves to 1 where splits do not apply
     if repeats and not resolve_method(method).repeats_splits:
         raise FairpathInputError(f"n_rep={n_rep}: method {method!r} takes its uncertainty from its own refits (nboot1); "
                                  "use n_rep=1 or method='debiasing'")
@@ -72,6 +62,7 @@ def resolve_n_rep(n_rep, n_rows: int, estimator: EstimationMethod, n_boot: int) 
     return AUTO_SPLITS if small and estimator.repeats_splits and not n_boot else 1
 
 
+@validate_params({"n_folds": Integer(2)})
 def check_fold_group_sizes(x: np.ndarray, n_folds: int, groups: tuple) -> None:
     """Refuse groups (``x`` coded 0/1) with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold;
     ``groups`` is (column, (x0, x1)), for the message."""
@@ -136,14 +127,14 @@ def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
             f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.0%}) have a propensity outside "
             f"[{eps}, {1 - eps}]: the groups barely overlap, so the effects are not estimable from these data "
             "(the result is flagged not estimable; its intervals are not to be trusted)",
-            stacklevel=3,
+            stacklevel=4,  # the caller of decompose, above its parameter check
         )
     elif overlap["n_outside"]:
         action = "left out (trim=True)" if trim else f"clipped to [{eps}, {1 - eps}] for the estimates"
         warnings.warn(
             f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.1%}) have a propensity outside "
             f"[{eps}, {1 - eps}] (weak overlap); they are {action}",
-            stacklevel=3,
+            stacklevel=4,  # the caller of decompose, above its parameter check
         )
 
 
@@ -176,6 +167,14 @@ def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> 
     return provenance(call=api_call("fairpath.causal.decompose", data, predictors=list(predictors), method=method, seed=seed), seed=seed)
 
 
+@validate_params({
+    "data": Frame(), "predictors": Columns(), "method": Options(METHODS), "n_folds": Integer(2), "seed": Seed(), "level": Probability(),
+    "eps": Real(0.0, 0.5, open_low=True, open_high=True),
+    "trim": Optional(Boolean()),  # None: the method's default
+    "n_boot": Draws(allow_zero=True),
+    "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),  # one refit (the data as given) is a valid medDML
+    "nboot2": Draws(), "n_rep": Splits(), "n_jobs": Optional(Integer(1)), "workers": Optional(Integer(1)), "progress": Boolean(),
+})
 def decompose(
     data: pd.DataFrame,
     sfm: SFM,
@@ -255,7 +254,7 @@ def decompose(
         SHA-256 of its values, and the package versions.
     """
     measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)
-    _validate(sfm, method, learner, n_folds, seed, level, eps, trim, n_boot, nboot1, nboot2, measures, n_rep)
+    _validate(sfm, method, learner, measures, n_rep, n_boot)
     measures = tuple(m for m in MEASURES if m in measures)
     estimator = resolve_method(method)
     trim = estimator.trims_by_default if trim is None else bool(trim)

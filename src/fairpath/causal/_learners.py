@@ -11,10 +11,13 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import has_fit_parameter
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Integer, Probability, Real, Seed, validate_params
 
 PRESETS = ("stack", "gbm", "rf", "linear")
 
 
+@validate_params({"learning_rate": Real(0.0, None, open_low=True), "max_rounds": Integer(1), "early_stopping_rounds": Integer(1),
+                  "validation_fraction": Probability(), "random_state": Seed()})
 class EarlyStoppingGBM(BaseEstimator):
     """LightGBM with early stopping on an internal validation split (the default learner).
 
@@ -117,6 +120,7 @@ def _quadratic_glm(binary: bool) -> BaseEstimator:
     return make_pipeline(QuadraticFeatures(), final)
 
 
+@validate_params({"random_state": Seed()})
 class StackedLearner(BaseEstimator):
     """A convex combination of :class:`EarlyStoppingGBM` and a quadratic GLM (the "stack" preset).
 
@@ -180,6 +184,7 @@ def check_learner(spec) -> None:
         raise FairpathInputError(f"learner {spec!r} is neither a preset name {PRESETS} nor a scikit-learn estimator")
 
 
+@validate_params({"seed": Seed()})
 def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
     """A fresh learner for a 0/1 target (``binary``: its prediction is a probability) or a real one.
 
@@ -239,6 +244,7 @@ def _fit_soft_labels(learner, X, y) -> None:
     learner.fit(np.vstack([X, X]), labels, **{key: np.r_[y, 1.0 - y]})
 
 
+@validate_params({"seed": Seed()})
 def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list) -> list[np.ndarray]:
     """Fit a learner on (X_train, y_train) and predict E[y | X] for each matrix in ``X_predict``.
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import write_csv
-from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame
+from fairpath._results import ReadOnly, ResultMixin, estimate_row, interval_bars, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
 from fairpath.causal._measures import DESCRIPTIONS, MEASURES, needs_nested
@@ -268,10 +268,11 @@ class CausalDecomposition(ResultMixin):
         palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, outcome in enumerate(self.outcomes):
             rows = frame.loc[outcome].loc[list(measures)]
-            errors = np.vstack([rows["estimate"] - rows["ci_low"], rows["ci_high"] - rows["estimate"]])
+            centre, half = interval_bars(rows["ci_low"], rows["ci_high"])
             color = (colors or {}).get(outcome, palette[i % len(palette)])
-            ax.bar(positions + (i - (len(self.outcomes) - 1) / 2) * width, rows["estimate"], width, yerr=errors,
-                   capsize=3, label=outcome, color=color, edgecolor="black", linewidth=0.4)
+            shifted = positions + (i - (len(self.outcomes) - 1) / 2) * width
+            ax.bar(shifted, rows["estimate"], width, label=outcome, color=color, edgecolor="black", linewidth=0.4)
+            ax.errorbar(shifted, centre, yerr=half, fmt="none", ecolor="black", capsize=3)
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xticks(positions, [LABELS[m] for m in measures])
         ax.set_ylabel(f"effect on E[{self.sfm.y}] (outcome units)\nbars: {self.level:.0%} CI")

@@ -9,9 +9,8 @@ import sys
 from fairpath._vocabulary import BN_HELP
 from fairpath.cli import print_note
 from fairpath.cli._common import (
-    add_alias_argument, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, draws_type, exit_status,
-    int_at_least, n_rep_type,
-    parallel_options, predictor_columns, seed_type,
+    add_alias_argument, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, declared_type,
+    exit_status, parallel_options, predictor_columns, seed_type,
 )
 
 COMPAS_PREDICTORS = {
@@ -33,7 +32,7 @@ def register(subparsers) -> None:
     # Flags default to None so that a --config file's values stand unless a flag is given; the help
     # shows the settings' own defaults (the AuditConfig dataclass).
     from fairpath.causal import METHODS, PRESETS
-    from fairpath.parity import AuditConfig
+    from fairpath.parity import AuditConfig, audit
 
     defaults = AuditConfig()
 
@@ -64,22 +63,22 @@ def register(subparsers) -> None:
     add_reading_arguments(parser)
     parser.add_argument("--method", choices=METHODS, help=f"estimator {default('method')}")
     parser.add_argument("--learner", choices=PRESETS, help="nuisance learner (default: stack for debiasing, rf for medDML)")
-    add_alias_argument(parser, "--folds", "--n-folds", type=int_at_least(2, "--folds"), deprecated=False,
+    add_alias_argument(parser, "--folds", "--n-folds", type=declared_type("--folds", audit, "n_folds"), deprecated=False,
                        help=f"cross-fitting folds {default('n_folds')}")
-    parser.add_argument("--seed", type=seed_type, help=f"seed of every random step {default('seed')}")
-    parser.add_argument("--level", type=float, help=f"confidence level {default('level')}")
-    parser.add_argument("--alpha", type=float, help=f"family-wise error level of the Cookbook tests {default('alpha')}")
-    parser.add_argument("--margin", type=float,
+    parser.add_argument("--seed", type=declared_type("--seed", audit, "seed"), help=f"seed of every random step {default('seed')}")
+    parser.add_argument("--level", type=declared_type("--level", audit, "level"), help=f"confidence level {default('level')}")
+    parser.add_argument("--alpha", type=declared_type("--alpha", audit, "alpha"), help=f"family-wise error level of the Cookbook tests {default('alpha')}")
+    parser.add_argument("--margin", type=declared_type("--margin", audit, "margin"),
                         help="equivalence margin δ: certify |effect difference| < δ (default: none, no equivalence test; "
                         "config key margin)")
-    parser.add_argument("--bins", type=int_at_least(2, "--bins"), help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
-    add_alias_argument(parser, "--bootstrap", "--boot", type=draws_type("--bootstrap"),
+    parser.add_argument("--bins", type=declared_type("--bins", audit, "n_bins"), help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
+    add_alias_argument(parser, "--bootstrap", "--boot", type=declared_type("--bootstrap", audit, "n_boot"),
                        help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
-    parser.add_argument("--eps", type=float, help=f"positivity threshold for propensities {default('eps')}")
+    parser.add_argument("--eps", type=declared_type("--eps", audit, "eps"), help=f"positivity threshold for propensities {default('eps')}")
     parser.add_argument("--trim", action="store_const", const=True,
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
-    parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), help=f"medDML refits on resampled rows {default('nboot1')}")
-    parser.add_argument("--n-rep", type=n_rep_type,
+    parser.add_argument("--nboot1", type=declared_type("--nboot1", audit, "nboot1"), help=f"medDML refits on resampled rows {default('nboot1')}")
+    parser.add_argument("--n-rep", type=declared_type("--n-rep", audit, "n_rep"),
                         help=f"debiasing: cross-fitting splits, aggregated by their mean; auto: 5 below 5000 rows, else 1 {default('n_rep')}")
     add_parallel_arguments(parser, "medDML refits and cross-fitting splits", threads=False)
     add_fail_on_argument(parser, "any predictor's Cookbook verdict is FAIL")

@@ -10,10 +10,10 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
-from fairpath._validation import MAX_SEED, check_columns_present, check_draws, check_float
+from fairpath._validation import Integer, Jobs, Seed, check_columns_present, flag_type
 
 __all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
-           "add_sfm_arguments", "comma_list", "draws_type", "int_at_least", "n_rep_type", "parallel_options", "predictor_columns", "read_data", "read_table",
+           "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "predictor_columns", "read_data", "read_table",
            "seed_type", "sfm_from_args", "signature_default"]
 
 
@@ -54,57 +54,13 @@ def predictor_columns(values: list[str] | None) -> list[str]:
     """The columns of ``--predictor`` values, each of which may hold several comma-separated."""
     return [column for item in values or [] for column in comma_list(item)]
 
-def int_at_least(minimum: int, what: str = "a count", maximum: int | None = None):
-    """An argparse ``type``: an integer ≥ ``minimum`` (and ≤ ``maximum``; ``1.5``, ``-1`` or ``five`` get a clear error)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer ≥ {minimum}, got {value}")
-        if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer ≤ {maximum}, got {value}")
-        return value
-
-    return parse
+def declared_type(flag: str, owner, parameter: str):
+    """An argparse ``type`` for ``flag``: the constraint that ``owner`` (a function or class) declares for its
+    ``parameter`` (fairpath._validation.validate_params), so that the flag accepts and refuses what the API does."""
+    return flag_type(flag, owner.parameter_constraints[parameter])
 
 
-seed_type = int_at_least(0, "the seed", MAX_SEED)
-
-
-def number_above(low: float, flag: str):
-    """An argparse ``type``: a finite number > ``low`` (text, nan, inf or ``low`` itself get a clear error)."""
-
-    def parse(text: str) -> float:
-        try:
-            return check_float(flag, float(text), low, open_low=True)
-        except FairpathInputError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be a number > {low:g}, got {text!r}") from None
-
-    return parse
-
-
-def draws_type(flag: str, allow_zero: bool = False):
-    """An argparse ``type`` for bootstrap draws (:func:`fairpath._validation.check_draws`)."""
-
-    def parse(text: str) -> int:
-        try:
-            return check_draws(flag, int(text), allow_zero=allow_zero)
-        except FairpathInputError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}") from None
-
-    return parse
-
-
-def n_rep_type(text: str):
-    """An argparse ``type`` for ``--n-rep``: ``auto`` or an integer ≥ 1."""
-    return "auto" if text == "auto" else int_at_least(1, "--n-rep (or 'auto')")(text)
+seed_type = flag_type("--seed", Seed())
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -155,10 +111,10 @@ def add_parallel_arguments(parser: argparse.ArgumentParser, repetitions: str = "
     (see fairpath._parallel.run_tasks)."""
     group = parser.add_argument_group(f"running the {repetitions} in parallel (the same seed gives the same numbers)")
     if threads:
-        group.add_argument("--n-jobs", type=int, default=1, help=f"threads for the {repetitions} (default 1; -1: one per core)")
+        group.add_argument("--n-jobs", type=flag_type("--n-jobs", Jobs()), default=1, help=f"threads for the {repetitions} (default 1; -1: one per core)")
     group.add_argument("--scheduler", default=None,
                        help=f"run the {repetitions} as tasks on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs fairpath[dask])")
-    group.add_argument("--workers", type=int, default=None,
+    group.add_argument("--workers", type=flag_type("--workers", Integer(1)), default=None,
                        help=f"run the {repetitions} on a local Dask cluster of N worker processes (needs fairpath[dask])")
 
 

@@ -10,13 +10,10 @@ from fairpath.cli._common import (
     add_parallel_arguments,
     add_predictor_argument,
     add_sfm_arguments,
-    draws_type,
-    int_at_least,
-    n_rep_type,
+    declared_type,
     parallel_options,
     predictor_columns,
     read_data,
-    seed_type,
     sfm_from_args,
     signature_default,
 )
@@ -40,19 +37,20 @@ def register(subparsers) -> None:
     parser.add_argument("--method", default=default("method"), choices=METHODS, help="estimator")
     parser.add_argument("--learner", default=None, choices=PRESETS,
                         help="nuisance learner (default: stack for debiasing, rf for medDML)")
-    add_alias_argument(parser, "--folds", "--n-folds", type=int_at_least(2, "--folds"), deprecated=False, default=default("n_folds"),
+    add_alias_argument(parser, "--folds", "--n-folds", type=declared_type("--folds", decompose, "n_folds"), deprecated=False,
+                       default=default("n_folds"),
                        help="cross-fitting folds")
-    parser.add_argument("--seed", type=seed_type, default=default("seed"), help="seed of the folds and the learners")
-    parser.add_argument("--level", type=float, default=default("level"), help="confidence level")
-    parser.add_argument("--eps", type=float, default=default("eps"),
+    parser.add_argument("--seed", type=declared_type("--seed", decompose, "seed"), default=default("seed"), help="seed of the folds and the learners")
+    parser.add_argument("--level", type=declared_type("--level", decompose, "level"), default=default("level"), help="confidence level")
+    parser.add_argument("--eps", type=declared_type("--eps", decompose, "eps"), default=default("eps"),
                         help="positivity bound: propensities are clipped to [eps, 1-eps] and such rows counted")
     parser.add_argument("--trim", action="store_const", const=True, default=default("trim"),
                         help="leave rows with extreme propensities out (default: only with medDML, as faircause)")
-    parser.add_argument("--bootstrap", type=draws_type("--bootstrap", allow_zero=True), default=default("n_boot"),
+    parser.add_argument("--bootstrap", type=declared_type("--bootstrap", decompose, "n_boot"), default=default("n_boot"),
                         help="debiasing: percentile CIs from N resamples (0: normal CIs from the influence function)")
-    parser.add_argument("--nboot1", type=int_at_least(1, "--nboot1"), default=default("nboot1"), help="medDML: refits on resampled rows")
-    parser.add_argument("--nboot2", type=draws_type("--nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
-    parser.add_argument("--n-rep", type=n_rep_type, default=default("n_rep"),
+    parser.add_argument("--nboot1", type=declared_type("--nboot1", decompose, "nboot1"), default=default("nboot1"), help="medDML: refits on resampled rows")
+    parser.add_argument("--nboot2", type=declared_type("--nboot2", decompose, "nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
+    parser.add_argument("--n-rep", type=declared_type("--n-rep", decompose, "n_rep"), default=default("n_rep"),
                         help="debiasing: cross-fitting splits, aggregated by their mean (DoubleML's n_rep); "
                              "auto (default): 5 below 5000 rows, else 1")
     add_parallel_arguments(parser, "medDML refits, bootstrap blocks and cross-fitting splits", threads=False)

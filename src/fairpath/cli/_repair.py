@@ -10,11 +10,10 @@ from fairpath.cli._common import (
     add_parallel_arguments,
     add_sfm_arguments,
     comma_list,
-    int_at_least,
+    declared_type,
     parallel_options,
     read_data,
     read_table,
-    seed_type,
     sfm_from_args,
     signature_default,
 )
@@ -30,7 +29,8 @@ def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
                         help="conditional quantile engine")
     parser.add_argument("--reference", default=signature_default(FairPredictor, "reference"), choices=["x0", "x1"],
                         help="group whose mechanisms the fair twins follow (x1 matches the effects' conventions)")
-    parser.add_argument("--seed", type=seed_type, default=signature_default(FairPredictor, "random_state"), help="seed of every random step")
+    parser.add_argument("--seed", type=declared_type("--seed", FairPredictor, "random_state"), default=signature_default(FairPredictor, "random_state"),
+                        help="seed of every random step")
     parser.add_argument("--out", required=True, help="output folder")
 
 
@@ -54,11 +54,11 @@ def register(subparsers) -> None:
     repair.add_argument("--graph", default=None, help="edge list CSV (from,to[,kind]) (default: the SFM graph)")
     repair.add_argument("--test", default=None, help="new rows to transform with the fitted adaptation (default: none)")
     repair.add_argument("--constrained", action="store_true", help="also fit the constrained-learning predictor (lambda path)")
-    repair.add_argument("--holdout", type=float, default=signature_default(repair_function, "holdout"),
+    repair.add_argument("--holdout", type=declared_type("--holdout", repair_function, "holdout"), default=signature_default(repair_function, "holdout"),
                         help="share of rows held out for the verdict: the predictors are refitted on the other rows and judged on these")
-    repair.add_argument("--n-boot", type=int_at_least(2, "--n-boot"), default=signature_default(repair_function, "n_boot"),
+    repair.add_argument("--n-boot", type=declared_type("--n-boot", repair_function, "n_boot"), default=signature_default(repair_function, "n_boot"),
                         help="bootstrap draws of the verdict's predictive parity intervals")
-    repair.add_argument("--margin", type=float, default=None, help="equivalence margin of the verdict's Cookbook (default: none)")
+    repair.add_argument("--margin", type=declared_type("--margin", repair_function, "margin"), default=None, help="equivalence margin of the verdict's Cookbook (default: none)")
     repair.add_argument("--audit-learner", default=None, choices=list(PRESETS),
                         help="learner of the verdict's causal decomposition (default: the decomposition's own)")
     repair.set_defaults(func=_run_repair)
@@ -73,8 +73,8 @@ def register(subparsers) -> None:
     front.add_argument("--bn-sets", default="none;SE;IE;IE,SE",
                        help=f"BN sets separated by ';', each a business-necessity set ({BN_HELP}); DE is refused, as "
                        "adaptation removes it; the frontier names its points by resolving variables (none, Z, W, ZW)")
-    front.add_argument("--repeats", type=int_at_least(1, "--repeats"), default=signature_default(frontier, "repeats"), help="seeds per BN set")
-    front.add_argument("--quantile", type=float, default=signature_default(frontier, "quantile"),
+    front.add_argument("--repeats", type=declared_type("--repeats", frontier, "repeats"), default=signature_default(frontier, "repeats"), help="seeds per BN set")
+    front.add_argument("--quantile", type=declared_type("--quantile", frontier, "quantile"), default=signature_default(frontier, "quantile"),
                        help="decision threshold quantile for SPM")
     front.add_argument("--no-unconstrained", action="store_true", help="leave out the unconstrained learner")
     front.add_argument("--no-constrained", action="store_true", help="leave out the constrained-learning predictors")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fairpath.cli._common import add_alias_argument, seed_type
+from fairpath._validation import Integer, Jobs
+from fairpath.cli._common import add_alias_argument, flag_type, seed_type
 
 CHECK_FAILED = 3  # exit status of a run whose graded check failed, as a failed verdict under --fail-on (1: a bug, 2: bad input)
 
@@ -26,7 +27,7 @@ def register(subparsers) -> None:
     )
     theorem1.add_argument("--out", default="fairpath-theorem1", help="output folder (default: %(default)s)")
     theorem1.add_argument("--quick", action="store_true", help="reduced study for a smoke test (under a minute)")
-    add_alias_argument(theorem1, "--n-jobs", "--jobs", type=int, default=2, dest="n_jobs",
+    add_alias_argument(theorem1, "--n-jobs", "--jobs", type=flag_type("--n-jobs", Jobs()), default=2, dest="n_jobs",
                        help="parallel processes (default: %(default)s; -1 = all cores)")
     theorem1.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     theorem1.set_defaults(func=_run_theorem1)
@@ -99,9 +100,9 @@ def _register_huang(studies) -> None:
     huang.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a causal-LM folder")
     huang.add_argument("--quick", action="store_true", help="one lambda, a few steps and samples (a smoke test)")
     huang.add_argument("--lambdas", default=None, help="comma-separated lambdas (default 10,100; --quick 100)")
-    huang.add_argument("--samples", type=int, default=None, help="audit samples per prompt (default 50; --quick 4)")
-    huang.add_argument("--steps", type=int, default=None, help="training steps per model (default 60; --quick 3)")
-    huang.add_argument("--templates", type=int, default=None,
+    huang.add_argument("--samples", type=flag_type("--samples", Integer(1)), default=None, help="audit samples per prompt (default 50; --quick 4)")
+    huang.add_argument("--steps", type=flag_type("--steps", Integer(1)), default=None, help="training steps per model (default 60; --quick 3)")
+    huang.add_argument("--templates", type=flag_type("--templates", Integer(1)), default=None,
                        help="audit the first K templates of each attribute (default: all 10; --quick 2)")
     huang.add_argument("--corpus", default=None, help="training text for every attribute (default: sampled from the model)")
     huang.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")

@@ -8,7 +8,9 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, int_at_least, number_above, seed_type
+from fairpath._validation import flag_type
+from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status
+from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 
@@ -35,12 +37,13 @@ def _register_audit(text_subparsers) -> None:
                             "the model name the server serves")
     _add_endpoint_arguments(audit)
     audit.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
-    audit.add_argument("--samples", type=int, default=20, help="continuations per prompt (default 20; the paper used 1000)")
-    audit.add_argument("--max-new-tokens", type=int, default=50, help="tokens per continuation at most (default 50)")
-    audit.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
-    audit.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens (default: all)")
-    audit.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
-    audit.add_argument("--batch-size", type=int, default=64,
+    audit.add_argument("--samples", type=flag_type("--samples", GENERATION_SETTINGS["n_samples"]), default=20, help="continuations per prompt (default 20; the paper used 1000)")
+    audit.add_argument("--max-new-tokens", type=flag_type("--max-new-tokens", GENERATION_SETTINGS["max_new_tokens"]),
+                       default=50, help="tokens per continuation at most (default 50)")
+    audit.add_argument("--temperature", type=flag_type("--temperature", GENERATION_SETTINGS["temperature"]), default=1.0, help="sampling temperature")
+    audit.add_argument("--top-k", type=flag_type("--top-k", GENERATION_SETTINGS["top_k"]), default=None, help="sample among the k likeliest tokens (default: all)")
+    audit.add_argument("--top-p", type=flag_type("--top-p", GENERATION_SETTINGS["top_p"]), default=1.0, help="nucleus sampling mass")
+    audit.add_argument("--batch-size", type=flag_type("--batch-size", GENERATION_SETTINGS["batch_size"]), default=64,
                        help="rows generated together (with --backend openai: samples per stored part)")
     audit.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                        help="model precision; bfloat16 is about twice as fast on CPUs with AVX512-BF16/AMX")
@@ -54,11 +57,11 @@ def _add_measure_arguments(parser) -> None:
     """Scoring and inference flags shared by `text audit` and `text score`."""
     parser.add_argument("--scorers", default="vader,textblob,opinion",
                         help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
-    parser.add_argument("--permutations", type=int, default=999,
+    parser.add_argument("--permutations", type=flag_type("--permutations", TEST_SETTINGS["n_permutations"]), default=999,
                         help="permutations of the value labels within templates per test (default 999)")
-    parser.add_argument("--alpha", type=float, default=0.05,
+    parser.add_argument("--alpha", type=flag_type("--alpha", TEST_SETTINGS["alpha"]), default=0.05,
                         help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
-    parser.add_argument("--seed", type=seed_type, default=0, help="seed of generation and permutations")
+    parser.add_argument("--seed", type=flag_type("--seed", TEST_SETTINGS["seed"]), default=0, help="seed of generation and permutations")
     parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
     add_fail_on_argument(parser, "a scorer/metric test is significant after Holm's adjustment")
 
@@ -111,14 +114,14 @@ def _add_endpoint_arguments(audit) -> None:
     endpoint.add_argument("--endpoint", default="completions", choices=["completions", "chat"],
                           help="completions: the prompt as raw text to continue (base models, default); chat: the prompt "
                                "as the one user message (chat models)")
-    endpoint.add_argument("--concurrency", type=int_at_least(1, "--concurrency"), default=8, help="requests in flight at most (default 8)")
-    endpoint.add_argument("--max-n", type=int_at_least(1, "--max-n"), default=16,
+    endpoint.add_argument("--concurrency", type=flag_type("--concurrency", ENDPOINT_SETTINGS["concurrency"]), default=8, help="requests in flight at most (default 8)")
+    endpoint.add_argument("--max-n", type=flag_type("--max-n", ENDPOINT_SETTINGS["max_n"]), default=16,
                           help="samples per request at most where the server honours n (default 16)")
     endpoint.add_argument("--api-key-env", default=None,
                           help="environment variable holding the API key (default OPENAI_API_KEY, optional for local "
                                "servers); the key is never written anywhere")
-    endpoint.add_argument("--timeout", type=number_above(0, "--timeout"), default=120.0, help="seconds per request attempt, the whole answer (default 120)")
-    endpoint.add_argument("--retries", type=int_at_least(0, "--retries"), default=5,
+    endpoint.add_argument("--timeout", type=flag_type("--timeout", ENDPOINT_SETTINGS["timeout"]), default=120.0, help="seconds per request attempt, the whole answer (default 120)")
+    endpoint.add_argument("--retries", type=flag_type("--retries", ENDPOINT_SETTINGS["max_retries"]), default=5,
                           help="retries on 5xx, 429 (after Retry-After), timeouts and connection errors (default 5)")
 
 

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.cli._common import add_alias_argument, comma_list, int_at_least, seed_type
+from fairpath._validation import flag_type
+from fairpath.cli._common import add_alias_argument, comma_list
+from fairpath.text import DEBIAS_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
 
 
 def _lambdas(text: str) -> list[float]:
@@ -44,12 +46,12 @@ def register(text_subparsers) -> None:
     parser.add_argument("--corpus", type=Path, default=None,
                         help="training text (.txt one per line, or CSV/Parquet with a 'text' column); by default text "
                              "sampled from the base model with generic prompts that mention the attribute's values")
-    parser.add_argument("--steps", type=int, default=100, help="optimisation steps per model (default 100)")
-    parser.add_argument("--batch-size", type=int, default=8, help="training sentences per step")
-    parser.add_argument("--learning-rate", type=float, default=5e-4, help="optimiser learning rate")
-    parser.add_argument("--max-length", type=int, default=48, help="tokens per training sentence at most")
+    parser.add_argument("--steps", type=flag_type("--steps", DEBIAS_SETTINGS["steps"]), default=100, help="optimisation steps per model (default 100)")
+    parser.add_argument("--batch-size", type=flag_type("--batch-size", DEBIAS_SETTINGS["batch_size"]), default=8, help="training sentences per step")
+    parser.add_argument("--learning-rate", type=flag_type("--learning-rate", DEBIAS_SETTINGS["learning_rate"]), default=5e-4, help="optimiser learning rate")
+    parser.add_argument("--max-length", type=flag_type("--max-length", DEBIAS_SETTINGS["max_length"]), default=48, help="tokens per training sentence at most")
     parser.add_argument("--method", choices=("lora", "full"), default="lora", help="LoRA adapters (default) or full fine-tuning")
-    parser.add_argument("--lora-rank", type=int, default=8, help="rank of the LoRA adapters")
+    parser.add_argument("--lora-rank", type=flag_type("--lora-rank", DEBIAS_SETTINGS["lora_rank"]), default=8, help="rank of the LoRA adapters")
     parser.add_argument("--pooling", choices=("mean", "position"), default="mean",
                         help="compare mean-pooled sentences (default) or aligned positions (values must tokenize alike)")
     parser.add_argument("--layers", default="-2,-1", help="hidden-state layers averaged into h̄ (default -2,-1)")
@@ -58,16 +60,19 @@ def register(text_subparsers) -> None:
     parser.add_argument("--keep-first-token", action="store_true",
                         help="pool position 0 too (by default left out: its activation is an outlier)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda")
-    parser.add_argument("--checkpoint-every", type=int, default=20, help="steps between checkpoints (a rerun resumes from the last)")
-    parser.add_argument("--corpus-samples", type=int, default=2, help="continuations per prompt of the default corpus")
-    parser.add_argument("--corpus-max-new-tokens", type=int, default=40, help="tokens per continuation of the default corpus")
-    parser.add_argument("--samples", type=int, default=20, help="audit continuations per prompt (default 20)")
-    parser.add_argument("--max-new-tokens", type=int, default=30, help="audit tokens per continuation (default 30)")
+    parser.add_argument("--checkpoint-every", type=flag_type("--checkpoint-every", DEBIAS_SETTINGS["checkpoint_every"]),
+                        default=20, help="steps between checkpoints (a rerun resumes from the last)")
+    parser.add_argument("--corpus-samples", type=flag_type("--corpus-samples", GENERATION_SETTINGS["n_samples"]), default=2, help="continuations per prompt of the default corpus")
+    parser.add_argument("--corpus-max-new-tokens", type=flag_type("--corpus-max-new-tokens", GENERATION_SETTINGS["max_new_tokens"]),
+                        default=40, help="tokens per continuation of the default corpus")
+    parser.add_argument("--samples", type=flag_type("--samples", GENERATION_SETTINGS["n_samples"]), default=20, help="audit continuations per prompt (default 20)")
+    parser.add_argument("--max-new-tokens", type=flag_type("--max-new-tokens", GENERATION_SETTINGS["max_new_tokens"]),
+                        default=30, help="audit tokens per continuation (default 30)")
     parser.add_argument("--scorers", default="vader", help="audit scorers, comma-separated (default vader)")
-    add_alias_argument(parser, "--permutations", "--bootstrap", type=int_at_least(1, "--permutations"), default=999,
+    add_alias_argument(parser, "--permutations", "--bootstrap", type=flag_type("--permutations", TEST_SETTINGS["n_permutations"]), default=999,
                        help="permutations of the value labels per test in each model's audit (default 999)")
     parser.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
-    parser.add_argument("--seed", type=seed_type, default=0, help="seed of corpus sampling, training and audits")
+    parser.add_argument("--seed", type=flag_type("--seed", DEBIAS_SETTINGS["seed"]), default=0, help="seed of corpus sampling, training and audits")
     parser.add_argument("--out", type=Path, required=True, help="folder for models, checkpoints, audits and report.html")
     parser.set_defaults(func=run_debias)
 

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy.special import expit
 
 from fairpath.causal import MEASURE_TERMS, SFM, combine_terms
+from fairpath._validation import Integer, Optional, Real, Seed, validate_params
 
 _TRUTH_SAMPLE_SIZE = 1_000_000
 _TRUTH_SEED = 20240101
@@ -226,21 +227,25 @@ class LinearSFM(StructuralModel):
 _A2, _BINARY, _CONFOUNDED = AppendixA2(), BinarySFM(), ConfoundedSFM()
 
 
+@validate_params({"n": Integer(1), "seed": Optional(Seed())})
 def make_appendix_a2(n: int = 5000, seed: int | None = None) -> SyntheticData:
     """Sample the paper's Appendix A.2 SCM (Z empty, W = {w1, w2}, continuous Y)."""
     return _A2.sample(n, seed)
 
 
+@validate_params({"n": Integer(1), "seed": Optional(Seed())})
 def make_binary_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
     """Sample an SFM with Z = {z1, z2}, W = {w1, w2} and binary Y."""
     return _BINARY.sample(n, seed)
 
 
+@validate_params({"n": Integer(1), "seed": Optional(Seed())})
 def make_confounded_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
     """Sample an SFM with continuous Y and a latent confounder of X and Z."""
     return _CONFOUNDED.sample(n, seed)
 
 
+@validate_params({"n": Integer(1), "seed": Optional(Seed()), "alpha_xw": Real(), "alpha_wy": Real(), "alpha_xy": Real()})
 def make_linear_sfm(n: int = 5000, seed: int | None = None, alpha_xw: float = 1.0, alpha_wy: float = 1.0, alpha_xy: float = 0.5) -> SyntheticData:
     """Sample a linear SCM with Z empty; the causal effect of X on Y is α_XW·α_WY + α_XY."""
     return LinearSFM(alpha_xw, alpha_wy, alpha_xy).sample(n, seed)

@@ -13,8 +13,12 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import write_csv
 from fairpath._progress import progress as progress_bar
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
-from fairpath._validation import check_columns_arg, check_comparable_scales, check_draws, check_frame, check_int, check_seed
+from fairpath._validation import (
+    MAX_BOOTSTRAP_DRAWS, Boolean, Columns, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, Splits, Text, check_columns_arg,
+    check_comparable_scales, validate_params,
+)
 from fairpath._vocabulary import parse_bn
+from fairpath.causal import METHODS
 from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
 from fairpath.parity._verdict import bn_parity_sentence, parity_sentence, verdict_sentence
@@ -175,7 +179,7 @@ def _keep_groups(data: pd.DataFrame, sfm, notes: list[str]) -> pd.DataFrame:
     keep = data[sfm.x].isin([sfm.x0, sfm.x1])
     if not keep.all():
         message = f"{int((~keep).sum())} rows excluded because {sfm.x!r} is neither {sfm.x0!r} nor {sfm.x1!r}"
-        warnings.warn(message, stacklevel=3)
+        warnings.warn(message, stacklevel=4)  # the caller of audit, above its parameter check
         notes.append(message)
     return data.loc[keep]
 
@@ -187,10 +191,17 @@ def _note_identical(data: pd.DataFrame, sfm, predictors, notes: list[str]) -> No
                 f"predictor {predictor!r} is identical to the outcome {sfm.y!r}: it reproduces every effect "
                 "of Y exactly (differences are 0 with SE 0)"
             )
-            warnings.warn(message, stacklevel=3)
+            warnings.warn(message, stacklevel=4)  # the caller of audit, above its parameter check
             notes.append(message)
 
 
+@validate_params({
+    "data": Frame(), "predictors": Columns(), "method": Options(METHODS), "n_folds": Integer(2), "seed": Seed(),
+    "level": Probability(), "alpha": Probability(), "margin": Optional(Real(0.0, None, open_low=True)), "n_bins": Integer(2),
+    "n_boot": Draws(), "eps": Real(0.0, 0.5, open_low=True, open_high=True), "trim": Boolean(), "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),
+    "n_rep": Splits(), "workers": Optional(Integer(1)), "title": Optional(Text()),
+    "data_label": Text("naming the data the rows are, e.g. 'observed'"), "progress": Boolean(),
+})
 def audit(
     data: pd.DataFrame,
     sfm,
@@ -235,13 +246,7 @@ def audit(
     from fairpath.causal import check_sfm, decompose, prepare_data
 
     check_sfm(sfm)
-    check_frame(data)
     predictors = check_columns_arg("predictors", predictors)
-    check_seed(seed)
-    check_int("n_bins", n_bins, minimum=2)
-    check_draws("n_boot", n_boot)
-    if not isinstance(data_label, str) or not data_label.strip():
-        raise FairpathInputError(f"data_label must be a non-empty string naming the data the rows are, e.g. 'observed'; got {data_label!r}")
     if not predictors:
         raise FairpathInputError("no predictor column given; name at least one column holding the predictions")
     if sfm.y in predictors:

@@ -16,12 +16,8 @@ from sklearn.model_selection import StratifiedKFold
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._seeds import child_seed
-from fairpath._validation import check_int, check_probability, check_seed
+from fairpath._validation import Frame, Integer, Optional, Probability, Seed, validate_params
 from fairpath.causal import check_fold_group_sizes, fit_predict, prepare_data
-
-
-def _check_rate(selection_rate) -> float:
-    return check_probability("selection_rate", selection_rate)
 
 
 def _upper_quantile_threshold(scores: np.ndarray, selection_rate: float) -> float:
@@ -29,6 +25,7 @@ def _upper_quantile_threshold(scores: np.ndarray, selection_rate: float) -> floa
     return float(np.quantile(scores, 1 - selection_rate))
 
 
+@validate_params({"n_folds": Integer(2), "selection_rate": Optional(Probability()), "random_state": Seed()})
 class UnconstrainedPredictor(BaseEstimator):
     """Ŷ^PP: out-of-fold probabilities of an unconstrained learner of Y from X, Z and W.
 
@@ -57,10 +54,6 @@ class UnconstrainedPredictor(BaseEstimator):
 
     def fit(self, data: pd.DataFrame, sfm) -> "UnconstrainedPredictor":
         """Out-of-fold scores of every row of ``data`` (roles from ``sfm``) in ``scores_``."""
-        check_seed(self.random_state, "random_state")
-        check_int("n_folds", self.n_folds, minimum=2)
-        if self.selection_rate is not None:
-            _check_rate(self.selection_rate)
         prepared = prepare_data(data, sfm, [sfm.y])
         check_fold_group_sizes(prepared.x, self.n_folds, (sfm.x, (sfm.x0, sfm.x1)))
         y = prepared.outcomes[sfm.y]
@@ -80,14 +73,16 @@ class UnconstrainedPredictor(BaseEstimator):
         self.outcome_mean_ = float(y.mean())
         return self
 
+    @validate_params({"selection_rate": Probability()})
     def decide(self, selection_rate: float) -> np.ndarray:
         """Binary decisions 1(score > the (1 − rate) quantile of the fitted scores)."""
         check_fitted(self, "scores_")
-        self.threshold_ = _upper_quantile_threshold(self.scores_, _check_rate(selection_rate))
+        self.threshold_ = _upper_quantile_threshold(self.scores_, selection_rate)
         self.decisions_ = (self.scores_ > self.threshold_).astype(int)
         return self.decisions_
 
 
+@validate_params({"selection_rate": Probability()})
 class GroupThresholdPredictor(BaseEstimator):
     """Ŷ^SP: ŷ = 1(score > t_g) with a threshold per group g chosen so both select ``selection_rate``.
 
@@ -100,7 +95,7 @@ class GroupThresholdPredictor(BaseEstimator):
         self.selection_rate = selection_rate
 
     def fit(self, scores, groups) -> "GroupThresholdPredictor":
-        rate = _check_rate(self.selection_rate)
+        rate = self.selection_rate
         scores, groups = np.asarray(scores, dtype=float), np.asarray(groups)
         if len(scores) != len(groups):
             raise FairpathInputError(f"scores ({len(scores)}) and groups ({len(groups)}) differ in length")
@@ -118,13 +113,12 @@ class GroupThresholdPredictor(BaseEstimator):
         return (scores > thresholds).astype(int)
 
 
+@validate_params({"data": Frame(), "selection_rate": Optional(Probability()), "n_folds": Integer(2), "seed": Seed()})
 def baseline_predictors(data: pd.DataFrame, sfm, selection_rate: float | None = None, *, learner="gbm", n_folds: int = 5, seed: int = 0) -> pd.DataFrame:
     """The paper's baselines as columns ``pp_score`` (probabilities), ``pp`` and ``sp`` (0/1 decisions).
 
     ``selection_rate`` defaults to the mean of the outcome (the decisions then match its prevalence).
     """
-    if selection_rate is not None:
-        _check_rate(selection_rate)
     model = UnconstrainedPredictor(learner=learner, n_folds=n_folds, random_state=seed)
     scores = model.fit_predict(data, sfm)
     rate = model.outcome_mean_ if selection_rate is None else selection_rate

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_toml, read_yaml
-from fairpath._validation import MAX_BOOTSTRAP_DRAWS, check_bool, check_choice, check_columns_arg, check_draws, check_float, check_int, check_n_rep, check_probability, check_seed
+from fairpath._validation import check_choice, check_columns_arg
 from fairpath._vocabulary import parse_bn
 
 _LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical")
@@ -102,25 +102,27 @@ def _level(name: str, value):
     return value
 
 
+def _declared(key: str):
+    """The check of a setting that audit() declares: the same constraint as its parameter (one set of bounds)."""
+    from fairpath.parity._audit import audit
+
+    def check(name: str, value):
+        audit.parameter_constraints[key].check(name, value)
+        return value
+
+    return check
+
+
 def _checks() -> dict:
     """Per key, the check of its value: (display name, value) -> value."""
-    from fairpath.causal import METHODS, PRESETS
+    from fairpath.causal import PRESETS
 
-    positive = lambda name, v: check_float(name, v, 0.0, None, open_low=True)  # noqa: E731
+    declared = ("method", "n_folds", "seed", "level", "alpha", "margin", "n_bins", "n_boot", "eps", "trim", "nboot1", "n_rep")
     return {
         "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level,
-        "method": lambda name, v: check_choice(name, v, METHODS),
         "learner": lambda name, v: check_choice(name, v, PRESETS),
-        "n_folds": lambda name, v: check_int(name, v, minimum=2),
-        "seed": lambda name, v: check_seed(v, name),
-        "level": check_probability, "alpha": check_probability, "margin": positive,
-        "n_bins": lambda name, v: check_int(name, v, minimum=2),
-        "n_boot": check_draws,
-        "eps": lambda name, v: check_float(name, v, 0.0, 0.5, open_high=True),
-        "trim": check_bool,
-        "nboot1": lambda name, v: check_int(name, v, minimum=1, maximum=MAX_BOOTSTRAP_DRAWS),
-        "n_rep": lambda name, v: check_n_rep(v, name),
         "na_values": lambda name, v: check_columns_arg(name, v, item="missing-value token"),
+        **{key: _declared(key) for key in declared},
     }
 
 
@@ -136,7 +138,10 @@ def _normalise(key: str, value, source: str = "settings"):
             raise FairpathInputError(f"{name} must list column names (texts), got {bad[0]!r} ({type(bad[0]).__name__})")
         return list(value)
     if key == "bn":
-        return parse_bn(value)
+        try:
+            return parse_bn(value)
+        except FairpathInputError as error:  # parse_bn is shared with the API and flags: say which setting and file
+            raise FairpathInputError(f"{name}: {error}") from None
     return _checks()[key](name, value)
 
 

@@ -16,8 +16,8 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath._validation import check_columns_arg, check_comparable_scales, check_float, check_probability  # noqa: E402
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame  # noqa: E402
+from fairpath._validation import Columns, Optional, Probability, Real, check_columns_arg, check_comparable_scales, validate_params  # noqa: E402
+from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import holm, p_clause  # noqa: E402  (holm re-exported by fairpath.parity)
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 
@@ -27,6 +27,7 @@ VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "ce
 VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", "outcome": "#486581"}
 
 
+@validate_params({"margin": Real(0.0, None, open_low=True)})
 def tost_p_value(estimate: float, se: float, margin: float) -> float:
     """Two one-sided tests of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation)."""
     if se <= 0:
@@ -188,8 +189,9 @@ class CookbookResult(ResultMixin):
             rows = self.tests_[self.tests_["pathway"] == pathway].set_index("predictor").loc[predictors]
             positions = np.arange(len(predictors))[::-1]  # first predictor on top, as in the other figures
             for pos, (_, row) in zip(positions, rows.iterrows()):
-                panel.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
-                               fmt="o", color=VERDICT_COLOURS[row["verdict"]], capsize=4)
+                centre, half = interval_bars(row["ci_low"], row["ci_high"])
+                panel.errorbar(centre, pos, xerr=half, fmt="none", ecolor=VERDICT_COLOURS[row["verdict"]], capsize=4)
+                panel.plot(row["estimate"], pos, "o", color=VERDICT_COLOURS[row["verdict"]])
             panel.axvline(0, color="black", linewidth=0.8)
             if self.margin is not None:
                 panel.axvspan(-self.margin, self.margin, color="#3ebd93", alpha=0.12)
@@ -266,6 +268,7 @@ def _judge(rows: list[dict], alpha: float, margin, estimable: bool = True) -> No
         row["claim"] = _claim(row, alpha, margin, estimable)
 
 
+@validate_params({"predictors": Optional(Columns()), "alpha": Probability(), "margin": Optional(Real(0.0, None, open_low=True))})
 def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha: float = 0.05, margin: float | None = None) -> CookbookResult:
     """Run Algorithm 1 on a fitted decomposition (:func:`fairpath.causal.decompose` with predictors).
 
@@ -278,9 +281,6 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
     margin : δ > 0 for the equivalence tests; None runs only the tests for violations.
     """
     bn = parse_bn(bn)
-    check_probability("alpha", alpha)
-    if margin is not None and not check_float("equivalence margin", margin) > 0:
-        raise FairpathInputError(f"equivalence margin must be > 0, got {margin!r}")
     outcome = decomposition.outcomes[0]
     predictors = list(decomposition.outcomes[1:]) if predictors is None else check_columns_arg("predictors", predictors)
     missing = [p for p in predictors if p not in decomposition.outcomes[1:]]

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Integer, Seed, validate_params
 
 ORACLE_SATISFIES = {
     "oracle": ("DE", "IE", "SE"),
@@ -34,6 +35,7 @@ def _potential_mean_given_z(model, z: np.ndarray, x: float, draws: int, rng: np.
     return model.outcome_mean(x_all, units["z"], w).reshape(n, draws).mean(axis=1)
 
 
+@validate_params({"seed": Seed(), "draws": Integer(1)})
 def oracle_predictors(sample, seed: int = 0, draws: int = 200) -> pd.DataFrame:
     """The four predictors above for the rows of a :class:`fairpath.datasets.SyntheticData` sample."""
     model, data = sample.model, sample.data

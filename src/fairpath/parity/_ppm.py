@@ -17,8 +17,8 @@ from scipy import stats  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath._validation import check_column_name, check_draws, check_seed  # noqa: E402
-from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame  # noqa: E402
+from fairpath._validation import ColumnName, Draws, Frame, Integer, Probability, Seed, validate_params  # noqa: E402
+from fairpath._results import ReadOnly, ResultMixin, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
 
@@ -37,11 +37,10 @@ class Bins:
         return len(self.labels)
 
 
+@validate_params({"n_bins": Integer(2)})
 def quantile_bins(score, n_bins: int = 10) -> Bins:
     """Bins of ``score``: its two levels when binary, otherwise right-closed quantile bins (see module doc)."""
     score = np.asarray(score, dtype=float)
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 2:
-        raise FairpathInputError(f"n_bins must be an integer >= 2, got {n_bins!r}")
     levels = np.unique(score)
     if len(levels) <= 2:
         codes = np.searchsorted(levels, score)
@@ -85,7 +84,6 @@ class _Prepared:
 def _prepare(data: pd.DataFrame, sfm, predictor: str) -> _Prepared:
     # Only X, Y and the predictor matter here; the causal core's checks name the column at fault.
     reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
-    check_column_name("predictor", predictor)
     outcomes = [sfm.y] if predictor == sfm.y else [sfm.y, predictor]
     prepared = prepare_data(data, reduced, outcomes)
     return _Prepared(prepared.outcomes[sfm.y], prepared.outcomes[predictor], prepared.x.astype(np.intp), prepared.n_excluded)
@@ -187,9 +185,9 @@ def plot_ppm_bins(result: PredictiveParity, ax) -> None:
 
     bins = result.bins_
     positions = np.arange(len(bins))
-    errors = np.vstack([bins["gap"] - bins["ci_low"], bins["ci_high"] - bins["gap"]])
+    centre, half = interval_bars(bins["ci_low"], bins["ci_high"])
     ax.bar(positions, bins["gap"], color="#829ab1", edgecolor="#243b53")
-    ax.errorbar(positions, bins["gap"], yerr=errors, fmt="none", ecolor="#102a43", capsize=3)
+    ax.errorbar(positions, centre, yerr=half, fmt="none", ecolor="#102a43", capsize=3)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.axhline(result.ippm_.estimate, color="#b42318", linestyle="--", label=f"iPPM = {result.ippm_.estimate:.3f}")
     ax.set_xticks(positions, bins["bin"], rotation=45, ha="right", fontsize=9)
@@ -243,6 +241,7 @@ def _check_cells(bins: Bins, group: np.ndarray, sfm, predictor: str) -> np.ndarr
     return counts
 
 
+@validate_params({"data": Frame(), "predictor": ColumnName(), "n_bins": Integer(2), "n_boot": Draws(), "level": Probability(), "seed": Seed()})
 def predictive_parity(
     data: pd.DataFrame,
     sfm,
@@ -258,8 +257,6 @@ def predictive_parity(
     Bootstrap (``n_boot`` row resamples, seeded) gives percentile CIs for every bin gap, the iPPM, the
     SPM and the AUC; the bins stay those of the whole sample.
     """
-    check_draws("n_boot", n_boot)
-    check_seed(seed)
     prepared = _prepare(data, sfm, predictor)
     y, score, group = prepared.y, prepared.score, prepared.group
     bins = quantile_bins(score, n_bins)
@@ -292,7 +289,7 @@ def predictive_parity(
         warnings.warn(
             f"{n_incomplete} of {n_boot} bootstrap draws left some (bin, group) cell of {predictor!r} empty; "
             "their iPPM averages the remaining bins",
-            stacklevel=2,
+            stacklevel=3,  # the caller of predictive_parity, above its parameter check
         )
 
     def estimate(j: int) -> Estimate:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import check_column_name, check_draws, check_seed
+from fairpath._validation import ColumnName, Draws, Frame, Integer, Optional, Options, Probability, Seed, validate_params
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
@@ -162,6 +162,8 @@ class PPMDecomposition(ResultMixin):
         return fig
 
 
+@validate_params({"data": Frame(), "predictor": ColumnName(), "n_bins": Integer(2), "n_boot": Draws(allow_zero=True), "level": Probability(),
+                  "seed": Optional(Seed()), "empty_bins": Options(_EMPTY_BIN_RULES)})
 def ppm_decomposition(
     data: pd.DataFrame,
     sfm,
@@ -197,9 +199,6 @@ def ppm_decomposition(
     adaptation : keyword arguments of :class:`fairpath.repair.FairAdapt` (for example ``engine``) when
         ``y_x0`` is None.
     """
-    _check_settings(n_boot, level, empty_bins)
-    if seed is not None:
-        check_seed(seed)
     keep, is_x1 = _select_rows(data, sfm, predictor)
     frame = data.loc[keep]
     outcome = frame[sfm.y].to_numpy(dtype=float)
@@ -217,7 +216,7 @@ def ppm_decomposition(
         )
         if empty_bins == "raise":
             raise FairpathInputError(message + "; use fewer bins, or empty_bins='drop' to leave them out")
-        warnings.warn(message + "; they are left out of the integrated measures", stacklevel=2)
+        warnings.warn(message + "; they are left out of the integrated measures", stacklevel=3)  # the caller, above the parameter check
 
     point = _terms(*cell_means)
     draws = _bootstrap_terms(outcome, counterfactual, codes, is_x1, n_cells, n_boot, seed)
@@ -237,14 +236,6 @@ def ppm_decomposition(
                             incomplete_bins=incomplete + 1, settings=settings)
 
 
-def _check_settings(n_boot, level, empty_bins) -> None:
-    check_draws("n_boot", n_boot, allow_zero=True)
-    if not isinstance(level, float) or not 0 < level < 1:
-        raise FairpathInputError(f"level must be a float in (0, 1) such as 0.95, got {level!r}")
-    if empty_bins not in _EMPTY_BIN_RULES:
-        raise FairpathInputError(f"empty_bins must be one of {list(_EMPTY_BIN_RULES)}, got {empty_bins!r}")
-
-
 def _select_rows(data, sfm, predictor) -> tuple[np.ndarray, np.ndarray]:
     """Validate X, Y and the predictor with the causal core's checks; return the positional mask of the
     rows with X in {x0, x1} (the core warns about the others) and which of the kept rows are x1."""
@@ -256,7 +247,6 @@ def _select_rows(data, sfm, predictor) -> tuple[np.ndarray, np.ndarray]:
             f"Z = {list(sfm.z)}: drop Z from the SFM if X has no common cause with the other variables"
         )
     reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
-    check_column_name("predictor", predictor)
     prepared = prepare_data(data, reduced, [sfm.y] if predictor == sfm.y else [sfm.y, predictor])
     keep = data[sfm.x].isin([sfm.x0, sfm.x1]).to_numpy()
     return keep, prepared.x.astype(bool)

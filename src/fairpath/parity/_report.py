@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from fairpath._results import panel_axes  # noqa: E402
+from fairpath._results import interval_bars, panel_axes  # noqa: E402
 from fairpath._vocabulary import LABELS  # noqa: E402
 from fairpath.parity._cookbook import (  # noqa: E402
     CERTIFIED,
@@ -130,8 +130,8 @@ def decomposition_figure(decomposition, cookbook, ax=None):
             else:
                 colour = VERDICT_COLOURS[verdicts.loc[(outcome, pathway)]]
             panel.barh(pos, row["estimate"], color=colour, edgecolor="#243b53", height=0.7)
-            panel.errorbar(row["estimate"], pos, xerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
-                           fmt="none", ecolor="#102a43", capsize=3)
+            centre, half = interval_bars(row["ci_low"], row["ci_high"])
+            panel.errorbar(centre, pos, xerr=half, fmt="none", ecolor="#102a43", capsize=3)
         panel.axvline(0, color="black", linewidth=0.8)
         in_bn = pathway in cookbook.bn
         title = "TV (total)" if pathway == "TV" else f"Ctf-{pathway} ({'in BN' if in_bn else 'not in BN'})"

@@ -39,8 +39,8 @@ from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._validation import (
-    check_columns_present, check_finite, check_fit_group_sizes, check_float, check_frame, check_nonnegative, check_outcome_varies,
-    check_probability, check_seed,
+    NonNegative, Optional, Probability, Real, Seed, check_columns_present, check_finite, check_fit_group_sizes, check_float, check_frame,
+    check_nonnegative, check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
 from fairpath.causal import check_sfm, decompose
@@ -128,6 +128,8 @@ def check_lambda_path(lambdas) -> list[float]:
     return path
 
 
+@validate_params({"tolerance": NonNegative(), "holdout": Probability(), "l2": NonNegative(), "smooth": Real(0.0, None, open_low=True),
+                  "random_state": Seed(), "seed": Optional(Seed())})
 class ConstrainedLearner(BaseEstimator):
     """Predictor trained with a penalty on the causal pathways outside (and inside) the BN set.
 
@@ -197,12 +199,7 @@ class ConstrainedLearner(BaseEstimator):
         self.random_state_ = resolve_random_state(self)
         sfm = check_sfm(self.sfm)
         check_frame(data)
-        check_seed(self.random_state_)
-        check_probability("holdout", self.holdout)
         self.lambdas_ = check_lambda_path(self.lambdas)
-        check_nonnegative("tolerance", self.tolerance)
-        check_nonnegative("l2", self.l2)
-        check_float("smooth", self.smooth, 0.0, None, open_low=True)
         check_columns_present(data, sfm.columns)
         check_finite(data[sfm.columns])
         levels = set(pd.unique(data[sfm.x]))

@@ -32,7 +32,8 @@ from fairpath._io import locked_folder, read_text, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    MAX_REPEATS, check_columns_present, check_draws, check_finite, check_frame, check_int, check_outcome_varies, check_output_dir, check_probability, check_seed,
+    Boolean, Draws, Frame, Integer, Jobs, MAX_REPEATS, Optional, Options, Probability, Seed, check_columns_present, check_finite,
+    check_outcome_varies, check_output_dir, validate_params,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
@@ -63,6 +64,7 @@ def parse_bn_sets(value) -> list[str]:
     return list(dict.fromkeys(parsed))
 
 
+@validate_params({"quantile": Probability()})
 def decision_spm(scores: np.ndarray, group: np.ndarray, quantile: float) -> float:
     """SPM (= TV) of the decision "score above its ``quantile``": P(d | x1) − P(d | x0)."""
     decision = scores > np.quantile(scores, quantile)
@@ -254,6 +256,11 @@ def _save_runs(runs: pd.DataFrame, path: Path) -> None:
     write_csv(runs[RUN_COLUMNS], path, lineterminator="\n")
 
 
+@validate_params({
+    "data": Frame(), "repeats": Integer(1, MAX_REPEATS), "quantile": Probability(), "reference": Options(("x0", "x1")), "unconstrained": Boolean(),
+    "constrained": Boolean(), "n_folds": Integer(2), "n_bins": Integer(2), "n_boot": Draws(), "seed": Seed(), "progress": Boolean(),
+    "n_jobs": Jobs(), "workers": Optional(Integer(1)),
+})
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
              reference: Reference = "x1", learner=None, engine: Engine | object = "forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
              n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True,
@@ -264,7 +271,7 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     ``workers`` processes, run the (point, seed) tasks; the numbers are those of a one-thread run.
     """
     bn_sets = parse_bn_sets(bn_sets)
-    _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed)
+    _check_arguments(data, sfm, n_folds)
     settings = {"bn_sets": bn_sets, "repeats": repeats, "quantile": quantile, "reference": reference, "engine": str(engine),
                 "learner": "forest" if learner is None else type(learner).__name__, "unconstrained": unconstrained,
                 "constrained": constrained, "n_folds": n_folds, "n_bins": n_bins, "n_boot": n_boot, "seed": seed, "n": len(data)}
@@ -311,16 +318,9 @@ def _resume_key(data: pd.DataFrame, sfm, settings: dict, learner) -> dict:
                       learner=parameters)
 
 
-def _check_arguments(data, sfm, repeats, quantile, n_folds, n_bins, n_boot, seed) -> None:
+def _check_arguments(data, sfm, n_folds) -> None:
     check_sfm(sfm)
-    check_frame(data)
     check_columns_present(data, sfm.columns)
-    check_int("repeats", repeats, minimum=1, maximum=MAX_REPEATS)
-    check_probability("quantile", quantile)
-    check_int("n_folds", n_folds, minimum=2)
-    check_int("n_bins", n_bins, minimum=2)
-    check_draws("n_boot", n_boot)
-    check_seed(seed)
     check_finite(data[sfm.columns])
     if set(pd.unique(data[sfm.y])) - {0, 1}:
         raise FairpathInputError(f"the frontier needs a binary 0/1 outcome (AUC, thresholded decisions); {sfm.y!r} is not")

@@ -12,7 +12,8 @@ from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted, resolve_random_state
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
-    check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame, check_int, check_outcome_varies, check_seed,
+    Integer, Optional, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
+    check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import Engine, Reference, parse_bn_set
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
@@ -76,6 +77,7 @@ def check_fold_sizes(data: pd.DataFrame, sfm, n_folds: int) -> None:
         check_class_sizes({level: int((data[sfm.y] == level).sum()) for level in (0, 1)}, sfm.y, n_folds)
 
 
+@validate_params({"reference": Options(("x0", "x1")), "n_folds": Integer(2), "random_state": Seed(), "seed": Optional(Seed())})
 class FairPredictor(BaseEstimator):
     """Adapt the data for a BN set, then train a learner on the fair twins.
 
@@ -120,8 +122,6 @@ class FairPredictor(BaseEstimator):
         seed = resolve_random_state(self)
         sfm = check_sfm(self.sfm)
         check_frame(train, "training data")
-        check_int("n_folds", self.n_folds, minimum=2)
-        check_seed(seed)
         if isinstance(self.learner, type) or (self.learner is not None and not hasattr(self.learner, "fit")):
             raise FairpathInputError(f"learner must be None or a scikit-learn estimator instance, got {self.learner!r}"
                                      + (f"; pass {self.learner.__name__}()" if isinstance(self.learner, type) else ""))
@@ -129,8 +129,6 @@ class FairPredictor(BaseEstimator):
         check_fold_sizes(train, sfm, self.n_folds)
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
         resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else check_columns_arg("resolving", self.resolving)
-        if self.reference not in ("x0", "x1"):
-            raise FairpathInputError(f"reference must be 'x0' or 'x1', got {self.reference!r}")
         baseline = sfm.x1 if self.reference == "x1" else sfm.x0
         self.adapter_ = FairAdapt(graph, sfm.x, baseline, sfm.y, resolving=resolving, engine=self.engine, random_state=seed).fit(train)
         self.binary_ = set(pd.unique(train[sfm.y])) <= {0, 1}

@@ -26,8 +26,11 @@ from sklearn.metrics import log_loss, mean_squared_error, r2_score, roc_auc_scor
 from sklearn.model_selection import train_test_split
 
 from fairpath._io import save_figure, write_csv
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
-from fairpath._validation import check_columns_present, check_fit_group_sizes, check_float, check_frame, check_int, check_probability, check_seed
+from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame, write_json
+from fairpath._validation import (
+    Boolean, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, check_columns_present, check_fit_group_sizes, check_frame,
+    validate_params,
+)
 from fairpath._vocabulary import RESOLVING_ROLE, Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, graph_from_sfm
 from fairpath.causal import check_sfm
@@ -185,8 +188,9 @@ class RepairResult(ResultMixin):
         positions = np.arange(len(names))[::-1]
         for pos, name, colour in zip(positions, names, SERIES_COLOURS):
             ippm = self.parity_[name].ippm_
-            left.errorbar(ippm.estimate, pos, xerr=[[ippm.estimate - ippm.ci_low], [ippm.ci_high - ippm.estimate]], fmt="o",
-                          color=colour, capsize=4)
+            centre, half = interval_bars(ippm.ci_low, ippm.ci_high)
+            left.errorbar(centre, pos, xerr=half, fmt="none", ecolor=colour, capsize=4)
+            left.plot(ippm.estimate, pos, "o", color=colour)
         left.axvline(0, color="black", linewidth=0.8)
         left.set_yticks(positions, names)
         level = self.parity_[FAIR].ippm_.level
@@ -309,6 +313,11 @@ def _held_out_scores(data: pd.DataFrame, sfm, recipe: dict, judged: list[str], c
     return held, predictor, scores.reset_index(drop=True)
 
 
+@validate_params({
+    "data": Frame(), "reference": Options(("x0", "x1")), "constrained": Boolean(), "holdout": Probability(), "alpha": Probability(),
+    "margin": Optional(Real(0.0, None, open_low=True)), "level": Probability(), "n_bins": Integer(2), "n_boot": Draws(), "n_folds": Integer(2),
+    "seed": Seed(), "progress": Boolean(),
+})
 def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalGraph | None = None, test: pd.DataFrame | None = None,
            reference: Reference = "x1", engine: Engine | object = "forest", learner=None, constrained: bool = False,
            holdout: float = 0.3, alpha: float = 0.05, margin: float | None = None, level: float = 0.95, n_bins: int = 10,
@@ -326,17 +335,7 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     from fairpath.report import provenance as make_provenance
 
     sfm = check_sfm(sfm)
-    check_frame(data)
     check_columns_present(data, sfm.columns)
-    check_probability("holdout", holdout)
-    check_probability("alpha", alpha)
-    check_probability("level", level)
-    if margin is not None:
-        check_float("margin", margin, low=0, open_low=True)
-    check_int("n_bins", n_bins, minimum=2)
-    check_int("n_boot", n_boot, minimum=2)
-    check_int("n_folds", n_folds, minimum=2)
-    check_seed(seed)
     graph = graph if graph is not None else graph_from_sfm(sfm)
     if test is not None:
         check_frame(test, "test data")

@@ -8,6 +8,7 @@ import importlib.metadata
 import platform
 import shlex
 import sys
+from fairpath._validation import Optional, Seed, validate_params
 from pathlib import Path
 
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "quantile-forest", "matplotlib")
@@ -55,6 +56,7 @@ def command_line() -> str:
     return " ".join([program, *map(shlex.quote, sys.argv[1:])])
 
 
+@validate_params({"seed": Optional(Seed())})
 def provenance(*, inputs=(), call: str | None = None, seed: int | None = None, dtype: str = "float64",
                packages=()) -> dict:
     """The provenance block every report and JSON carries.

@@ -23,6 +23,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._stats import p_clause
+from fairpath._validation import Boolean, Draws, Integer, Probability, Real, Seed, validate_params
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
@@ -46,6 +47,7 @@ SERIES_MEANING = {
 }
 
 
+@validate_params({"learning_rate": Real(0.0, None, open_low=True), "level": Probability(), "n_boot": Draws(), "n_folds": Integer(2), "seed": Seed()}, on="__post_init__")
 @dataclasses.dataclass(frozen=True)
 class CensusSettings(PaperSettings):
     """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
@@ -262,6 +264,7 @@ class CensusStudy(ResultMixin):
         return paths
 
 
+@validate_params({"quick": Boolean(), "seed": Seed(), "progress": Boolean()})
 def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | None = None, quick: bool = False,
                      settings: CensusSettings | None = None, seed: int = 0, progress: bool = True,
                      call: str | None = None) -> CensusStudy:

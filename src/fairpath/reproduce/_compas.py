@@ -21,6 +21,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
+from fairpath._validation import Boolean, Draws, Integer, Probability, Seed, validate_params
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
@@ -64,6 +65,7 @@ SERIES_MEANING = {
 }
 
 
+@validate_params({"level": Probability(), "n_boot": Draws(), "n_folds": Integer(2), "repeats": Integer(1), "seed": Seed()}, on="__post_init__")
 @dataclasses.dataclass(frozen=True)
 class CompasSettings(PaperSettings):
     """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
@@ -353,6 +355,7 @@ def _comparison(estimates: pd.DataFrame, cookbook: pd.DataFrame, frontier_summar
     return pd.DataFrame(rows)
 
 
+@validate_params({"quick": Boolean(), "seed": Seed(), "progress": Boolean()})
 def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | None = None, quick: bool = False,
                      settings: CompasSettings | None = None, seed: int = 0, progress: bool = True,
                      call: str | None = None) -> CompasStudy:

@@ -33,6 +33,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
+from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Real, Seed, validate_params
 from fairpath.reproduce._report import write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
@@ -40,6 +41,8 @@ _TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vad
 TARGET = {"individual_change": -0.30, "p": 0.01, "perplexity_change": 0.10, "ss_points": -5.0}
 
 
+@validate_params({"batch_size": Integer(1), "learning_rate": Real(0.0, None, open_low=True), "n_permutations": Integer(1, MAX_PERMUTATIONS),
+                  "seed": Seed(), "steps": Integer(1)}, on="__post_init__")
 @dataclass(frozen=True)
 class HuangSettings:
     """Sizes of the study; :meth:`quick` gives the smoke-test sizes (CLI ``--quick``)."""
@@ -145,6 +148,7 @@ class HuangResult(ResultMixin):
 class HuangStudy:
     """Run or resume the whole study under ``out`` (see the module docstring)."""
 
+    @validate_params({"progress": Boolean()})
     def __init__(self, out: str | Path, model: str = "default", settings: HuangSettings | None = None,
                  corpus=None, device: str = "auto", progress: bool = True):
         self.out = Path(out)
@@ -295,6 +299,7 @@ def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
     return fig
 
 
+@validate_params({"quick": Boolean(), "progress": Boolean()})
 def reproduce_huang(out: str | Path, model: str = "default", quick: bool = False, corpus=None, device: str = "auto",
                     settings: HuangSettings | None = None, progress: bool = True) -> HuangResult:
     """Run or resume the study (``quick``: :meth:`HuangSettings.quick`; ``settings`` overrides both)."""

@@ -23,6 +23,7 @@ from fairpath._io import save_figure, write_csv
 from fairpath._fingerprint import key_differences, read_key, resume_key, write_key
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame, write_json
 from fairpath._vocabulary import LABELS
+from fairpath._validation import Boolean, Integer, Jobs, NonNegative, Real, Seed, validate_params
 from fairpath.parity import ppm_decomposition
 from fairpath.reproduce._paper import decidable
 
@@ -39,6 +40,7 @@ _Z99 = 2.5758293035489004
 PER_BIN_SDS = 2  # the per-bin check: the true Term I within this many sd of the estimate
 
 
+@validate_params({"learning_rate": Real(0.0, None, open_low=True), "n_bins": Integer(2), "n_folds": Integer(2), "seed": Seed()}, on="__post_init__")
 @dataclasses.dataclass(frozen=True)
 class Theorem1Settings:
     """What the study runs. The defaults are the paper's; :meth:`quick` is a reduced version for tests."""
@@ -92,6 +94,8 @@ class Theorem1Settings:
         return dataclasses.asdict(self)
 
 
+@validate_params({"learning_rate": Real(0.0, None, open_low=True), "max_rounds": Integer(1), "early_stopping": Integer(1),
+                  "n_folds": Integer(2), "seed": Seed()})
 def fit_boosted_predictor(features: np.ndarray, y: np.ndarray, *, learning_rate: float = 0.1, max_rounds: int = 100,
                           early_stopping: int = 3, n_folds: int = 10, seed: int = 0) -> tuple[np.ndarray, int]:
     """In-sample predictions of a LightGBM regressor whose number of rounds is chosen by k-fold CV."""
@@ -297,6 +301,7 @@ class LinearCheck(ResultMixin):
         return fig
 
 
+@validate_params({"n": Integer(1), "seed": Seed(), "n_bins": Integer(2), "tolerance": NonNegative()})
 def check_linear_case(n: int = 10000, seed: int = 0, alphas: tuple[float, float, float] = (0.8, 1.5, 0.5),
                       n_bins: int = 20, tolerance: float = 0.05, engine="linear") -> LinearCheck:
     """Estimate Term I and Term II on a linear SCM and compare with the closed form of Corollary 1.
@@ -553,13 +558,12 @@ class Theorem1Study(ResultMixin):
         return paths
 
 
+@validate_params({"quick": Boolean(), "n_jobs": Jobs(), "seed": Seed(), "progress": Boolean()})
 def reproduce_theorem1(out: str | Path = "fairpath-theorem1", *, quick: bool = False, n_jobs: int = 2, seed: int = 0,
                        settings: Theorem1Settings | None = None, progress: bool = True) -> Theorem1Study:
     """Run (or resume) the Appendix A.2 study and the Corollary 1 check, write figures and summary to ``out``."""
     if settings is None:
         settings = Theorem1Settings.quick(seed) if quick else Theorem1Settings(seed=seed)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
-        raise FairpathInputError(f"n_jobs must be a positive number of processes (or -1 for all cores), got {n_jobs!r}")
     out = Path(out)
     start = time.perf_counter()
     n_run = run_tasks(out, settings, n_jobs=n_jobs, progress=progress)

@@ -40,6 +40,8 @@ from fairpath.text._scorers import (
     available_scorers,
     get_scorer,
 )
+# The declared settings (fairpath._validation.validate_params), without torch: the command line's flag types.
+from fairpath.text._parameters import DEBIAS_SETTINGS, ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
 from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 
@@ -76,7 +78,11 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DEBIAS_SETTINGS",
     "DEFAULT_SCORERS",
+    "ENDPOINT_SETTINGS",
+    "GENERATION_SETTINGS",
+    "TEST_SETTINGS",
     "EmbeddingAnchorScorer",
     "GENERATION_COLUMNS",
     "FairnessResult",

@@ -14,8 +14,9 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
-from fairpath._validation import check_list_arg
-from fairpath.text._metrics import _METRICS, FairnessResult, PermutationTest, _check_settings, _family, counterfactual_fairness
+from fairpath._validation import Boolean, Frame, Integer, Optional, Text, check_list_arg, validate_params
+from fairpath.text._parameters import TEST_SETTINGS
+from fairpath.text._metrics import _METRICS, FairnessResult, PermutationTest, _family, counterfactual_fairness
 from fairpath.text._scorers import SentimentScorer, get_scorer
 from fairpath.text._spec import FairnessSpec
 
@@ -189,6 +190,7 @@ def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer
     return scored, names
 
 
+@validate_params({**TEST_SETTINGS, "quality": Boolean(), "quality_samples": Integer(1), "progress": Boolean()})
 def audit_text(
     spec: FairnessSpec | str | Path,
     backend,
@@ -229,12 +231,9 @@ def audit_text(
         prefixes at most): S.S. is a share, so one continuation of 35 prefixes leaves it a binomial
         SE of about 6 points, more than the differences between models it has to resolve.
     """
-    from fairpath.text._generation import GenerationSettings, _positive_int
+    from fairpath.text._generation import GenerationSettings
     from fairpath.text._samples import SampleStore, generate_samples
 
-    _check_settings(n_permutations, alpha, seed)  # before any generation
-    if not _positive_int(quality_samples):
-        raise FairpathInputError(f"quality_samples must be a whole number >= 1 (continuations per prefix for S.S.), got {quality_samples!r}")
     spec = FairnessSpec.load(spec)
     settings = settings or GenerationSettings(seed=seed)
     scorer_objects = _scorer_objects(scorers, embedder)  # fail on a bad name before generating
@@ -258,6 +257,7 @@ def audit_text(
     return result
 
 
+@validate_params({"samples": Frame(), "model_id": Optional(Text()), **TEST_SETTINGS, "quality": Boolean(), "source": Text()})
 def audit_samples(
     samples: pd.DataFrame,
     spec: FairnessSpec | str | Path,
@@ -280,7 +280,6 @@ def audit_samples(
     """
     from fairpath.text._stored import check_generations
 
-    _check_settings(n_permutations, alpha, seed)
     spec = FairnessSpec.load(spec)
     scorer_objects = _scorer_objects(scorers, embedder)
     validation = _validate(spec)

@@ -45,13 +45,15 @@ import numpy as np
 import torch
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import MAX_SAMPLES_PER_PROMPT
+from fairpath._validation import validate_params
+from fairpath.text._parameters import GENERATION_SETTINGS
 
 # Bumped whenever the sampling algorithm changes, so stored samples from another algorithm never mix in.
 SAMPLER_VERSION = 3
 _SAMPLE_DEFINING = ("temperature", "top_k", "top_p", "max_new_tokens", "seed", "do_sample")
 
 
+@validate_params(GENERATION_SETTINGS, on="__post_init__")
 @dataclass(frozen=True)
 class GenerationSettings:
     """How continuations are sampled.
@@ -88,20 +90,8 @@ class GenerationSettings:
     def __post_init__(self):
         if self.top_k == 0:
             object.__setattr__(self, "top_k", None)
-        checks = [
-            (not self.do_sample or self.temperature > 0, f"temperature must be > 0 when sampling, got {self.temperature} (use do_sample=False for greedy decoding)"),
-            (self.top_k is None or (isinstance(self.top_k, (int, np.integer)) and self.top_k > 0), f"top_k must be a positive integer or None, got {self.top_k!r}"),
-            (0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}"),
-            (_positive_int(self.max_new_tokens), f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}"),
-            (_positive_int(self.n_samples), f"n_samples must be a positive integer, got {self.n_samples!r}"),
-            (not _positive_int(self.n_samples) or self.n_samples <= MAX_SAMPLES_PER_PROMPT,
-             f"n_samples must be at most {MAX_SAMPLES_PER_PROMPT:,} per prompt (fairpath's bound), got {self.n_samples!r}"),
-            (_positive_int(self.batch_size), f"batch_size must be a positive integer, got {self.batch_size!r}"),
-            (isinstance(self.seed, (int, np.integer)) and self.seed >= 0, f"seed must be a non-negative integer, got {self.seed!r}"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise FairpathInputError(message)
+        if self.do_sample and self.temperature <= 0:
+            raise FairpathInputError(f"temperature must be > 0 when sampling, got {self.temperature} (use do_sample=False for greedy decoding)")
 
     @property
     def settings_hash(self) -> str:

@@ -25,8 +25,8 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath._stats import holm
-from fairpath._validation import check_seed
-from fairpath._validation import MAX_PERMUTATIONS, check_int
+from fairpath._validation import Frame, Optional, Text, validate_params
+from fairpath.text._parameters import TEST_SETTINGS
 
 _REQUIRED = ("template_id", "value", "subgroup")
 
@@ -564,15 +564,7 @@ def _breakdowns(design: _Design, pair_w1: np.ndarray, pair_null: np.ndarray) -> 
 
 
 
-def _check_settings(n_permutations: int, alpha: float, seed: int) -> None:
-    check_seed(seed)
-    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
-        raise FairpathInputError(f"n_permutations must be a whole number >= 1 (999 is a good default), got {n_permutations!r}")
-    check_int("n_permutations", n_permutations, maximum=MAX_PERMUTATIONS)
-    if not 0 < alpha < 1:
-        raise FairpathInputError(f"alpha must lie in (0, 1), got {alpha!r}")
-
-
+@validate_params({"frame": Frame(), "score": Text(), "scorer": Optional(Text()), **TEST_SETTINGS})
 def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", scorer: str | None = None,
                             n_permutations: int = 999, alpha: float = 0.05, seed: int = 0) -> FairnessResult:
     """Individual and group fairness of one score column with permutation tests and breakdowns.
@@ -588,7 +580,6 @@ def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", scorer: s
     Holm-adjusted together (``audit_text`` adjusts over all its scorers). The same ``seed`` gives the
     same numbers.
     """
-    _check_settings(n_permutations, alpha, seed)
     design = _Design.from_frame(frame, score)
     layout = _Layout.from_designs([design])
     pair_w1, group = (a[0, 0] for a in _observed(layout))
@@ -694,6 +685,7 @@ def _aligned(first: _Design, second: _Design) -> _Design:
     return _Design(first.templates, first.values, first.subgroup_of, [[rows[t][v] for v in first.values] for t in first.templates])
 
 
+@validate_params({"samples_a": Frame(), "samples_b": Frame(), "score": Text(), "scorer": Optional(Text()), **TEST_SETTINGS})
 def compare_models(samples_a: pd.DataFrame, samples_b: pd.DataFrame, score: str = "score", scorer: str | None = None,
                    n_permutations: int = 999, alpha: float = 0.05, seed: int = 0) -> ModelComparison:
     """Paired permutation test of the difference in individual and group fairness between two models.
@@ -707,7 +699,6 @@ def compare_models(samples_a: pd.DataFrame, samples_b: pd.DataFrame, score: str 
     ``p_holm`` its Holm adjustment over the two metrics. Model labels are permuted within each
     prompt ``n_permutations`` times; the same ``seed`` gives the same numbers.
     """
-    _check_settings(n_permutations, alpha, seed)
     design_a = _Design.from_frame(samples_a, score)
     design_b = _aligned(design_a, _Design.from_frame(samples_b, score))
     layout = _Layout.from_designs([design_a, design_b])

@@ -49,6 +49,8 @@ import urllib.parse
 from collections.abc import Sequence
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import validate_params
+from fairpath.text._parameters import ENDPOINT_SETTINGS
 from fairpath.text._generation import (
     GenerationBackend,
     GenerationSettings,
@@ -56,7 +58,6 @@ from fairpath.text._generation import (
     _check_prompts,
 )
 
-ENDPOINTS = ("completions", "chat")
 _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "EMPTY"  # what vLLM's docs send to servers that need no key
 _SECRET_QUERY = re.compile(r"key|token|secret|pass|auth|sig|credential", re.IGNORECASE)
@@ -130,23 +131,13 @@ class OpenAICompatibleBackend(GenerationBackend):
         Send a per-request seed (servers that reject the field need False).
     """
 
+    @validate_params(ENDPOINT_SETTINGS)
     def __init__(self, base_url: str, model: str, endpoint: str = "completions", api_key_env: str | None = None,
                  concurrency: int = 8, max_n: int = 16, timeout: float = 120.0, max_retries: int = 5,
                  send_seed: bool = True):
         _openai()
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise FairpathInputError(f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}")
-        if not isinstance(model, str) or not model.strip():
-            raise FairpathInputError(f"model must be the name the server serves, got {model!r}")
-        if endpoint not in ENDPOINTS:
-            raise FairpathInputError(f"endpoint must be one of {list(ENDPOINTS)}, got {endpoint!r}")
-        for name, value in (("concurrency", concurrency), ("max_n", max_n)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise FairpathInputError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise FairpathInputError(f"max_retries must be a non-negative integer, got {max_retries!r}")
-        if not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise FairpathInputError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.key_required = api_key_env is not None
         self.api_key_env = api_key_env or _DEFAULT_KEY_ENV
         self._api_key()  # fail now on a required key that is not set

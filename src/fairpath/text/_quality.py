@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Integer, validate_params
 
 SIMILARITY_THRESHOLD = 0.4
 
@@ -51,6 +52,7 @@ def load_embedder(path: str | None = None):
     return SentenceTransformer(str(path), device="cpu")
 
 
+@validate_params({"batch_size": Integer(1)})
 def prompt_similarities(prompts: Sequence[str], continuations: Sequence[str], embedder=None, batch_size: int = 64) -> np.ndarray:
     """Cosine similarity of each continuation with its prompt (repeated prompts are embedded once)."""
     if len(prompts) != len(continuations):
@@ -165,6 +167,7 @@ def token_log_likelihoods(model, tokenizer, texts: Sequence[str], batch_size: in
     return results
 
 
+@validate_params({"batch_size": Integer(1)})
 def perplexity(model, tokenizer, texts: Sequence[str], spec=None, batch_size: int = 8) -> PerplexityResult:
     """Perplexity of the model on ``texts`` and on the subset that contains a sensitive token of ``spec``."""
     texts = [str(t) for t in texts if str(t).strip()]

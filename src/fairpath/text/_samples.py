@@ -34,6 +34,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.text._generation import GenerationBackend, GenerationSettings, SampleRequest
+from fairpath._validation import Boolean, validate_params
 
 SAMPLE_COLUMNS = ["model", "prompt", "template_id", "attribute", "value", "settings_hash", "seed", "sample_index", "text"]
 KEY_COLUMNS = ["model", "prompt", "settings_hash", "sample_index"]
@@ -153,6 +154,7 @@ def _prompt_metadata(prompts_frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+@validate_params({"progress": Boolean()})
 def generate_samples(
     backend: GenerationBackend,
     prompts_frame: pd.DataFrame,

@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Integer, validate_params
 
 BUILTIN_SCORERS = ("vader", "textblob", "opinion", "minilm")
 # Opinion words are VADER lexicon words whose mean human valence (-4..4) is at least this strong.
@@ -155,6 +156,7 @@ class EmbeddingAnchorScorer(SentimentScorer):
 
     name = "minilm"
 
+    @validate_params({"batch_size": Integer(1)})
     def __init__(self, embedder=None, batch_size: int = 64):
         from sklearn.linear_model import LogisticRegression
 
@@ -189,6 +191,7 @@ class HFClassifierScorer(SentimentScorer):
     is positive; otherwise pass ``positive_label``.
     """
 
+    @validate_params({"batch_size": Integer(1)})
     def __init__(self, path: str | Path, positive_label: str | None = None, batch_size: int = 32, device: str = "cpu"):
         import torch
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer

@@ -44,8 +44,9 @@ def read_generations(path, model: str | None = None, settings_hash: str | None =
         raise FairpathInputError(f"generations file {str(path)!r} does not exist; give a CSV, JSONL or Parquet file "
                                  "or a fairpath samples folder")
     suffix = path.suffix.lower()
-    readers = {".csv": lambda: pd.read_csv(path, dtype=str, keep_default_na=False),
-               ".jsonl": lambda: pd.read_json(path, lines=True, dtype=False),
+    # utf-8-sig: a byte-order mark (Excel, Windows editors) is not part of the first record (pandas' JSON reader keeps it)
+    readers = {".csv": lambda: pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"),
+               ".jsonl": lambda: pd.read_json(path, lines=True, dtype=False, encoding="utf-8-sig"),
                ".parquet": lambda: pd.read_parquet(path), ".pq": lambda: pd.read_parquet(path)}
     if suffix not in readers:
         raise FairpathInputError(f"generations file {str(path)!r} is not .csv, .jsonl or .parquet; convert it to one of them")

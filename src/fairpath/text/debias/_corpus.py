@@ -19,6 +19,7 @@ import numpy as np
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_write_text, read_table, read_text
 from fairpath.text._spec import FairnessSpec
+from fairpath._validation import Integer, Optional, Real, Seed, validate_params
 
 # Generic prompts per attribute kind; "{value}" is the attribute value and "{a}" its article.
 # None of them is (a prefix of) an evaluation template of the audit; `check_disjoint` verifies it.
@@ -185,6 +186,7 @@ def check_pair_lengths(pairs: Sequence[CounterfactualPair], tokenizer) -> None:
         )
 
 
+@validate_params({"seed": Seed()})
 def make_pairs(texts: Sequence[str], spec: FairnessSpec, seed: int = 0,
                tokenizer=None) -> tuple[list[CounterfactualPair], int]:
     """Counterfactual pairs for the texts that mention a value; returns (pairs, texts left unused).
@@ -212,6 +214,7 @@ def make_pairs(texts: Sequence[str], spec: FairnessSpec, seed: int = 0,
     return pairs, n_unused
 
 
+@validate_params({"heldout_fraction": Real(0.0, 1.0, open_high=True), "seed": Seed()})
 def build_corpus(texts: Sequence[str], spec: FairnessSpec, source: str, heldout_fraction: float = 0.2,
                  seed: int = 0, tokenizer=None) -> DebiasCorpus:
     """Split texts into training pairs and held-out text; reject a corpus without sensitive tokens.
@@ -227,8 +230,6 @@ def build_corpus(texts: Sequence[str], spec: FairnessSpec, source: str, heldout_
             f"(values: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}); debiasing needs "
             "sentences with sensitive tokens to make counterfactuals from"
         )
-    if not 0 <= heldout_fraction < 1:
-        raise FairpathInputError(f"heldout_fraction must lie in [0, 1), got {heldout_fraction!r}")
     order = np.random.default_rng(seed).permutation(len(texts))
     n_heldout = int(round(heldout_fraction * len(texts)))
     heldout, train = np.sort(order[:n_heldout]), np.sort(order[n_heldout:])
@@ -271,6 +272,7 @@ def training_prompts(spec: FairnessSpec) -> list[str]:
     return filled
 
 
+@validate_params({"samples_per_prompt": Integer(1), "max_new_tokens": Integer(1), "seed": Seed(), "top_k": Optional(Integer(0))})
 def sample_corpus(generator, spec: FairnessSpec, samples_per_prompt: int = 2, max_new_tokens: int = 40,
                   seed: int = 0, top_k: int | None = 50) -> list[str]:
     """The default training text: base-model continuations of generic prompts (with and without values).

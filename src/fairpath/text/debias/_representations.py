@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Integer, validate_params
 
 NORMALISATIONS = ("final_norm", "l2", "none")
 POOLINGS = ("mean", "none")
@@ -142,6 +143,7 @@ def forward_with_representation(model, input_ids, attention_mask, labels=None, p
     return outputs, pool_hidden_states(outputs, attention_mask, model, pooling, representation)
 
 
+@validate_params({"batch_size": Integer(1), "max_length": Integer(1)})
 def sentence_representations(model, tokenizer, texts: Sequence[str], batch_size: int = 16, max_length: int = 64,
                              representation: Representation | None = None) -> torch.Tensor:
     """h̄ for each text (``[len(texts), hidden]``), without gradients, in the model's eval mode."""

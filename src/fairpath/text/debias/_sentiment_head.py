@@ -18,6 +18,7 @@ from torch import nn
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.text.debias._representations import Representation
+from fairpath._validation import Integer, Probability, Real, Seed, validate_params
 
 _MIN_PER_CLASS = 4
 
@@ -49,6 +50,7 @@ class SentimentHead(nn.Module):
         return torch.softmax(self.logits(representations), dim=-1)
 
 
+@validate_params({"epochs": Integer(1), "learning_rate": Real(0.0, None, open_low=True), "test_size": Probability(), "random_state": Seed()})
 class SentimentProjection:
     """Fit f_sh on sentence representations and their sentiment scores on [-1, 1].
 

@@ -27,8 +27,8 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import digest, key_differences, read_key, resume_key, write_key
 from fairpath._io import atomic_path
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
-from fairpath._validation import check_list_arg, check_nonnegative
-from fairpath._validation import MAX_PERMUTATIONS, check_int
+from fairpath._validation import Boolean, Integer, check_list_arg, check_nonnegative, validate_params
+from fairpath.text._parameters import TEST_SETTINGS
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
@@ -229,6 +229,8 @@ class DebiasStudy:
     which models are compared with paired tests.
     """
 
+    @validate_params({"n_permutations": TEST_SETTINGS["n_permutations"], "semantic": Boolean(), "quality_samples": Integer(1),
+                      "generation_batch_size": Integer(1), "seed": TEST_SETTINGS["seed"], "progress": Boolean()})
     def __init__(self, out_dir: str | Path, attribute="occupation", model="default",
                  regularizers: Sequence[str] = ("embedding",), lambdas: Sequence[float] = (1.0, 10.0, 100.0),
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
@@ -262,7 +264,6 @@ class DebiasStudy:
         self.progress = progress
         # The audits' settings are checked now too, not after the trainings.
         self.audit_settings()
-        check_int("n_permutations", n_permutations, minimum=1, maximum=MAX_PERMUTATIONS)
 
     # -- stages -------------------------------------------------------------------------------
     def _timed(self, key: str, started: float) -> None:

@@ -22,17 +22,17 @@ import torch.nn.functional as F
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_path, atomic_write_text
 from fairpath._progress import progress as progress_bar
+from fairpath._validation import Boolean, validate_params
+from fairpath.text._parameters import DEBIAS_SETTINGS
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import Representation, forward_with_representation
 from fairpath.text.debias._sentiment_head import load_tensor_file
 
-REGULARIZERS = ("embedding", "sentiment")
-METHODS = ("lora", "full")
-POOLINGS = ("mean", "position")
 CHECKPOINT_NAME = "checkpoint.pt"
 TRAINING_LOG_NAME = "fairpath_debias.json"
 
 
+@validate_params(DEBIAS_SETTINGS, on="__post_init__")
 @dataclass
 class DebiasConfig:
     """Settings of one debiasing fine-tuning run (one regularizer, one λ)."""
@@ -58,22 +58,11 @@ class DebiasConfig:
         self.layers = self.representation.layers  # validated, and a tuple also when loaded from JSON
         if not isinstance(self.lam, (int, float)) or not math.isfinite(self.lam) or self.lam < 0:
             raise FairpathInputError(f"lambda must be a finite number >= 0 (it weighs the fairness loss), got {self.lam!r}")
-        if self.regularizer not in REGULARIZERS:
-            raise FairpathInputError(f"regularizer {self.regularizer!r} is unknown; use one of {', '.join(REGULARIZERS)}")
-        if self.method not in METHODS:
-            raise FairpathInputError(f"method {self.method!r} is unknown; use 'lora' (parameter-efficient) or 'full'")
-        if self.pooling not in POOLINGS:
-            raise FairpathInputError(f"pooling {self.pooling!r} is unknown; use 'mean' or 'position'")
         if self.regularizer == "sentiment" and self.pooling == "position":
             raise FairpathInputError(
                 "regularizer 'sentiment' compares f_sh(h̄) of whole sentences: the sentiment head is fitted on "
                 "mean-pooled h̄ and must read the same; pooling='position' applies to the embedding regularizer only"
             )
-        for name in ("steps", "batch_size", "max_length", "checkpoint_every", "lora_rank"):
-            if int(getattr(self, name)) < 1:
-                raise FairpathInputError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
-        if not self.learning_rate > 0:
-            raise FairpathInputError(f"learning_rate must be > 0, got {self.learning_rate!r}")
 
     @property
     def representation(self) -> Representation:
@@ -122,6 +111,7 @@ class DebiasTrainer:
     After :meth:`fit`: ``history_`` (one dict per step: lm_loss, fair_loss, loss) and ``model_``.
     """
 
+    @validate_params({"progress": Boolean()})
     def __init__(self, model, tokenizer, pairs: Sequence[CounterfactualPair], config: DebiasConfig,
                  sentiment_head=None, checkpoint_dir: str | Path | None = None, progress: bool = True):
         if not pairs:

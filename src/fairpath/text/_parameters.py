@@ -1,0 +1,36 @@
+"""The declared settings of the text audits (see ``fairpath._validation.validate_params``), in a module
+without torch, so that the command line takes its flag types from them without loading a model library."""
+
+from __future__ import annotations
+
+from fairpath._validation import MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, Boolean, Integer, Optional, Options, Probability, Real, Seed, Text
+
+# Every permutation test: counterfactual_fairness, compare_models, audit_text, audit_samples.
+TEST_SETTINGS = {"n_permutations": Integer(1, MAX_PERMUTATIONS), "alpha": Probability(), "seed": Seed()}
+
+# GenerationSettings.
+GENERATION_SETTINGS = {
+    "temperature": Real(),  # > 0 when sampling, checked with do_sample
+    "top_k": Optional(Integer(0)),  # 0 keeps every token, as None
+    "top_p": Real(0.0, 1.0, open_low=True), "max_new_tokens": Integer(1), "n_samples": Integer(1, MAX_SAMPLES_PER_PROMPT),
+    "batch_size": Integer(1), "seed": Seed(), "do_sample": Boolean(),
+}
+
+REGULARIZERS = ("embedding", "sentiment")
+TRAINING_METHODS = ("lora", "full")
+POOLINGS = ("mean", "position")
+
+# DebiasConfig (the fairness weight lam is checked there: its message names it lambda, as the flag --lambdas).
+DEBIAS_SETTINGS = {
+    "regularizer": Options(REGULARIZERS), "steps": Integer(1), "batch_size": Integer(1), "learning_rate": Real(0.0, None, open_low=True),
+    "max_length": Integer(1), "method": Options(TRAINING_METHODS), "lora_rank": Integer(1), "pooling": Options(POOLINGS),
+    "checkpoint_every": Integer(1), "seed": Seed(),
+}
+
+ENDPOINTS = ("completions", "chat")
+
+# OpenAICompatibleBackend.
+ENDPOINT_SETTINGS = {
+    "model": Text("naming the model the server serves"), "endpoint": Options(ENDPOINTS), "concurrency": Integer(1), "max_n": Integer(1),
+    "timeout": Real(0.0, None, open_low=True), "max_retries": Integer(0), "send_seed": Boolean(),
+}
