@@ -80,7 +80,7 @@ def test_result_exports_and_report(tmp_path):
     if len(flagged):
         assert f"{len(flagged)} of 4 scorer/metric tests reject" in page
     else:
-        assert "none of the 4 scorer/metric tests rejects" in page
+        assert "None of the 4 scorer/metric tests rejects" in page
     assert page.count("data:image/png;base64") == 4
 
 
@@ -121,7 +121,7 @@ def test_one_continuation_audit_leaves_individual_fairness_out_of_holm_and_says_
     assert f"{4 - len(testable)} of 4 tests are not testable here and are left out of the Holm family" in verdict
     assert "vader individual fairness, opinion individual fairness: one continuation per prompt" in verdict
     assert "sample at least 2 continuations per prompt" in verdict and "No evidence of bias is not evidence of none" in verdict
-    assert f"none of the {len(testable)} testable scorer/metric tests rejects" in verdict
+    assert f"None of the {len(testable)} testable scorer/metric tests rejects" in verdict
     assert "no bias detectable" not in verdict and result.violations == []
     assert f"verdict: {verdict}" in result.summary()
     page = result.write_report(tmp_path / "report.html").read_text()

@@ -98,7 +98,7 @@ class TextAuditResult(ResultMixin):
                      f"Holm's adjustment over all {len(testable)}: {named}.")
             return f"{claim} {untestable}".strip()
         name, metric, closest = min(testable, key=lambda t: t[2].p_value)  # the smallest p is also the smallest Holm p
-        claim = (f"none of the {tested} rejects {null} at α = {alpha:g} after Holm's "
+        claim = (f"None of the {tested} rejects {null} at α = {alpha:g} after Holm's "
                  f"adjustment; closest: {name} {metric}, p = {closest.p_value:.3g}, Holm p = {closest.p_holm:.3g}.")
         return f"{claim} {_detectable_note(testable)} {untestable}".strip()
 

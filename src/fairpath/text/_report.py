@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -59,9 +60,14 @@ def _fairness_table(result) -> pd.DataFrame:
     without the interval columns (always empty here), and alpha and the Holm family size, which the verdict states."""
     frame = result.to_frame()
     verdict = frame["significant"].map({True: "significant", False: "not significant"}).where(
-        frame["not_testable"] == "", "not testable: " + frame["not_testable"])
+        frame["not_testable"] == "", "not testable: " + frame["not_testable"].map(_gist) + " (why: above)")
     shown = frame[["subject", "measure", "estimate", "null_mean", "excess", "p_value", "p_holm", "detectable_excess"]]
     return shown.rename(columns={"subject": "scorer", "measure": "metric"}).assign(verdict=verdict)
+
+
+def _gist(reason: str) -> str:
+    """A not-testable reason's first clause: the whole of it, with the remedy, is in the verdict above the table."""
+    return re.split(r" \(|;|, so ", reason, maxsplit=1)[0]
 
 
 def _readable(frame: pd.DataFrame) -> pd.DataFrame:
