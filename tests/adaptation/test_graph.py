@@ -53,7 +53,7 @@ def test_edge_table_with_kinds():
 
 @pytest.mark.parametrize(
     "bn, expected",
-    [("", []), ("none", []), ("SE", ["z1", "z2"]), ("IE", ["w1", "w2"]), ("se,ie", ["z1", "z2", "w1", "w2"]), (["IE", "SE"], ["z1", "z2", "w1", "w2"])],
+    [("none", []), ("∅", []), ("SE", ["z1", "z2"]), ("IE", ["w1", "w2"]), ("se,ie", ["z1", "z2", "w1", "w2"]), (["IE", "SE"], ["z1", "z2", "w1", "w2"])],
 )
 def test_resolving_for_bn(bn, expected):
     assert resolving_for_bn(SFM_EXAMPLE, bn) == expected

@@ -32,7 +32,7 @@ def test_effects_add_up_to_tv_and_gradients_match_finite_differences(synthetic):
         np.testing.assert_allclose((problem.effects(shifted)[0] - effects) / step, jac[:, k], atol=1e-4)
 
 
-@pytest.mark.parametrize("bn", ["", "SE", "IE", "IE,SE"])
+@pytest.mark.parametrize("bn", ["none", "SE", "IE", "IE,SE"])
 def test_chosen_model_meets_its_targets(synthetic, bn):
     targets = {"DE": 0.12, "IE": -0.13, "SE": -0.12}
     learner = ConstrainedLearner(synthetic.sfm, bn, targets=targets, random_state=0).fit(synthetic.data)

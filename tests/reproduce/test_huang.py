@@ -90,7 +90,8 @@ def test_target_check_needs_every_attribute():
 def test_templates_must_be_positive_and_cut_every_attribute(capsys):
     with pytest.raises(FairpathInputError, match=r"templates must be at least 1 \(got 0\)"):
         HuangSettings(templates=0)
-    assert main(["reproduce", "huang", "--templates", "0", "--out", "unused"]) == 2
-    assert "templates must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:  # refused while parsing, as the console script exits
+        main(["reproduce", "huang", "--templates", "0", "--out", "unused"])
+    assert exited.value.code == 2 and "--templates must be an integer ≥ 1, got 0" in capsys.readouterr().err
     assert [len(_spec(a, 3).templates) for a in ("country", "occupation")] == [3, 3]
     assert _spec("country", None).templates == _spec("country", 99).templates  # None or too many: all of them

@@ -86,4 +86,5 @@ def test_text_score_of_one_continuation_per_prompt_reports_individual_fairness_n
     assert summary[0]["p_holm"] is None and summary[0]["holm_family"] == 0 and "at least 2 continuations" in summary[0]["not_testable"]
     page = (tmp_path / "out" / "report.html").read_text()
     assert "2 of 2 tests are not testable here (vader individual fairness: one continuation per prompt" in page
-    assert page.count("sample at least 2 continuations per prompt") == 2  # the headline and the fairness table
+    assert page.count("sample at least 2 continuations per prompt") == 1  # the headline; the table gives the gist
+    assert "not testable: one continuation per prompt" in page and "(why: above)" in page
