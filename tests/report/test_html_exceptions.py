@@ -97,6 +97,11 @@ def test_frontier_report(hostile_file, tmp_path):
     assert_escaped((tmp_path / "report.html").read_text(encoding="utf-8"), shown=ESCAPED[1:])  # it names only the file
 
 
+def test_decompose_report(hostile_file, tmp_path):
+    assert main(["decompose", str(hostile_file), *_sfm_flags(), "--learner", "linear", "--quiet", "--out", str(tmp_path)]) == 0
+    assert_escaped((tmp_path / "report.html").read_text(encoding="utf-8"))
+
+
 def _hostile_spec():
     from fairpath.text import FairnessSpec
 
