@@ -81,6 +81,11 @@ def test_out_writes_report_and_results_that_open_with_the_finding(csv_path, tmp_
     estimates = pd.read_csv(out / "estimates.csv")
     assert len(estimates) == 2 * len(results["settings"]["measures"])
     assert estimates.set_index(["subject", "measure"]).loc[("y", "tv"), "estimate"] == pytest.approx(tv["estimate"])
+    # what it was computed from: the command as typed (also when main is called from Python), the input's hash
+    provenance = results["settings"]["provenance"]
+    assert provenance["call"].startswith(f"fairpath decompose {csv_path} --x x --x0 a --x1 b") and provenance["seed"] == 4
+    assert provenance["inputs"][0]["name"] == "sample.csv" and len(provenance["inputs"][0]["sha256"]) == 64
+    assert provenance["inputs"][0]["sha256"] in report
 
 
 def test_headline_names_a_non_significant_effect_and_outcome_units():

@@ -136,9 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     _notes_printed.clear()
     try:
         from fairpath._io import protected_inputs
+        from fairpath.report._provenance import running_command
 
         # catch_warnings restores the caller's showwarning afterwards (the library never changes it)
-        with warnings.catch_warnings(), _held_out_folder(args), protected_inputs(_input_files(args)):
+        with (warnings.catch_warnings(), _held_out_folder(args), protected_inputs(_input_files(args)),
+              running_command(sys.argv[1:] if argv is None else argv)):
             warnings.showwarning = _show_warning
             return int(args.func(args) or 0)
     except FairpathInputError as error:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
 import platform
 import shlex
 import sys
-from fairpath._validation import Optional, Seed, validate_params
 from pathlib import Path
+from typing import Iterator
+
+from fairpath._validation import Optional, Seed, validate_params
 
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "quantile-forest", "matplotlib")
 
@@ -50,8 +53,25 @@ def file_record(path: str | Path) -> dict:
     return {"name": path.name, "path": str(path.resolve()), "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
+# The arguments of the fairpath command being run (fairpath.cli.main), also when main is called from Python
+# (a notebook, a test), where sys.argv is that process's own command line.
+_COMMAND: list[list[str]] = []
+
+
+@contextlib.contextmanager
+def running_command(arguments) -> Iterator[None]:
+    """While inside, :func:`command_line` is ``fairpath`` with ``arguments``."""
+    _COMMAND.append(list(arguments))
+    try:
+        yield
+    finally:
+        _COMMAND.pop()
+
+
 def command_line() -> str:
-    """The command line of this process, quoted so that it can be pasted into a shell."""
+    """The fairpath command being run, or else this process's command line; quoted so that it can be pasted into a shell."""
+    if _COMMAND:
+        return shlex.join(["fairpath", *_COMMAND[-1]])
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
     return " ".join([program, *map(shlex.quote, sys.argv[1:])])
 
