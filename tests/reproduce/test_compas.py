@@ -27,7 +27,7 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     assert summary["steps_run"] == ["figure5_predictors", "figure5_fair", "figure6_frontier"]
     assert summary["provenance"]["inputs"][0]["name"] == "compas_sp2pp.csv"
     assert summary["provenance"]["inputs"][0]["bytes"] == data.stat().st_size
-    assert summary["provenance"]["call"].startswith("fairpath reproduce compas --data") and "--quick" in summary["provenance"]["call"]
+    assert summary["provenance"]["call"] == f"fairpath reproduce compas --quick --quiet --data {data} --out {out}"  # as typed
     # the paper's point: Northpointe fails BN = {SE}, the causally fair predictor passes
     assert summary["status"]["northpointe"] == "FAIL" and summary["status"]["fair"] == "SUCCESS"
     comparison = pd.read_csv(out / "comparison.csv")

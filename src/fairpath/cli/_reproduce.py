@@ -58,15 +58,11 @@ def _register_paper_studies(studies) -> None:
 
 
 def _run_paper_study(args: argparse.Namespace) -> int:
-    import shlex
-
     from fairpath.reproduce import reproduce_census, reproduce_compas
 
     run = reproduce_compas if args.study == "compas" else reproduce_census
-    # the parsed arguments, not sys.argv: main() may be called with its own argument list
-    call = " ".join(["fairpath reproduce", args.study, *(["--data", shlex.quote(str(args.data))] if args.data else []),
-                     "--out", shlex.quote(str(args.out)), *(["--quick"] if args.quick else []), "--seed", str(args.seed)])
-    study = run(args.out, data=args.data, quick=args.quick, seed=args.seed, progress=not args.quiet, call=call)
+    # its provenance records the command as typed (fairpath.report._provenance.running_command)
+    study = run(args.out, data=args.data, quick=args.quick, seed=args.seed, progress=not args.quiet)
     print(study.summary())
     print(f"wrote {study.out_ / 'report.html'}, {study.out_ / 'comparison.csv'}, {study.out_ / 'summary.json'} and the figures")
     return 0
