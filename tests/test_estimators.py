@@ -105,21 +105,6 @@ def test_a_clone_refits_to_the_same_result_and_starts_unfitted(sample):
     np.testing.assert_array_equal(copy.fit(data).predict_proba(data), predictor.predict_proba(data))
 
 
-@pytest.mark.parametrize("make", [
-    lambda sfm, **seed: FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x1, sfm.y, engine="linear", **seed),
-    lambda sfm, **seed: FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), **seed),
-    lambda sfm, **seed: ConstrainedLearner(sfm, "SE", lambdas=(0.0, 1.0), targets=TARGETS, **seed),
-])
-def test_the_old_seed_keyword_still_works_with_a_deprecation_warning(sample, make):
-    new = make(sample.sfm, random_state=7).fit(sample.data)
-    with pytest.warns(DeprecationWarning, match=r"\(seed=\.\.\.\) is deprecated; use random_state"):
-        old = make(sample.sfm, seed=7).fit(sample.data)
-    if isinstance(new, FairAdapt):
-        pd.testing.assert_frame_equal(old.adapted_train_, new.adapted_train_)
-    else:
-        np.testing.assert_array_equal(old.predict_proba(sample.data), new.predict_proba(sample.data))
-
-
 def test_not_fitted_is_both_a_fairpath_input_error_and_sklearns(sample):
     for estimator, method in ((FairAdapt(graph_from_sfm(sample.sfm), "x", 1, "y"), "transform"),
                               (ConstrainedLearner(sample.sfm), "predict_proba"), (GroupThresholdPredictor(0.3), None)):

@@ -61,13 +61,13 @@ def test_constant_outcome_infinite_values_and_tiny_groups():
         ConstrainedLearner(sfm, targets=TARGETS).fit(one)
     twelve = pd.concat([data[data.x == 0], data[data.x == 1].head(12)])  # enough in all, too few once split
     with pytest.raises(FairpathInputError, match=r"part of the λ choice \(holdout=0\.3\)"):
-        ConstrainedLearner(sfm, targets=TARGETS, seed=1).fit(twelve)
+        ConstrainedLearner(sfm, targets=TARGETS, random_state=1).fit(twelve)
 
 
 def test_seed_and_sfm_arguments():
     synthetic = make_binary_sfm(300, seed=0)
-    with pytest.raises(FairpathInputError, match="seed must be an integer ≥ 0, got -1"):
-        ConstrainedLearner(synthetic.sfm, targets=TARGETS, seed=-1).fit(synthetic.data)
+    with pytest.raises(FairpathInputError, match="random_state must be an integer ≥ 0, got -1"):
+        ConstrainedLearner(synthetic.sfm, targets=TARGETS, random_state=-1).fit(synthetic.data)
     with pytest.raises(FairpathInputError, match="sfm must be a fairpath.causal.SFM, got dict"):
         ConstrainedLearner(synthetic.sfm.to_dict(), targets=TARGETS).fit(synthetic.data)
 

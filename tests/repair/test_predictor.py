@@ -58,7 +58,7 @@ def test_reference_x0_twins_follow_the_baseline_group(synthetic):
 
 def test_audit_on_the_twins_passes_for_its_bn_set(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
-    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), seed=0).fit(data)
+    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     result = predictor.audit(learner="linear", n_boot=20, seed=0, progress=False)
     assert result.status == {"fair_predictor": "SUCCESS"}
     tests = result.cookbook_.to_frame().set_index("pathway")
@@ -75,6 +75,6 @@ def test_audit_needs_a_fitted_predictor_with_a_bn_set(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
     with pytest.raises(FairpathInputError, match="not fitted yet"):
         FairPredictor(sfm, ("SE",)).audit()
-    fitted = FairPredictor(sfm, resolving=list(sfm.z), engine="linear", learner=LogisticRegression(), seed=0).fit(data)
+    fitted = FairPredictor(sfm, resolving=list(sfm.z), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     with pytest.raises(FairpathInputError, match="needs the BN set"):
         fitted.audit()

@@ -37,13 +37,13 @@ import pandas as pd
 
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from fairpath._estimators import check_fitted, resolve_random_state
+from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._vocabulary import Engine
 
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    Integer, Optional, Seed, check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies, validate_params,
+    Integer, Seed, check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies, validate_params,
 )
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine, mid_ranks
@@ -104,7 +104,7 @@ class _VariableModel:
         return mid_ranks(self.training_ranks, ranks)
 
 
-@validate_params({"discrete_max_levels": Integer(2), "random_state": Seed(), "seed": Optional(Seed())})
+@validate_params({"discrete_max_levels": Integer(2), "random_state": Seed()})
 class FairAdapt(TransformerMixin, BaseEstimator):
     """Causal data adaptation with quantile preservation.
 
@@ -117,7 +117,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     resolving : columns kept at their observed values (with everything only they change).
     engine : ``"forest"`` (quantile regression forest, default), ``"linear"`` or an engine object.
     discrete_max_levels : numeric columns with fewer distinct values are treated as discrete.
-    random_state : int seeding the jitter and the engines (``seed`` is its deprecated old name).
+    random_state : int seeding the jitter and the engines.
 
     A scikit-learn transformer (``get_params``, ``clone``): ``fit(train)`` takes a DataFrame holding
     every column of the graph, ``transform(data)`` the covariates of new rows.
@@ -127,7 +127,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine: Engine | object = "forest",
-                 discrete_max_levels: int = 10, random_state: int = 0, seed: int | None = None):
+                 discrete_max_levels: int = 10, random_state: int = 0):
         self.graph = graph
         self.x = x
         self.baseline = baseline
@@ -136,7 +136,6 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         self.engine = engine
         self.discrete_max_levels = discrete_max_levels
         self.random_state = random_state
-        self.seed = seed
 
     # -- checks --------------------------------------------------------------------------------
     def _check_setup(self, data: pd.DataFrame) -> None:
@@ -201,7 +200,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
 
         ``y`` is ignored (scikit-learn's signature): the outcome is the graph's column ``self.y``.
         """
-        self.random_state_ = resolve_random_state(self)
+        self.random_state_ = self.random_state
         self._check_setup(train)
         self.comparison_ = next(level for level in pd.unique(train[self.x]) if level != self.baseline)
         group = self._group(train)

@@ -35,11 +35,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from fairpath._encoding import CategoryEncoder
-from fairpath._estimators import check_fitted, resolve_random_state
+from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._validation import (
-    NonNegative, Optional, Probability, Real, Seed, check_columns_present, check_finite, check_fit_group_sizes, check_float, check_frame,
+    NonNegative, Probability, Real, Seed, check_columns_present, check_finite, check_fit_group_sizes, check_float, check_frame,
     check_nonnegative, check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
@@ -129,7 +129,7 @@ def check_lambda_path(lambdas) -> list[float]:
 
 
 @validate_params({"tolerance": NonNegative(), "holdout": Probability(), "l2": NonNegative(), "smooth": Real(0.0, None, open_low=True),
-                  "random_state": Seed(), "seed": Optional(Seed())})
+                  "random_state": Seed()})
 class ConstrainedLearner(BaseEstimator):
     """Predictor trained with a penalty on the causal pathways outside (and inside) the BN set.
 
@@ -142,7 +142,7 @@ class ConstrainedLearner(BaseEstimator):
     holdout : share of rows held out to choose λ.
     l2 : ridge penalty on the coefficients (not the intercept); smooth : the s of sqrt(d² + s²).
     targets : optional dict pathway -> Ctf-CE(y); computed with ``fairpath.causal.decompose`` when None.
-    random_state : int seeding the held-out split and the decomposition (``seed`` is its deprecated old name).
+    random_state : int seeding the held-out split and the decomposition.
 
     ``predict`` gives 0/1 labels for a binary outcome (values for a continuous one), ``predict_proba``
     the probabilities. Categories of the covariates are those seen by ``fit``; others are refused.
@@ -152,8 +152,7 @@ class ConstrainedLearner(BaseEstimator):
     """
 
     def __init__(self, sfm, bn=(), lambdas=DEFAULT_LAMBDAS, tolerance: float = 0.01, holdout: float = 0.3,
-                 l2: float = 1e-3, smooth: float = 1e-4, targets: dict | None = None, random_state: int = 0,
-                 seed: int | None = None):
+                 l2: float = 1e-3, smooth: float = 1e-4, targets: dict | None = None, random_state: int = 0):
         self.sfm = sfm
         self.bn = bn
         self.lambdas = lambdas
@@ -163,7 +162,6 @@ class ConstrainedLearner(BaseEstimator):
         self.smooth = smooth
         self.targets = targets
         self.random_state = random_state
-        self.seed = seed
 
     # -- set-up --------------------------------------------------------------------------------
     def _outcome_targets(self, data: pd.DataFrame) -> dict[str, float]:
@@ -196,7 +194,7 @@ class ConstrainedLearner(BaseEstimator):
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, data: pd.DataFrame, y=None) -> "ConstrainedLearner":
         """Fit on ``data`` (every column of the SFM); ``y`` is ignored (the SFM names the outcome)."""
-        self.random_state_ = resolve_random_state(self)
+        self.random_state_ = self.random_state
         sfm = check_sfm(self.sfm)
         check_frame(data)
         self.lambdas_ = check_lambda_path(self.lambdas)

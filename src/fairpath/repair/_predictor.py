@@ -9,10 +9,10 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from fairpath._encoding import CategoryEncoder
-from fairpath._estimators import check_fitted, resolve_random_state
+from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
-    Integer, Optional, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
+    Integer, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
     check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import Engine, Reference, parse_bn_set
@@ -77,7 +77,7 @@ def check_fold_sizes(data: pd.DataFrame, sfm, n_folds: int) -> None:
         check_class_sizes({level: int((data[sfm.y] == level).sum()) for level in (0, 1)}, sfm.y, n_folds)
 
 
-@validate_params({"reference": Options(("x0", "x1")), "n_folds": Integer(2), "random_state": Seed(), "seed": Optional(Seed())})
+@validate_params({"reference": Options(("x0", "x1")), "n_folds": Integer(2), "random_state": Seed()})
 class FairPredictor(BaseEstimator):
     """Adapt the data for a BN set, then train a learner on the fair twins.
 
@@ -94,8 +94,7 @@ class FairPredictor(BaseEstimator):
     learner : None for the default forest, or any scikit-learn estimator.
     engine : quantile engine for the adaptation. n_folds : folds for out-of-fold scores of a
     learner that has no out-of-bag predictions.
-    random_state : int seeding the adaptation, the default forest and the folds (``seed`` is its
-        deprecated old name).
+    random_state : int seeding the adaptation, the default forest and the folds.
 
     The learner sees the adapted covariates (Z and W twins), never the protected attribute.
     ``predict`` gives labels (values for a continuous outcome), ``predict_proba`` the probabilities
@@ -105,7 +104,7 @@ class FairPredictor(BaseEstimator):
     """
 
     def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference = "x1", learner=None,
-                 engine: Engine | object = "forest", n_folds: int = 5, random_state: int = 0, seed: int | None = None):
+                 engine: Engine | object = "forest", n_folds: int = 5, random_state: int = 0):
         self.sfm = sfm
         self.bn = bn
         self.resolving = resolving
@@ -115,11 +114,10 @@ class FairPredictor(BaseEstimator):
         self.engine = engine
         self.n_folds = n_folds
         self.random_state = random_state
-        self.seed = seed
 
     def fit(self, train: pd.DataFrame, y=None) -> "FairPredictor":
         """Adapt ``train`` (every column of the SFM) and fit the learner; ``y`` is ignored (the SFM names it)."""
-        seed = resolve_random_state(self)
+        seed = self.random_state
         sfm = check_sfm(self.sfm)
         check_frame(train, "training data")
         if isinstance(self.learner, type) or (self.learner is not None and not hasattr(self.learner, "fit")):
