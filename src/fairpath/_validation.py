@@ -394,10 +394,15 @@ def check_comparable_scales(outcome: str, outcome_values, predictor: str, predic
         )
 
 
+def python_value(value):
+    """A NumPy scalar as the Python value it holds (its repr in a message is ``1``, not NumPy 2's ``np.int64(1)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = "") -> None:
     """Each level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows."""
     for level, count in counts.items():
-        level = level.item() if isinstance(level, np.generic) else level  # NumPy 2 writes np.int64(1) otherwise
+        level = python_value(level)
         if count < minimum:
             reason = f" {purpose}" if purpose else ""
             raise FairpathInputError(

@@ -55,14 +55,14 @@ def parse_bn(bn) -> tuple[Pathway, ...]:
     """
     if bn is None or (isinstance(bn, str) and bn.strip().lower() in _EMPTY):
         return ()
-    if isinstance(bn, str) and any(not item.strip() for item in bn.replace("+", ",").split(",")):
-        raise FairpathInputError(f"the business-necessity set {bn!r} is blank or has an empty entry; name pathways among DE, IE, SE "
-                                 "separated by single commas, or write 'none' for the empty set")
     if isinstance(bn, str) and bn.strip().upper() in _RESOLVING_ALIASES:
         return _RESOLVING_ALIASES[bn.strip().upper()]
     if not isinstance(bn, (str, Iterable)):
         raise FairpathInputError(f"the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways, got {bn!r}")
     items = bn.replace("+", ",").split(",") if isinstance(bn, str) else list(bn)
+    if isinstance(bn, str) and not all(item.strip() for item in items):
+        raise FairpathInputError(f"the business-necessity set {bn!r} is blank or has an empty entry; name pathways among DE, IE, SE "
+                                 "separated by single commas, or write 'none' for the empty set")
     names = [str(item).strip().upper() for item in items if str(item).strip()]
     unknown = [item for item, name in zip(items, names) if name not in PATHWAYS]
     if unknown:

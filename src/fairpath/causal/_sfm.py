@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import python_value
 
 
 def _as_tuple(columns, role: str) -> tuple[str, ...]:
@@ -43,6 +44,9 @@ class SFM:
     w: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
+        # levels read from data are NumPy scalars: kept as Python values, so messages, reports and JSON show 0, not np.int64(0)
+        object.__setattr__(self, "x0", python_value(self.x0))
+        object.__setattr__(self, "x1", python_value(self.x1))
         object.__setattr__(self, "z", _as_tuple(self.z, "z (confounders)"))
         object.__setattr__(self, "w", _as_tuple(self.w, "w (mediators)"))
         for role, columns in (("X", (self.x,)), ("Z", self.z), ("W", self.w), ("Y", (self.y,))):
@@ -80,12 +84,7 @@ class SFM:
 
     def __str__(self) -> str:
         z, w = (f"{{{', '.join(names)}}}" if names else "∅" for names in (self.z, self.w))
-        return f"SFM(X={self.x} [{_shown(self.x0)} → {_shown(self.x1)}], Z={z}, W={w}, Y={self.y})"
-
-
-def _shown(level) -> str:
-    """A level as the user wrote it: 0 for NumPy's ``np.int64(0)``, quotes around text."""
-    return repr(level.item() if hasattr(level, "item") else level)
+        return f"SFM(X={self.x} [{self.x0!r} → {self.x1!r}], Z={z}, W={w}, Y={self.y})"
 
 
 def check_sfm(sfm) -> SFM:
