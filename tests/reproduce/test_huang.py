@@ -34,39 +34,52 @@ def quick_run(tmp_path_factory):
     return args, out
 
 
-def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, capsys):
+def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, capsys, tmp_path):
     args, out = quick_run
-    assert main(args) == 0
+    assert main([*args, "--record", str(tmp_path / "record")]) == 0
     printed = capsys.readouterr().out
     table = pd.read_csv(out / "table.csv")
     assert list(table["attribute"].unique()) == ["country", "occupation"]
     for _, rows in table.groupby("attribute"):
-        assert rows["model"].tolist() == ["base", "embedding-lambda100", "sentiment-lambda100"]
-    trained = table[table["model"] != "base"]
-    assert ((trained["individual_p"] > 0) & (trained["individual_p"] <= 1)).all()
-    assert (trained["individual_p"] >= 1 / (HuangSettings.quick().n_permutations + 1)).all()  # exact p never below 1/(B+1)
-    assert np.isfinite(table[["perplexity", "perplexity_sensitive", "individual", "group"]].to_numpy()).all()
+        assert rows["model"].tolist() == ["base", "control", "embedding-lambda100", "sentiment-lambda100"]
+    compared = table[table["model"] != "control"]
+    assert ((compared["individual_p"] > 0) & (compared["individual_p"] <= 1)).all()
+    assert (compared["individual_p"] >= 1 / (HuangSettings.quick().n_permutations + 1)).all()  # exact p never below 1/(B+1)
+    assert table.loc[table["model"] == "control", "individual_p"].isna().all()
+    assert np.isfinite(table[["perplexity", "perplexity_sensitive", "individual_fairness", "group_fairness"]].to_numpy()).all()
     # every model's own permutation test against no bias: its null mean (the floor) and p
-    assert ((table["individual_floor"] > 0) & (table["individual_own_p"] > 0) & (table["individual_own_p"] <= 1)).all()
-    assert ((table["group_floor"] > 0) & (table["group_own_p"] > 0) & (table["group_own_p"] <= 1)).all()
-    assert np.allclose(trained["individual_change"],
-                       trained["individual"].to_numpy() / table.loc[table["model"] == "base", "individual"].repeat(2).to_numpy() - 1)
+    assert ((table["individual_floor"] > 0) & (table["individual_bias_p"] > 0) & (table["individual_bias_p"] <= 1)).all()
+    for _, rows in table.groupby("attribute"):
+        control = rows[rows["model"] == "control"].iloc[0]
+        assert np.allclose(rows["individual_excess"], rows["individual_fairness"] - rows["individual_floor"])
+        assert np.allclose(rows["individual_change"], rows["individual_excess"] / control["individual_excess"] - 1)
+        assert np.allclose(rows["perplexity_change"], rows["perplexity"] / control["perplexity"] - 1)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["target"]["verdict"] in printed and ("MET" in printed or "MISSED" in printed)
+    assert [m["model"] for m in summary["models"]] == table["model"].tolist()
+    assert summary["settings"]["samples_per_prompt"] == {"country": 3, "occupation": 3} and summary["settings"]["wall_seconds"] > 0
+    assert summary["design"]["country"] == {"samples_per_prompt": 3, "chosen_by": "given"}
+    scores = pd.read_parquet(out / "scores.parquet")
+    sizes = scores.groupby(["attribute", "model"]).size()
+    assert set(sizes.loc["country"]) == {3 * 2 * 10} and set(sizes.loc["occupation"]) == {3 * 2 * 29}  # samples x templates x values
+    assert {"text", "score_vader", "prompt", "sample_index"} <= set(scores.columns)
     assert (out / "tradeoffs_country.png").stat().st_size > 0 and (out / "tradeoffs_occupation.png").exists()
-    # every model's comparison is stored, so a rerun recomputes nothing
-    assert sorted(p.name for p in (out / "occupation" / "comparisons").iterdir()) == ["embedding-lambda100.json", "sentiment-lambda100.json"]
+    # the record written elsewhere holds the same files
+    assert pd.read_csv(tmp_path / "record" / "table.csv").equals(table)
+    assert pd.read_parquet(tmp_path / "record" / "scores.parquet").equals(scores)
+    # every model's comparison with the control is stored, so a rerun recomputes nothing
+    assert sorted(p.name for p in (out / "occupation" / "comparisons").iterdir()) == [
+        "base.vader.json", "embedding-lambda100.vader.json", "sentiment-lambda100.vader.json"]
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*.json") if "comparisons" in p.parts or p.name == "evaluation.json"}
     assert main(args) == 0
     assert stamps == {p: p.stat().st_mtime_ns for p in stamps}
     assert pd.read_csv(out / "table.csv").equals(table)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 2  # one trade-off figure per attribute
-    assert "p (no bias)" in page and "W1 (floor)" in page
-    assert "paired permutation p" in page and ("MISSED by every model" in page or "MET by" in page)
+    assert "p (no bias)" in page and "W1 (floor)" in page and "p (vs control)" in page
+    assert "paired permutation p" in page and ("MISSED (" in page or "MET (" in page)
     assert "SHA-256" in page and "torch" in page and "dtype" in page  # provenance: the corpus file, versions
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["provenance"]["inputs"][0]["name"] == "corpus.txt" and summary["provenance"]["dtype"] == "float32"
+    assert summary["provenance"]["inputs"][0]["name"] == "corpus.txt" and summary["provenance"]["dtype"] in ("float32", "bfloat16")
     # other settings in the same folder are refused before any stage, naming what differs
     assert main([*args[:-2], "--samples", "4", "--out", str(out)]) == 2
     assert "holds a debiasing study computed with other ['audit_samples']" in capsys.readouterr().err
@@ -76,15 +89,20 @@ def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, cap
 def test_target_check_needs_every_attribute():
     rows = []
     for attribute, change in (("country", -0.5), ("occupation", -0.1)):
-        rows += [{"attribute": attribute, "model": "base", "individual_change": 0.0, "individual_p": np.nan,
-                  "perplexity_change": 0.0, "ss_points": 0.0},
+        rows += [{"attribute": attribute, "model": "control", "individual_change": 0.0, "individual_p": np.nan,
+                  "perplexity_change": 0.0, "ss_change_points": 0.0},
                  {"attribute": attribute, "model": "embedding-lambda10", "individual_change": change, "individual_p": 0.001,
-                  "perplexity_change": 0.05, "ss_points": -1.0}]
+                  "perplexity_change": 0.05, "ss_change_points": -1.0},
+                 {"attribute": attribute, "model": "sentiment-lambda10", "individual_change": -0.6, "individual_p": 0.02,
+                  "perplexity_change": 0.05, "ss_change_points": -1.0}]
     check = target_check(pd.DataFrame(rows))
-    assert not check["met"] and check["lines"][0].startswith("missed by embedding-lambda10")
-    assert "occupation: individual -10.0% (paired p = 0.001)" in check["lines"][0]
-    rows[3]["individual_change"] = -0.4
-    assert target_check(pd.DataFrame(rows))["models_meeting"] == ["embedding-lambda10"]
+    assert not check["met"] and check["models_meeting"] == {"country": ["embedding-lambda10"], "occupation": []}
+    assert "missed on occupation by embedding-lambda10: individual excess -10.0% (paired p = 0.001)" in check["lines"]
+    assert check["verdict"].startswith("MISSED (country: embedding-lambda10; occupation: no model)")
+    rows[4]["individual_change"] = -0.4  # occupation, embedding
+    assert target_check(pd.DataFrame(rows))["models_meeting"] == {"country": ["embedding-lambda10"], "occupation": ["embedding-lambda10"]}
+    rows[4]["perplexity_change"] = 0.11  # another model may meet it on the other attribute, not at p = 0.02
+    assert not target_check(pd.DataFrame(rows))["met"]
 
 
 def test_templates_must_be_positive_and_cut_every_attribute(capsys):

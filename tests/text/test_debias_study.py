@@ -34,7 +34,7 @@ def spec_path(tmp_path_factory):
 def study_run(tiny_lm_path, spec_path, tmp_path_factory):
     out = tmp_path_factory.mktemp("study")
     study = DebiasStudy(out, attribute=spec_path, model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
-                        lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
+                        lambdas=(10.0,), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
                         corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_permutations=20, semantic=False,
                         progress=False)
     return study, study.run(), out
@@ -43,7 +43,7 @@ def study_run(tiny_lm_path, spec_path, tmp_path_factory):
 def test_study_trains_every_model_and_audits_each(study_run):
     _, result, out = study_run
     frame = result.evaluations
-    assert frame["model"].tolist() == ["base", "embedding-lambda0", "embedding-lambda10", "sentiment-lambda0", "sentiment-lambda10"]
+    assert frame["model"].tolist() == ["base", "control", "embedding-lambda10", "sentiment-lambda10"]
     assert frame["scorer"].unique().tolist() == ["vader"]
     # A tiny random model's 4-token continuations score mostly 0.5 (neutral), so the permutation null of
     # individual fairness may take few values: such a test is not testable and has no p (before: a p that
@@ -58,23 +58,39 @@ def test_study_trains_every_model_and_audits_each(study_run):
         assert len(result.training[name]["history"]) == 4
     assert (out / "report.html").read_text().count("data:image/png;base64") >= 2
     assert json.loads((out / "study.json").read_text())["attribute"] == "occupation"
-    changes = result.relative_to_base()
-    assert changes["model"].tolist() == frame["model"][1:].tolist()
     long = result.to_frame().set_index(["subject", "measure"])
     assert long.loc[("base", "individual_fairness"), "estimate"] == frame.loc[0, "individual"]
     assert long.loc[("base", "perplexity"), "estimate"] == frame.loc[0, "perplexity"]
     assert long[["se", "ci_low", "ci_high", "level"]].isna().all().all()  # permutation tests only, no interval
+    # every scored continuation of every audit is kept, named by its model
+    assert result.scores.groupby("model").size().to_dict() == {name: 4 * 8 for name in frame["model"]}
 
 
-def test_lambda_zero_runs_of_both_regularizers_are_the_same_plain_fine_tuning(study_run):
+def test_every_model_is_compared_with_the_control_trained_identically(study_run):
     _, result, out = study_run
-    from safetensors.torch import load_file
-
-    embedding = load_file(out / "models" / "embedding-lambda0" / "model.safetensors")
-    sentiment = load_file(out / "models" / "sentiment-lambda0" / "model.safetensors")
-    assert all(np.array_equal(embedding[k].numpy(), sentiment[k].numpy()) for k in embedding)
+    control = result.training["control"]
+    assert control["config"]["lam"] == 0 and control["config"]["seed"] == result.training["embedding-lambda10"]["config"]["seed"]
+    assert {k: v for k, v in control["config"].items() if k not in ("lam", "regularizer")} == {
+        k: v for k, v in result.training["embedding-lambda10"]["config"].items() if k not in ("lam", "regularizer")}
+    assert result.comparisons["model"].tolist() == ["base", "embedding-lambda10", "sentiment-lambda10"]
+    assert sorted(p.name for p in (out / "comparisons").iterdir()) == [
+        "base.vader.json", "embedding-lambda10.vader.json", "sentiment-lambda10.vader.json"]
+    table = result.table("vader").set_index("model")
     rows = result.evaluations.set_index("model")
-    assert rows.loc["embedding-lambda0", "individual"] == rows.loc["sentiment-lambda0", "individual"]
+    excess = rows["individual"] - rows["individual_noise_floor"]
+    assert table["individual_excess"].to_dict() == pytest.approx(excess.to_dict())
+    assert table["individual_change"].to_dict() == pytest.approx((excess / excess["control"] - 1).to_dict())
+    assert table.loc["control", "individual_change"] == 0 and np.isnan(table.loc["control", "individual_p"])
+    tests = result.comparisons.set_index("model")
+    assert table.loc["embedding-lambda10", "individual_p"] == tests.loc["embedding-lambda10", "individual_p"]
+    # the comparison's difference is the control's W1 minus the model's
+    assert tests.loc["sentiment-lambda10", "individual_difference"] == pytest.approx(
+        rows.loc["control", "individual"] - rows.loc["sentiment-lambda10", "individual"])
+
+
+def test_lambda_zero_in_the_grid_is_refused_naming_the_control(tiny_lm_path):
+    with pytest.raises(FairpathInputError, match=r"each λ in lambdas \(λ = 0 is the control, always trained\) must lie in \(0, inf\], got 0\.0"):
+        DebiasStudy("unused", attribute=FairnessSpec.from_dict(SPEC), model=str(tiny_lm_path), lambdas=(0.0, 10.0), progress=False)
 
 
 def test_debiased_model_reloaded_from_its_folder_reproduces_its_audit(study_run, spec_path):
@@ -97,7 +113,7 @@ def test_rerunning_the_study_reuses_everything(study_run, tiny_lm_path, spec_pat
     stamps = {p: p.stat().st_mtime_ns for p in (out / "models").rglob("*.safetensors")}
     timings = json.loads((out / "timings.json").read_text())
     again = DebiasStudy(out, attribute=spec_path, model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
-                        lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
+                        lambdas=(10.0,), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3),
                         corpus=CORPUS, audit_samples=4, audit_max_new_tokens=4, n_permutations=20, semantic=False,
                         progress=False).run()
     assert again.to_frame().equals(result.to_frame())
@@ -115,7 +131,7 @@ def test_rerunning_with_other_settings_is_refused_before_any_stage(study_run, ti
     _, _, out = study_run
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
     options = dict(attribute=FairnessSpec.from_dict(SPEC), model=str(tiny_lm_path), regularizers=("embedding", "sentiment"),
-                   lambdas=(0.0, 10.0), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3), corpus=CORPUS,
+                   lambdas=(10.0,), training=DebiasConfig(steps=4, batch_size=4, learning_rate=5e-3), corpus=CORPUS,
                    audit_samples=4, audit_max_new_tokens=4, n_permutations=20, semantic=False, progress=False)
     if isinstance(change.get("attribute"), dict):
         change = {"attribute": FairnessSpec.from_dict(change["attribute"])}
@@ -137,7 +153,7 @@ def test_command_line_trains_audits_and_rejects_negative_lambda(tiny_lm_path, sp
               "--steps", "2", "--batch-size", "4", "--samples", "3", "--max-new-tokens", "3", "--permutations", "10",
               "--no-quality"]
     assert main(common + ["--lambdas", "1,-5", "--out", str(tmp_path / "bad")]) == 2
-    assert "each λ in lambdas must be a number ≥ 0, got -5.0 (float)" in capsys.readouterr().err
+    assert "each λ in lambdas (λ = 0 is the control, always trained) must lie in (0, inf], got -5.0" in capsys.readouterr().err
     assert main(common + ["--lambdas", "1,x", "--out", str(tmp_path / "bad")]) == 2
     assert "'x' is not a number" in capsys.readouterr().err
     assert main(common + ["--lambdas", "5", "--out", str(tmp_path / "run")]) == 0

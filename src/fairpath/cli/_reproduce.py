@@ -85,6 +85,8 @@ def _run_theorem1(args: argparse.Namespace) -> int:
 
 
 def _register_huang(studies) -> None:
+    from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES
+
     huang = studies.add_parser(
         "huang",
         help="Huang et al. (2020): debiasing by embedding and sentiment regularization on Country and Occupation",
@@ -95,14 +97,25 @@ def _register_huang(studies) -> None:
     huang.add_argument("--out", default="fairpath-huang", help="output folder (default: %(default)s)")
     huang.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a causal-LM folder")
     huang.add_argument("--quick", action="store_true", help="one lambda, a few steps and samples (a smoke test)")
-    huang.add_argument("--lambdas", default=None, help="comma-separated lambdas (default 10,100; --quick 100)")
-    huang.add_argument("--samples", type=flag_type("--samples", Integer(1)), default=None, help="audit samples per prompt (default 50; --quick 4)")
+    huang.add_argument("--lambdas", default=None, help="comma-separated lambdas > 0 per regularizer; the control (lambda 0) "
+                       "is always trained (default 10,100,1000; --quick 100)")
+    huang.add_argument("--samples", type=flag_type("--samples", Integer(2)), default=None,
+                       help="audit samples per prompt (default: chosen by the power calculation; --quick 4)")
+    huang.add_argument("--pilot-samples", type=flag_type("--pilot-samples", Integer(2)), default=None,
+                       help="samples per prompt of the base model's pilot audit for the power calculation (default 20)")
+    huang.add_argument("--max-samples", type=flag_type("--max-samples", Integer(2)), default=None,
+                       help="the most samples per prompt the power calculation may choose (default 60)")
     huang.add_argument("--steps", type=flag_type("--steps", Integer(1)), default=None, help="training steps per model (default 60; --quick 3)")
     huang.add_argument("--templates", type=flag_type("--templates", Integer(1)), default=None,
                        help="audit the first K templates of each attribute (default: all 10; --quick 2)")
     huang.add_argument("--corpus", default=None, help="training text for every attribute (default: sampled from the model)")
-    huang.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
+    huang.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no sentence-encoder load)")
     huang.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda (default: %(default)s)")
+    huang.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE,
+                       help="precision of sampling, perplexity and training; auto: bfloat16 where the device computes it "
+                       "natively (AMX, AVX512-BF16, CUDA), else float32 (default: %(default)s)")
+    huang.add_argument("--record", default=None, help="also write the record (summary.json, table.csv, scores.parquet, "
+                       "figures, report.html) into this folder, e.g. reproductions/huang")
     huang.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     huang.set_defaults(func=_run_huang)
 
@@ -111,18 +124,15 @@ def _run_huang(args: argparse.Namespace) -> int:
     from fairpath.cli._text_debias import _lambdas
     from fairpath.reproduce import HuangSettings, reproduce_huang
 
-    overrides = {"seed": args.seed, "semantic": not args.no_quality}
-    if args.lambdas is not None:
-        overrides["lambdas"] = tuple(_lambdas(args.lambdas))
-    if args.samples is not None:
-        overrides["audit_samples"] = args.samples
-    if args.steps is not None:
-        overrides["steps"] = args.steps
-    if args.templates is not None:
-        overrides["templates"] = args.templates
+    given = {"audit_samples": args.samples, "pilot_samples": args.pilot_samples, "max_audit_samples": args.max_samples,
+             "steps": args.steps, "templates": args.templates,
+             "lambdas": tuple(_lambdas(args.lambdas)) if args.lambdas is not None else None}
+    overrides = {"seed": args.seed, "semantic": not args.no_quality, "dtype": args.dtype}
+    overrides |= {name: value for name, value in given.items() if value is not None}  # unset: the settings' defaults
     settings = HuangSettings.quick(**overrides) if args.quick else HuangSettings(**overrides)
     result = reproduce_huang(args.out, model=args.model, corpus=args.corpus, device=args.device, settings=settings)
     print(result.summary())
-    for path in ("report.html", "table.csv", "summary.json", *(f"tradeoffs_{a}.png" for a in settings.attributes)):
-        print(f"wrote {result.out / path}")
+    for folder in (result.out, *([result.write_record(args.record)] if args.record else [])):
+        for path in ("report.html", "table.csv", "summary.json", "scores.parquet", *(f"tradeoffs_{a}.png" for a in settings.attributes)):
+            print(f"wrote {folder / path}")
     return 0

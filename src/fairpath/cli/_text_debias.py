@@ -10,6 +10,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_alias_argument, comma_list
 from fairpath.text import DEBIAS_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
+from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES
 
 
 def _lambdas(text: str) -> list[float]:
@@ -41,7 +42,8 @@ def register(text_subparsers) -> None:
     parser.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
     parser.add_argument("--regularizer", default="embedding",
                         help="embedding, sentiment, or both comma-separated (default embedding)")
-    parser.add_argument("--lambdas", default="1,10,100", help="comma-separated weights of the fairness loss, each >= 0")
+    parser.add_argument("--lambdas", default="1,10,100", help="comma-separated weights of the fairness loss, each > 0; the "
+                        "control (lambda 0, trained identically), which every model is compared with, is always trained")
     parser.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder")
     parser.add_argument("--corpus", type=Path, default=None,
                         help="training text (.txt one per line, or CSV/Parquet with a 'text' column); by default text "
@@ -60,6 +62,9 @@ def register(text_subparsers) -> None:
     parser.add_argument("--keep-first-token", action="store_true",
                         help="pool position 0 too (by default left out: its activation is an outlier)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda")
+    parser.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE,
+                        help="precision of training, sampling and perplexity; auto: bfloat16 where the device computes it "
+                        "natively (AMX, AVX512-BF16, CUDA), else float32 (default: %(default)s)")
     parser.add_argument("--checkpoint-every", type=flag_type("--checkpoint-every", DEBIAS_SETTINGS["checkpoint_every"]),
                         default=20, help="steps between checkpoints (a rerun resumes from the last)")
     parser.add_argument("--corpus-samples", type=flag_type("--corpus-samples", GENERATION_SETTINGS["n_samples"]), default=2, help="continuations per prompt of the default corpus")
@@ -93,11 +98,12 @@ def run_debias(args: argparse.Namespace) -> int:
                         corpus=args.corpus, corpus_samples_per_prompt=args.corpus_samples,
                         corpus_max_new_tokens=args.corpus_max_new_tokens, audit_samples=args.samples,
                         audit_max_new_tokens=args.max_new_tokens, scorers=comma_list(args.scorers),
-                        n_permutations=args.permutations, semantic=not args.no_quality, seed=args.seed, device=args.device)
+                        n_permutations=args.permutations, semantic=not args.no_quality, seed=args.seed, device=args.device,
+                        dtype=args.dtype)
     print(f"fairpath text debias: {len(study.runs)} training runs ({', '.join(study.settings()['runs'])}) "
           f"on {args.model}, attribute {study.spec.attribute}", file=sys.stderr)
     result = study.run()
     print(result.summary())
-    print(result.relative_to_base(study.scorers[0]).to_string(index=False))
+    print(result.table(study.scorers[0]).to_string(index=False))
     print(f"report: {args.out / 'report.html'}\nresults: {args.out / 'study.json'}\nmodels: {args.out / 'models'}")
     return 0

@@ -2,27 +2,36 @@
 
 The paper's claim: embedding and sentiment regularization lower counterfactual sentiment bias
 (individual and group fairness) while perplexity and semantic similarity stay close, more so for
-larger λ. The study trains, for Country and for Occupation, one LoRA model per regularizer and λ
-(:class:`fairpath.text.debias.DebiasStudy`), audits the base model and every trained model on the
-same prompts with the same per-sample random streams, and compares each trained model with the
-base by the paired permutation test of :func:`fairpath.text.compare_models` (model labels permuted
-among the samples of each prompt; two-sided p-values of the differences in individual and group
-fairness).
+larger λ. The study, for Country and for Occupation:
 
-Every stage writes its result atomically under ``OUT/<attribute>/`` (corpus, sentiment head, models,
-audits, scores) and ``OUT/<attribute>/comparisons/<model>.json``: rerunning resumes where a run
-stopped. ``OUT`` then holds ``table.csv``, ``summary.json`` and one trade-off figure per attribute
-(individual and group fairness against perplexity and against S.S., per regularizer and λ).
+1. **Design.** Unless the samples per prompt are given, the base model is audited on a pilot of
+   ``pilot_samples`` continuations per prompt and :func:`fairpath.text.power_analysis` chooses the
+   samples per prompt that detect a 30% fall of the individual-fairness excess at p < 0.01 with 80%
+   power (capped at ``max_audit_samples``; the achieved power is recorded either way). The pilot's
+   samples are the first ones of the base model's audit, not drawn twice.
+2. **Training.** One LoRA model per regularizer and λ, and the control: λ = 0, the same pairs,
+   batches, steps and seed without the fairness loss (:class:`fairpath.text.debias.DebiasStudy`).
+3. **Audits.** The base, the control and every model on the same prompts and per-sample random
+   streams; S.S. and S.S.c on the audit's own continuations with the encoder's calibrated threshold;
+   perplexity on held-out text from prompts never used for training.
+4. **Comparisons.** Each model against the control by the paired permutation test of
+   :func:`fairpath.text.compare_models` (model labels permuted among the samples of each prompt).
 
-Target (the paper's headline, on our model): for at least one regularizer and λ, individual fairness
-falls by at least 30% against the base with paired p < 0.01 on both attributes, while perplexity
-rises by at most 10% and S.S. falls by at most 5 points.
+Every stage writes its result atomically under ``OUT/<attribute>/``; rerunning resumes where a run
+stopped. ``OUT`` then holds the record: ``summary.json``, ``table.csv``, ``scores.parquet`` (every
+scored continuation, with its text), one trade-off figure per attribute and ``report.html``
+(:meth:`HuangResult.write_record` writes the same files elsewhere, e.g. ``reproductions/huang``).
+
+Target (the paper's headline, on our model, against the control): on each attribute, for at least
+one regularizer and λ, the individual-fairness excess falls by at least 30% with paired p < 0.01,
+perplexity rises by at most 10% and S.S. falls by at most 5 points.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -32,24 +41,36 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
-from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
-from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Real, Seed, validate_params
-from fairpath.reproduce._report import write_huang_report
+from fairpath._results import ResultMixin, result_frame, write_json
+from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, validate_params
+from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES
+from fairpath.reproduce._huang_report import tradeoff_figure, write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
+SCORER = "vader"
 _TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vaderSentiment")
 TARGET = {"individual_change": -0.30, "p": 0.01, "perplexity_change": 0.10, "ss_points": -5.0}
+POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the target's fall at its p
+
+# The issue's names for DebiasStudyResult.table's columns.
+_RENAMED = {"lam": "lambda", "individual": "individual_fairness", "group": "group_fairness"}
 
 
 @validate_params({"batch_size": Integer(1), "learning_rate": Real(0.0, None, open_low=True), "n_permutations": Integer(1, MAX_PERMUTATIONS),
-                  "seed": Seed(), "steps": Integer(1)}, on="__post_init__")
+                  "seed": Seed(), "steps": Integer(1), "audit_samples": Optional(Integer(2)), "pilot_samples": Integer(2),
+                  "max_audit_samples": Integer(2), "quality_per_prompt": Integer(1), "semantic": Boolean(),
+                  "dtype": Options(DTYPES)}, on="__post_init__")
 @dataclass(frozen=True)
 class HuangSettings:
-    """Sizes of the study; :meth:`quick` gives the smoke-test sizes (CLI ``--quick``)."""
+    """Sizes of the study; :meth:`quick` gives the smoke-test sizes (CLI ``--quick``).
+
+    ``audit_samples`` None chooses the samples per prompt by the power calculation (see the module
+    docstring), from ``pilot_samples`` and at most ``max_audit_samples``.
+    """
 
     attributes: tuple[str, ...] = ATTRIBUTES
     regularizers: tuple[str, ...] = ("embedding", "sentiment")
-    lambdas: tuple[float, ...] = (10.0, 100.0)
+    lambdas: tuple[float, ...] = (10.0, 100.0, 1000.0)
     steps: int = 60
     batch_size: int = 8
     max_length: int = 32
@@ -58,11 +79,14 @@ class HuangSettings:
     corpus_samples: int = 2
     corpus_max_new_tokens: int = 30
     templates: int | None = None  # the first K templates of each attribute; None: all
-    audit_samples: int = 50
+    audit_samples: int | None = None
+    pilot_samples: int = 20
+    max_audit_samples: int = 60
     audit_max_new_tokens: int = 20
-    n_permutations: int = 999  # of every audit's tests and of every comparison with the base
+    n_permutations: int = 999  # of every audit's tests and of every comparison with the control
     semantic: bool = True
-    quality_samples: int = 10  # continuations per held-out prefix for S.S. and S.S.c
+    quality_per_prompt: int = 10  # continuations per prompt embedded for S.S. and S.S.c
+    dtype: str = DEFAULT_DTYPE
     seed: int = 0
 
     def __post_init__(self):
@@ -76,7 +100,7 @@ class HuangSettings:
         """One λ per regularizer, a few steps, two templates and a handful of samples (minutes on a CPU)."""
         sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, corpus_samples=2,
                      corpus_max_new_tokens=16, templates=2, audit_samples=4, audit_max_new_tokens=10,
-                     n_permutations=99, quality_samples=2)
+                     n_permutations=99, quality_per_prompt=2)
         return cls(**{**sizes, **overrides})
 
 
@@ -90,33 +114,38 @@ def _spec(attribute: str, templates: int | None):
 
 
 # to_frame() rows per table row: (measure, table column, its relative change, its change in points, its paired p).
-_MEASURES = (("individual_fairness", "individual", "individual_change", None, "individual_p"),
-             ("group_fairness", "group", "group_change", None, "group_p"),
+_MEASURES = (("individual_fairness", "individual_fairness", None, None, "individual_p"),
+             ("individual_excess", "individual_excess", "individual_change", None, "individual_p"),
+             ("group_fairness", "group_fairness", None, None, "group_p"),
+             ("group_excess", "group_excess", "group_change", None, "group_p"),
              ("perplexity", "perplexity", "perplexity_change", None, None),
              ("perplexity_sensitive", "perplexity_sensitive", None, None, None),
-             ("ss", "ss", None, "ss_points", None), ("ssc", "ssc", None, "ssc_points", None))
+             ("ss", "ss", None, "ss_change_points", None), ("ssc", "ssc", None, "ssc_change_points", None))
 
 
 @dataclass(frozen=True, repr=False)
 class HuangResult(ResultMixin):
-    """The study's table (one row per attribute and model) and the target check."""
+    """The study's table (one row per attribute and model, against the control), the target check, the
+    design (samples per prompt and power per attribute) and every scored continuation."""
 
     table: pd.DataFrame
     target: dict
     settings: dict
+    design: dict
     out: Path
     seconds: float
+    scores: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     provenance: dict = field(default_factory=dict)  # inputs, call, seed, dtype, versions (fairpath.report.provenance)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per attribute and model (``subject`` ``<attribute>: <model>``) and measure: individual and
-        group fairness (with the paired permutation p against the base, no interval), perplexity (all texts,
-        sensitive texts), S.S. and S.S.c; then attribute, model, regularizer, lam, relative_change (against the
-        base), change_points (S.S., S.S.c) and p_value."""
+        """One row per attribute and model (``subject`` ``<attribute>: <model>``) and measure: individual and group
+        fairness and their excess over the noise floor (with the paired permutation p against the control, no
+        interval), perplexity (all texts, sensitive texts), S.S. and S.S.c; then attribute, model, regularizer,
+        lam, relative_change and change_points (against the control) and p_value."""
         rows = []
         for row in self.table.to_dict(orient="records"):
             shared = {"subject": f"{row['attribute']}: {row['model']}", "attribute": row["attribute"], "model": row["model"],
-                      "regularizer": row["regularizer"], "lam": row["lam"]}
+                      "regularizer": row["regularizer"], "lam": row["lambda"]}
             rows += [{**shared, "measure": measure, "estimate": row[column],
                       "relative_change": row[relative] if relative else math.nan,
                       "change_points": row[points] if points else math.nan, "p_value": row[p] if p else math.nan}
@@ -124,8 +153,9 @@ class HuangResult(ResultMixin):
         return result_frame(rows)
 
     def to_dict(self) -> dict:
-        return {"settings": self.settings, "target": self.target, "table": self.table.to_dict(orient="records"),
-                "out": self.out, "seconds": self.seconds, "provenance": self.provenance}
+        """``summary.json``: ``models`` (the table's rows), ``settings``, ``design``, ``target``, ``provenance``."""
+        return {"models": self.table.to_dict(orient="records"), "settings": self.settings, "design": self.design,
+                "target": self.target, "provenance": self.provenance}
 
     def _repr_fields(self) -> dict:
         return {"attributes": list(self.table["attribute"].unique()), "target_met": self.target["met"]}
@@ -138,11 +168,37 @@ class HuangResult(ResultMixin):
         return tradeoff_figure(self.table[self.table["attribute"] == attribute], attribute, ax)
 
     def summary(self) -> str:
-        shown = self.table.drop(columns=["path"], errors="ignore")
-        lines = [f"Huang et al. (2020) reproduction: {len(shown)} models, {shown['attribute'].nunique()} attributes "
-                 f"({self.seconds:.0f} s this session)", shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
+        shown = self.table[["attribute", "model", "individual_fairness", "individual_excess", "individual_change", "individual_p",
+                            "group_change", "group_p", "perplexity", "perplexity_change", "ss", "ss_change_points", "ssc"]]
+        lines = [f"Huang et al. (2020) reproduction: {len(shown)} models, {shown['attribute'].nunique()} attributes, "
+                 f"changes against the control (λ = 0) ({self.seconds:.0f} s this session)",
+                 shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
         lines += [f"target {line}" for line in self.target["lines"]]
         return "\n".join(lines)
+
+    def write_record(self, folder: str | Path) -> Path:
+        """Write the record of the study into ``folder``: summary.json, table.csv, scores.parquet (every
+        scored continuation with its text), tradeoffs_<attribute>.png and report.html."""
+        from fairpath.text.debias._study import write_parquet_atomic
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        for attribute in self.table["attribute"].unique():
+            save_figure(self.plot(attribute=attribute), folder / f"tradeoffs_{attribute}.png", dpi=110, bbox_inches="tight")
+        write_csv(self.table, folder / "table.csv")
+        write_parquet_atomic(self.scores, folder / "scores.parquet")
+        write_json(self.to_dict(), folder / "summary.json")
+        write_huang_report(self, folder / "report.html")
+        return folder
+
+
+def source_commit() -> str | None:
+    """The git commit of the fairpath source that ran (None outside a git checkout)."""
+    try:
+        found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=10)
+    except OSError:
+        return None
+    return found.stdout.strip() or None if found.returncode == 0 else None
 
 
 class HuangStudy:
@@ -162,7 +218,7 @@ class HuangStudy:
         if self.progress:
             print(f"[huang {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
-    def debias_study(self, attribute: str):
+    def debias_study(self, attribute: str, audit_samples: int):
         from fairpath.text.debias import DebiasConfig, DebiasStudy
 
         s = self.settings
@@ -172,131 +228,93 @@ class HuangStudy:
         return DebiasStudy(self.out / attribute, attribute=_spec(attribute, s.templates), model=self.model,
                            regularizers=s.regularizers, lambdas=s.lambdas, training=training, corpus=self.corpus,
                            corpus_samples_per_prompt=s.corpus_samples, corpus_max_new_tokens=s.corpus_max_new_tokens,
-                           audit_samples=s.audit_samples, audit_max_new_tokens=s.audit_max_new_tokens,
-                           scorers=("vader",), n_permutations=s.n_permutations, semantic=s.semantic,
-                           quality_samples=s.quality_samples, seed=s.seed,
-                           progress=self.progress, device=self.device)
+                           audit_samples=audit_samples, audit_max_new_tokens=s.audit_max_new_tokens,
+                           scorers=(SCORER,), n_permutations=s.n_permutations, semantic=s.semantic,
+                           quality_per_prompt=s.quality_per_prompt, seed=s.seed,
+                           progress=self.progress, device=self.device, dtype=s.dtype)
 
-    def compare(self, folder: Path, name: str) -> dict:
-        """The paired test of model ``name`` against the base (cached as JSON)."""
-        from fairpath.text import compare_models
-        from fairpath.text.debias import BASE, SCORES_NAME
+    def design(self, attribute: str) -> dict:
+        """Samples per prompt for ``attribute``: given, or from the power calculation on a pilot of the base model."""
+        from fairpath.text import power_analysis
 
-        path = folder / "comparisons" / f"{name}.json"
+        s = self.settings
+        path = self.out / attribute / "design.json"
+        if s.audit_samples is not None:
+            return {"samples_per_prompt": s.audit_samples, "chosen_by": "given"}
         if path.exists():
             return json.loads(path.read_text())
-        base = pd.read_parquet(folder / "audits" / BASE / SCORES_NAME)
-        other = pd.read_parquet(folder / "audits" / name / SCORES_NAME)
-        result = compare_models(base, other, score="score_vader", scorer="vader",
-                                n_permutations=self.settings.n_permutations, seed=self.settings.seed)
-        # base minus model: positive when the model is fairer
-        record = {"individual_difference": result.individual.estimate, "individual_p": result.individual.p_value,
-                  "group_difference": result.group.estimate, "group_p": result.group.p_value,
-                  "n_permutations": result.n_permutations}
+        started = time.perf_counter()
+        self._log(f"{attribute}: pilot audit of the base model ({s.pilot_samples} samples per prompt) for the power calculation")
+        pilot = self.debias_study(attribute, s.pilot_samples).pilot_scores(s.pilot_samples)
+        analysis = power_analysis(pilot, score=f"score_{SCORER}", effect=POWER["effect"], alpha=POWER["alpha"],
+                                  target_power=POWER["power"], max_samples=s.max_audit_samples, seed=s.seed)
+        chosen = analysis.samples_per_prompt or s.max_audit_samples
+        record = {"samples_per_prompt": max(chosen, s.pilot_samples),
+                  "chosen_by": "power" if analysis.samples_per_prompt else f"the cap max_audit_samples={s.max_audit_samples}",
+                  "pilot_samples": s.pilot_samples, "power": analysis.to_dict(), "seconds": time.perf_counter() - started}
         write_json(record, path)
+        self._log(f"{attribute}: {record['samples_per_prompt']} samples per prompt ({record['chosen_by']})")
         return record
 
     def run(self) -> HuangResult:
         started = time.perf_counter()
         self.out.mkdir(parents=True, exist_ok=True)
-        rows = []
+        tables, scores, design = [], [], {}
         for number, attribute in enumerate(self.settings.attributes, 1):
-            self._log(f"attribute {number}/{len(self.settings.attributes)}: {attribute} "
-                      f"(corpus, sentiment head, {len(self.settings.regularizers) * len(self.settings.lambdas)} "
-                      "trainings, audits; finished stages are skipped)")
-            study = self.debias_study(attribute)
-            result = study.run()
-            rows.extend(self._rows(attribute, result))
-        table = pd.DataFrame(rows)
-        target = target_check(table)
-        for attribute in self.settings.attributes:
-            save_figure(tradeoff_figure(table[table["attribute"] == attribute], attribute), self.out / f"tradeoffs_{attribute}.png",
-                        dpi=120, bbox_inches="tight")
-        write_csv(table, self.out / "table.csv")
-        result = HuangResult(table, target, asdict(self.settings), self.out, time.perf_counter() - started, self._provenance())
-        write_json({"settings": result.settings, "model": self.model, "target": target,
-                            "table": table.to_dict(orient="records"), "seconds_this_session": result.seconds,
-                            "provenance": result.provenance}, self.out / "summary.json")
-        write_huang_report(result, self.out / "report.html")
+            design[attribute] = self.design(attribute)
+            runs = len(self.settings.regularizers) * len(self.settings.lambdas) + 1
+            self._log(f"attribute {number}/{len(self.settings.attributes)}: {attribute} (corpus, sentiment head, "
+                      f"{runs} trainings with the control, audits, comparisons; finished stages are skipped)")
+            result = self.debias_study(attribute, design[attribute]["samples_per_prompt"]).run()
+            tables.append(result.table(SCORER).rename(columns=_RENAMED).assign(attribute=attribute))
+            scores.append(result.scores.assign(attribute=attribute))
+        table = pd.concat(tables, ignore_index=True)
+        table = table[["attribute", *[c for c in table.columns if c != "attribute"]]]
+        settings = {**asdict(self.settings), "samples_per_prompt": {a: d["samples_per_prompt"] for a, d in design.items()},
+                    "model": self.model, "wall_seconds": None, "commit": source_commit()}
+        result = HuangResult(table, target_check(table), settings, design, self.out, 0.0,
+                             pd.concat(scores, ignore_index=True), self._provenance())
+        seconds = time.perf_counter() - started
+        result = replace(result, seconds=seconds, settings={**settings, "wall_seconds": self._wall_seconds(seconds)})
+        result.write_record(self.out)
         return result
+
+    def _wall_seconds(self, this_session: float) -> float:
+        """Seconds the study's stages took over every session (their timings), or this session's when larger."""
+        staged = sum(sum(json.loads(path.read_text()).values()) for path in self.out.glob("*/timings.json"))
+        staged += sum(json.loads(path.read_text()).get("seconds", 0.0) for path in self.out.glob("*/design.json"))
+        return round(max(staged, this_session), 1)
 
     def _provenance(self) -> dict:
         from fairpath.report import provenance
+        from fairpath.text._generation import resolve_dtype_name
 
         inputs = [path for path in (self.corpus, self.model) if path and Path(path).is_file()]
-        return provenance(inputs=inputs, seed=self.settings.seed, dtype="float32", packages=_TEXT_PACKAGES)
-
-    def _rows(self, attribute: str, result) -> list[dict]:
-        from fairpath.text.debias import BASE
-
-        frame = result.evaluations[result.evaluations["scorer"] == "vader"].set_index("model")
-        base = frame.loc[BASE]
-        rows = []
-        for name, row in frame.iterrows():
-            test = self.compare(self.out / attribute, name) if name != BASE else None
-            rows.append({
-                "attribute": attribute, "model": name, "regularizer": row["regularizer"] if name != BASE else "none",
-                "lam": row["lam"], "individual": row["individual"], "individual_floor": row["individual_noise_floor"],
-                "individual_own_p": row["individual_p_value"],
-                "individual_change": row["individual"] / base["individual"] - 1,
-                "individual_p": test["individual_p"] if test else math.nan,
-                "group": row["group"], "group_floor": row["group_noise_floor"], "group_own_p": row["group_p_value"],
-                "group_change": row["group"] / base["group"] - 1,
-                "group_p": test["group_p"] if test else math.nan,
-                "perplexity": row["perplexity"], "perplexity_change": row["perplexity"] / base["perplexity"] - 1,
-                "perplexity_sensitive": row["perplexity_sensitive"],
-                "ss": row["ss"], "ss_points": 100 * (row["ss"] - base["ss"]),
-                "ssc": row["ssc"], "ssc_points": 100 * (row["ssc"] - base["ssc"]),
-            })
-        return rows
+        return provenance(inputs=inputs, seed=self.settings.seed, dtype=resolve_dtype_name(self.settings.dtype, self.device),
+                          packages=_TEXT_PACKAGES)
 
 
 def target_check(table: pd.DataFrame) -> dict:
-    """Which (regularizer, λ) meet the paper's target on every attribute; one printable line each."""
-    trained = table[table["model"] != "base"].copy()
-    ss_ok = trained["ss_points"].isna() | (trained["ss_points"] >= TARGET["ss_points"])  # NaN: S.S. not measured
+    """Per attribute, which (regularizer, λ) meet the paper's target against the control; one printable line each.
+
+    The target is met when every attribute has at least one such model (not necessarily the same one).
+    """
+    trained = table[~table["model"].isin(["base", "control"])].copy()
+    ss_ok = trained["ss_change_points"].isna() | (trained["ss_change_points"] >= TARGET["ss_points"])  # NaN: S.S. not measured
     trained["meets"] = ((trained["individual_change"] <= TARGET["individual_change"]) & (trained["individual_p"] < TARGET["p"])
                         & (trained["perplexity_change"] <= TARGET["perplexity_change"]) & ss_ok)
-    n_attributes = table["attribute"].nunique()
-    lines, met = [], []
-    for name, group in trained.groupby("model", sort=False):
-        ok = bool(group["meets"].all()) and len(group) == n_attributes
-        met += [name] if ok else []
-        parts = "; ".join(f"{r.attribute}: individual {100 * r.individual_change:+.1f}% (paired p = {r.individual_p:.3g}), "
-                          f"perplexity {100 * r.perplexity_change:+.1f}%, S.S. {r.ss_points:+.1f} points"
-                          for r in group.itertuples())
-        lines.append(f"{'met' if ok else 'missed'} by {name} — {parts}")
-    verdict = (f"MET by {', '.join(met)}" if met else "MISSED by every model") + (
-        " (individual fairness -30% with paired p < 0.01 on every attribute, perplexity +<=10%, S.S. -<=5 points)")
-    return {"met": bool(met), "models_meeting": met, "verdict": verdict, "lines": lines + [verdict]}
-
-
-def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
-    """Individual and group fairness against perplexity and S.S., one line per regularizer through λ; on ``ax``
-    (four axes: individual against perplexity and S.S., then group) when given."""
-    from fairpath.report import legend_below, styled, subplots
-
-    with styled():  # the report's fonts for every text of the figure, not only its axes
-        fig, panels = panel_axes(ax, 4, lambda: subplots(2, 2, height=8.0))
-        base = rows[rows["model"] == "base"].iloc[0]
-        for i, (fairness, label) in enumerate((("individual", "individual fairness (W1)"), ("group", "group fairness (W1)"))):
-            for j, (quality, quality_label) in enumerate((("perplexity", "perplexity on held-out text"), ("ss", "S.S."))):
-                ax = panels[2 * i + j]
-                ax.axhline(base[f"{fairness}_floor"], color="#b42318", linestyle="--", linewidth=1, label="noise floor (base)")
-                ax.scatter([base[quality]], [base[fairness]], marker="*", s=150, color="black", label="base", zorder=3)
-                for regularizer, group in rows[rows["model"] != "base"].groupby("regularizer"):
-                    group = group.sort_values("lam")
-                    ax.plot(group[quality], group[fairness], marker="o", label=regularizer)
-                    for r in group.itertuples():
-                        ax.annotate(f"λ={r.lam:g}", (getattr(r, quality), getattr(r, fairness)), textcoords="offset points",
-                                    xytext=(4, 4), fontsize=9)
-                ax.set_xlabel(quality_label)
-                ax.set_ylabel(label)
-        fig.suptitle(f"Huang et al. (2020) trade-offs on {attribute}: VADER fairness (lower is fairer) against quality")
-        fig.tight_layout()
-        # one legend for the four panels, under the lower row (inside a panel it covered the points near the base)
-        legend_below(panels[2], handles=panels[0].get_legend_handles_labels()[0], ncol=4, across_figure=True)
-    return fig
+    lines, meeting = [], {}
+    for r in trained.itertuples():
+        lines.append(f"{'met' if r.meets else 'missed'} on {r.attribute} by {r.model}: individual excess "
+                     f"{100 * r.individual_change:+.1f}% (paired p = {r.individual_p:.3g}), perplexity "
+                     f"{100 * r.perplexity_change:+.1f}%, S.S. {r.ss_change_points:+.1f} points")
+        meeting.setdefault(r.attribute, [])
+        meeting[r.attribute] += [r.model] if r.meets else []
+    met = bool(meeting) and all(meeting.values())
+    parts = "; ".join(f"{attribute}: {', '.join(models) if models else 'no model'}" for attribute, models in meeting.items())
+    verdict = (f"{'MET' if met else 'MISSED'} ({parts}); the target: individual-fairness excess -30% against the control "
+               "with paired p < 0.01, perplexity +<=10%, S.S. -<=5 points, on every attribute")
+    return {"met": met, "models_meeting": meeting, "verdict": verdict, "lines": lines + [verdict]}
 
 
 @validate_params({"quick": Boolean(), "progress": Boolean()})

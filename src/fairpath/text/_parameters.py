@@ -16,6 +16,10 @@ GENERATION_SETTINGS = {
     "batch_size": Integer(1), "seed": Seed(), "do_sample": Boolean(),
 }
 
+# Precision of sampling, perplexity and training: "auto" is bfloat16 where the device computes it natively.
+DTYPES = ("auto", "bfloat16", "float32")
+DEFAULT_DTYPE = "auto"
+
 REGULARIZERS = ("embedding", "sentiment")
 TRAINING_METHODS = ("lora", "full")
 POOLINGS = ("mean", "position")

@@ -27,13 +27,14 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import digest, key_differences, read_key, resume_key, write_key
 from fairpath._io import atomic_path
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
-from fairpath._validation import Boolean, Integer, check_list_arg, check_nonnegative, validate_params
-from fairpath.text._parameters import TEST_SETTINGS
+from fairpath._validation import Boolean, Integer, Options, check_float, check_list_arg, validate_params
+from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, TEST_SETTINGS
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
 from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
 
 BASE = "base"
-STUDY_VERSION = 1  # raised whenever a stage's saved result changes for the same inputs
+CONTROL = "control"  # λ = 0: fine-tuned exactly as every regularized model, without the fairness loss
+STUDY_VERSION = 2  # raised whenever a stage's saved result changes for the same inputs
 SCORES_NAME = "scores.parquet"
 
 
@@ -48,7 +49,7 @@ _QUALITY = ("perplexity", "perplexity_sensitive", "ss", "ssc")  # measured once 
 
 
 def model_name(regularizer: str, lam: float) -> str:
-    return f"{regularizer}-lambda{lam:g}"
+    return CONTROL if lam == 0 else f"{regularizer}-lambda{lam:g}"
 
 
 @dataclass(frozen=True, repr=False)
@@ -58,11 +59,18 @@ class DebiasStudyResult(ResultMixin):
     ``evaluations`` has one row per model and scorer: ``model``, ``regularizer``, ``lam``,
     ``scorer``, individual and group fairness with their permutation p-values and noise floors
     (no interval: none has verified coverage for W1), ``perplexity``, ``perplexity_sensitive``,
-    ``ss`` and ``ssc``; ``to_frame()`` gives them in long form.
+    ``ss`` and ``ssc``; ``to_frame()`` gives them in long form. ``comparisons`` has one row per model
+    other than the control and scorer: the paired permutation test of its difference from the control
+    (:func:`fairpath.text.compare_models`; ``individual_difference`` is the control's W1 minus the model's,
+    positive when the model is fairer). :meth:`table` puts both side by side. ``scores`` holds every
+    scored continuation of every audit (its ``model``, prompt, template, value, sample index, text and
+    scores), from which all of them can be recomputed.
     """
 
     attribute: str
     evaluations: pd.DataFrame = field(repr=False)
+    comparisons: pd.DataFrame = field(repr=False)
+    scores: pd.DataFrame = field(repr=False)
     training: dict = field(default_factory=dict, repr=False)
     corpus: dict = field(default_factory=dict)
     sentiment_head: dict | None = None
@@ -82,26 +90,46 @@ class DebiasStudyResult(ResultMixin):
             rows += [{**shared, "measure": quality, "estimate": evaluations[quality].iloc[0]} for quality in _QUALITY]
         return result_frame(rows)
 
-    def relative_to_base(self, scorer: str = "vader") -> pd.DataFrame:
-        """Per model: change of individual fairness (relative), perplexity (relative) and S.S. (points) vs the base."""
-        rows = self.evaluations[self.evaluations["scorer"] == scorer].set_index("model")
-        if BASE not in rows.index:
-            raise FairpathInputError(f"no base-model evaluation for scorer {scorer!r}")
-        base = rows.loc[BASE]
-        frame = pd.DataFrame({
-            "regularizer": rows["regularizer"],
-            "lam": rows["lam"],
-            "individual_change": rows["individual"] / base["individual"] - 1,
-            "perplexity_change": rows["perplexity"] / base["perplexity"] - 1,
-            "ss_change_points": 100 * (rows["ss"] - base["ss"]),
-            "ssc_change_points": 100 * (rows["ssc"] - base["ssc"]),
-        })
-        return frame.drop(index=BASE).reset_index()
+    def table(self, scorer: str = "vader") -> pd.DataFrame:
+        """One row per model (the base, the control, every regularized one) measured against the control.
+
+        Columns: model, regularizer, lam; ``individual`` and ``group`` (W1), their noise floors and
+        excesses (W1 minus floor: what sampling alone does not explain) and the p of each model's own
+        permutation test of no bias (``individual_bias_p``, ``group_bias_p``); ``individual_change`` and
+        ``group_change``, the relative change of the excess against the control's; ``individual_p`` and
+        ``group_p``, the paired permutation p of the difference from the control (NaN for the control
+        itself); perplexity (all held-out text, sensitive texts) and its relative change; S.S. and S.S.c and
+        their change in points. The control (λ = 0, trained like every regularized model) is the
+        reference because fine-tuning on the corpus alone moves perplexity and fairness; the untouched
+        base stays in the table, compared with the control like the others.
+        """
+        rows = self.evaluations[self.evaluations["scorer"] == scorer].set_index("model", drop=False)
+        if CONTROL not in rows.index:
+            raise FairpathInputError(f"no control-model evaluation for scorer {scorer!r}; scorers: {sorted(self.evaluations['scorer'].unique())}")
+        tests = self.comparisons[self.comparisons["scorer"] == scorer].set_index("model")
+        control = rows.loc[CONTROL]
+        frame = rows[["model", "regularizer", "lam"]].reset_index(drop=True)
+        for metric in ("individual", "group"):
+            excess = rows[metric] - rows[f"{metric}_noise_floor"]
+            frame[metric] = rows[metric].to_numpy()
+            frame[f"{metric}_floor"] = rows[f"{metric}_noise_floor"].to_numpy()
+            frame[f"{metric}_excess"] = excess.to_numpy()
+            frame[f"{metric}_change"] = (excess / (control[metric] - control[f"{metric}_noise_floor"]) - 1).to_numpy()
+            frame[f"{metric}_p"] = tests[f"{metric}_p"].reindex(rows.index).to_numpy()
+            frame[f"{metric}_bias_p"] = rows[f"{metric}_p_value"].to_numpy()  # the model's own test of no bias
+        frame["perplexity"] = rows["perplexity"].to_numpy()
+        frame["perplexity_sensitive"] = rows["perplexity_sensitive"].to_numpy()
+        frame["perplexity_change"] = (rows["perplexity"] / control["perplexity"] - 1).to_numpy()
+        for measure in ("ss", "ssc"):
+            frame[measure] = rows[measure].to_numpy()
+            frame[f"{measure}_change_points"] = (100 * (rows[measure] - control[measure])).to_numpy()
+        return frame
 
     def to_dict(self) -> dict:
         return {
             "attribute": self.attribute,
             "evaluations": self.evaluations.to_dict(orient="records"),
+            "comparisons": self.comparisons.to_dict(orient="records"),
             "training": self.training,
             "corpus": self.corpus,
             "sentiment_head": self.sentiment_head,
@@ -176,24 +204,25 @@ class DebiasStudyResult(ResultMixin):
         from fairpath.report import Section, write_report
 
         scorer = scorer if scorer in set(self.evaluations["scorer"]) else self.evaluations["scorer"].iloc[0]
-        changes = self.relative_to_base(scorer)
+        changes = self.table(scorer)
         summary = "".join(
-            f"<p>{html.escape(r['model'])}: individual fairness ({html.escape(scorer)}) {100 * r['individual_change']:+.1f}%"
-            f", perplexity {100 * r['perplexity_change']:+.1f}%, "
-            f"S.S. {r['ss_change_points']:+.1f} points.</p>" for _, r in changes.iterrows())
+            f"<p>{html.escape(r['model'])} against the control: individual-fairness excess ({html.escape(scorer)}) "
+            f"{100 * r['individual_change']:+.1f}% (paired p = {r['individual_p']:.3g}), perplexity {100 * r['perplexity_change']:+.1f}%, "
+            f"S.S. {r['ss_change_points']:+.1f} points.</p>" for _, r in changes[changes["model"] != CONTROL].iterrows())
         sections = [
             Section("Trade-off across λ", "<p>Each point is one model (no interval: none has verified "
                     "coverage for W1); the dashed line is the base model's noise floor (the W1 expected from sampling "
                     "alone).</p>").add_figure(self.plot(scorer=scorer), "Fairness against semantic similarity and perplexity"),
-            Section("Changes relative to the base model").add_table(changes, float_format="{:.3f}"),
+            Section("Every model against the control (λ = 0, trained identically)").add_table(changes, float_format="{:.3f}"),
             Section("All measurements").add_table(self.evaluations.drop(columns=["path"], errors="ignore"), float_format="{:.4f}"),
             Section("Training").add_figure(self.plot_training(), "Fairness loss per training step"),
         ]
         text = f"<p>Corpus: {html.escape(json.dumps(self.corpus))}</p>"
         if str(self.corpus.get("source", "")).startswith("sampled"):
-            text += ("<p>The held-out text is itself sampled from the base model, so its perplexity favours models close "
-                     "to the base and can fall under fine-tuning on sibling samples; give a corpus (--corpus) for an "
-                     "independent measure.</p>")
+            text += ("<p>The held-out text is sampled from the base model, from prompts never used for training text. "
+                     "Fine-tuning on sibling samples still lowers its perplexity, whatever λ: that is why every model is "
+                     "compared with the control (λ = 0, trained identically). Give a corpus (--corpus) for text "
+                     "independent of the model.</p>")
         if self.sentiment_head:
             text += f"<p>Sentiment head f_sh: {html.escape(json.dumps(self.sentiment_head))}</p>"
         sections.append(Section("Training data", text))
@@ -209,34 +238,40 @@ class DebiasStudy:
     out_dir : folder holding every artefact; rerunning with the same folder resumes.
     attribute : built-in attribute name or specification YAML.
     model : "default" (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder.
-    regularizers, lambdas : the grid of training runs (λ >= 0; λ = 0 is plain LM fine-tuning).
+    regularizers, lambdas : the grid of regularized runs (each λ > 0). The control, λ = 0 (plain LM
+        fine-tuning on the same pairs, batches, steps and seed), is always trained: every model is
+        compared with it.
     training : :class:`DebiasConfig` whose regularizer and λ are replaced per run.
     corpus : a corpus file (.txt, one text per line, or CSV/Parquet with a ``text`` column), a list
         of texts, or None to sample the default corpus from the base model.
     corpus_samples_per_prompt, corpus_max_new_tokens : size of the sampled default corpus.
     audit_samples, audit_max_new_tokens, scorers, n_permutations : the audit of each model (permutations per test).
     semantic : measure S.S. and S.S.c with MiniLM.
-    quality_samples : continuations per held-out prefix for S.S. and S.S.c (see ``audit_text``); an
-        evaluation stored with another number is recomputed (its samples are reused).
+    quality_per_prompt : continuations per prompt embedded for S.S. and S.S.c (the lowest sample
+        indices, so every model is judged on the same sample slots; see ``audit_text``).
     generation_batch_size : rows sampled together in the audits. 256 decodes SmolLM2 on 2 CPU cores
         at 183 tok/s against 158 at 64 (``benchmarks/bench_generation.py``; larger matrix products
         amortise reading the weights), for about 0.7 GB more memory.
     seed : seeds the corpus, training, sampling and the bootstrap.
     device : "auto" (CUDA when available, else the CPU), "cpu" or "cuda"; every model is trained,
         sampled and scored for perplexity there.
+    dtype : "auto" (bfloat16 where the device computes it natively, see ``fairpath.text._generation``),
+        "bfloat16" or "float32": the precision of sampling, perplexity and training.
 
     Each audit also writes ``audits/<name>/scores.parquet`` (one row per scored continuation), from
-    which models are compared with paired tests.
+    which every model is compared with the control by a paired test (``comparisons/<name>.json``).
     """
 
-    @validate_params({"n_permutations": TEST_SETTINGS["n_permutations"], "semantic": Boolean(), "quality_samples": Integer(1),
-                      "generation_batch_size": Integer(1), "seed": TEST_SETTINGS["seed"], "progress": Boolean()})
+    @validate_params({"n_permutations": TEST_SETTINGS["n_permutations"], "semantic": Boolean(), "quality_per_prompt": Integer(1),
+                      "generation_batch_size": Integer(1), "seed": TEST_SETTINGS["seed"], "progress": Boolean(),
+                      "dtype": Options(DTYPES)})
     def __init__(self, out_dir: str | Path, attribute="occupation", model="default",
                  regularizers: Sequence[str] = ("embedding",), lambdas: Sequence[float] = (1.0, 10.0, 100.0),
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
                  scorers: Sequence[str] = ("vader",), n_permutations: int = 999, semantic: bool = True,
-                 quality_samples: int = 10, generation_batch_size: int = 256, seed: int = 0, progress: bool = True, device: str = "auto"):
+                 quality_per_prompt: int = 10, generation_batch_size: int = 256, seed: int = 0, progress: bool = True, device: str = "auto",
+                 dtype: str = DEFAULT_DTYPE):
         from fairpath.text._models import resolve_device
         from fairpath.text._spec import FairnessSpec
 
@@ -246,10 +281,12 @@ class DebiasStudy:
         self.model = str(model)
         self.training = training or DebiasConfig()
         # Validate every (regularizer, λ) now, not after hours of training.
-        self.runs = [replace(self.training, regularizer=r, lam=check_nonnegative("each λ in lambdas", lam), seed=seed)
-                     for r in check_list_arg("regularizers", regularizers) for lam in check_list_arg("lambdas", lambdas, (int, float), "λ")]
-        if not self.runs:
+        grid = [replace(self.training, regularizer=r, lam=check_float("each λ in lambdas (λ = 0 is the control, always trained)", lam, 0.0, open_low=True), seed=seed)
+                for r in check_list_arg("regularizers", regularizers) for lam in check_list_arg("lambdas", lambdas, (int, float), "λ")]
+        if not grid:
             raise FairpathInputError("give at least one regularizer and one λ")
+        self.runs = [replace(self.training, regularizer="embedding", lam=0.0, seed=seed), *grid]
+        self.dtype = dtype
         self.corpus = corpus
         self.corpus_samples_per_prompt = corpus_samples_per_prompt
         self.corpus_max_new_tokens = corpus_max_new_tokens
@@ -258,7 +295,7 @@ class DebiasStudy:
         self.scorers = tuple(check_list_arg("scorers", scorers))
         self.n_permutations = n_permutations
         self.semantic = semantic
-        self.quality_samples = quality_samples
+        self.quality_per_prompt = quality_per_prompt
         self.generation_batch_size = generation_batch_size
         self.seed = seed
         self.progress = progress
@@ -343,26 +380,60 @@ class DebiasStudy:
         folder = self.out_dir / "audits" / name
         cached = folder / "evaluation.json"
         if cached.exists():
-            record = json.loads(cached.read_text())
-            if record.get("quality_samples", 1) == self.quality_samples or not self.semantic:  # older ones used 1
-                return record
+            return json.loads(cached.read_text())
         started = time.perf_counter()
-        backend = HFGenerator(model_path, device=self.device)
+        backend = HFGenerator(model_path, device=self.device, dtype=self.dtype)
         settings = self.audit_settings()
         result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
                             n_permutations=self.n_permutations, seed=self.seed, quality=self.semantic,
-                            corpus=corpus.heldout_texts, quality_samples=self.quality_samples, progress=self.progress)
+                            corpus=corpus.heldout_texts, quality_per_prompt=self.quality_per_prompt, progress=self.progress)
         result.to_json(folder / "audit.json")
         write_parquet_atomic(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
         record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
                   "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
                   "perplexity": ppl["perplexity"],
-                  "perplexity_sensitive": ppl["perplexity_sensitive"], "quality_samples": self.quality_samples,
+                  "perplexity_sensitive": ppl["perplexity_sensitive"],
                   "timings_s": result.timings,
                   "fairness": {scorer: _fairness_numbers(f) for scorer, f in result.fairness.items()}}
         write_json(record, cached)
         self._timed(f"evaluation:{name}", started)
+        return record
+
+    def pilot_scores(self, n_samples: int) -> pd.DataFrame:
+        """The base model's first ``n_samples`` scored continuations per prompt, for a power calculation.
+
+        They go to the base audit's sample store, so its full audit later reuses them instead of drawing again.
+        """
+        from fairpath.text._audit import audit_text
+        from fairpath.text._generation import HFGenerator
+
+        backend = HFGenerator(self.model, device=self.device, dtype=self.dtype)
+        result = audit_text(self.spec, backend, scorers=self.scorers, settings=replace(self.audit_settings(), n_samples=n_samples),
+                            store=self.out_dir / "audits" / BASE / "samples", n_permutations=self.n_permutations, seed=self.seed,
+                            quality=False, progress=self.progress)
+        return result.samples
+
+    def compare(self, name: str, scorer: str) -> dict:
+        """The paired permutation test of model ``name`` against the control on ``scorer`` (cached as JSON).
+
+        Both models were audited on the same prompts and sample slots; model labels are permuted among
+        the samples of each prompt (:func:`fairpath.text.compare_models`).
+        """
+        from fairpath.text._metrics import compare_models
+
+        path = self.out_dir / "comparisons" / f"{name}.{scorer}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+        started = time.perf_counter()
+        control, other = (pd.read_parquet(self.out_dir / "audits" / model / SCORES_NAME) for model in (CONTROL, name))
+        test = compare_models(control, other, score=f"score_{scorer}", scorer=scorer, n_permutations=self.n_permutations,
+                              seed=self.seed)
+        record = {"model": name, "scorer": scorer, "individual_difference": test.individual.estimate,
+                  "individual_p": test.individual.p_value, "group_difference": test.group.estimate,
+                  "group_p": test.group.p_value, "n_permutations": test.n_permutations}
+        write_json(record, path)
+        self._timed(f"comparison:{name}", started)
         return record
 
     def audit_settings(self):
@@ -381,16 +452,22 @@ class DebiasStudy:
         # already holds complete comparisons for the runs it finished.
         records = [self.evaluate(BASE, self.model, corpus)]
         folders = {}
-        for config in self.runs:
+        for config in self.runs:  # the control first: every other model is compared with it
             name = model_name(config.regularizer, config.lam)
             folders[name] = (config, self.train(config, corpus, projection))
             records.append(self.evaluate(name, str(folders[name][1]), corpus))
-        runs = {BASE: (None, float("nan"))} | {name: (c.regularizer, c.lam) for name, (c, _) in folders.items()}
-        evaluations = _evaluation_frame(records, runs)
+        runs = {BASE: ("none", float("nan"))} | {name: ("none" if name == CONTROL else c.regularizer, c.lam)
+                                                 for name, (c, _) in folders.items()}
+        comparisons = pd.DataFrame([self.compare(name, scorer) for name in runs if name != CONTROL for scorer in self.scorers])
         training = {name: json.loads((folder / TRAINING_LOG_NAME).read_text()) for name, (_, folder) in folders.items()}
+        scores = pd.concat([pd.read_parquet(self.out_dir / "audits" / name / SCORES_NAME).rename(columns={"model": "model_id"}).assign(model=name)
+                            for name in runs],
+                           ignore_index=True)
         result = DebiasStudyResult(
             attribute=self.spec.attribute,
-            evaluations=evaluations,
+            evaluations=_evaluation_frame(records, runs),
+            comparisons=comparisons,
+            scores=scores,
             training=training,
             corpus=corpus.summary(),
             sentiment_head=projection.summary() if projection is not None else None,
@@ -406,9 +483,8 @@ class DebiasStudy:
 
         The key: the base model's identity (its weights' digest), the specification's content, the corpus
         (its texts, or how it is sampled), the training settings, the audits' settings, the seed and the code
-        version. Not in it: the grid of runs (each model has its own folder, so a grid may grow),
-        ``quality_samples`` (an evaluation of another number is recomputed), the batch size (the samples do
-        not depend on it) and the device.
+        version and the precision. Not in it: the grid of runs (each model has its own folder, so a grid may
+        grow), the batch size (the samples do not depend on it) and the device.
         """
         from fairpath.text._models import model_id
 
@@ -419,7 +495,8 @@ class DebiasStudy:
         key = resume_key("debias study", STUDY_VERSION, model=model_id(self.model), spec=self.spec.to_dict(), corpus=corpus,
                          training=asdict(self.training), audit_samples=self.audit_samples,
                          audit_max_new_tokens=self.audit_max_new_tokens, scorers=list(self.scorers),
-                         n_permutations=self.n_permutations, semantic=self.semantic, seed=self.seed)
+                         n_permutations=self.n_permutations, semantic=self.semantic, quality_per_prompt=self.quality_per_prompt,
+                         seed=self.seed, dtype=self.dtype)
         key_file = self.out_dir / "study_key.json"
         saved = read_key(key_file)
         if saved is None and (self.out_dir / "corpus.json").exists():
@@ -437,7 +514,7 @@ class DebiasStudy:
                 "runs": [model_name(c.regularizer, c.lam) for c in self.runs],
                 "audit_samples": self.audit_samples, "audit_max_new_tokens": self.audit_max_new_tokens,
                 "scorers": list(self.scorers), "n_permutations": self.n_permutations, "semantic": self.semantic,
-                "seed": self.seed, "device": self.device}
+                "seed": self.seed, "device": self.device, "dtype": self.dtype}
 
     def timings(self) -> dict:
         """Seconds spent per stage, over every session that worked on this folder."""
