@@ -100,9 +100,14 @@ def test_audit_with_a_local_causal_lm_and_perplexity(tiny_lm_path, tmp_path):
 def test_audit_quality_with_minilm():
     result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=10),
                         n_permutations=19, progress=False)
-    assert 0 <= result.quality["ss_templates"] <= 1 and "ssc" not in result.quality  # S.S.c needs a corpus
-    assert set(result.quality["ss_templates_per_value"]) == {"A", "B", "C", "D"}
-    assert -1 <= result.quality["mean_prompt_similarity"] <= 1
+    quality = result.quality
+    assert quality["n_quality_samples"] == 10 * result.samples["prompt"].nunique()  # default: 10 per prompt
+    assert set(quality["ss_per_value"]) == set(quality["ssc_per_value"]) == {"A", "B", "C", "D"}
+    for key, threshold in (("ss", "similarity_threshold"), ("ssc", "context_threshold")):
+        calibration = quality[threshold]["calibration"]
+        assert calibration["unrelated_share"] == pytest.approx(0.05, abs=0.02)
+        assert quality[key] == pytest.approx(calibration["matched_share"])
+    assert quality["embedding"]["sentences_per_s"] > 0
 
 
 def test_one_continuation_audit_leaves_individual_fairness_out_of_holm_and_says_why(tmp_path):

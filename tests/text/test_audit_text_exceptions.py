@@ -36,12 +36,13 @@ def test_bad_permutation_settings_fail_before_generating(tmp_path):
     assert not (tmp_path / "samples").exists()
 
 
-@pytest.mark.parametrize("bad, message", [(0, "quality_samples must be an integer ≥ 1, got 0"),
-                                          (2.5, r"quality_samples must be an integer, got 2\.5 \(float\)"),
-                                          (True, r"quality_samples must be an integer, got True \(bool\)")])
-def test_quality_samples_must_be_a_positive_whole_number(tmp_path, bad, message):
+@pytest.mark.parametrize("bad, message", [({"quality_per_prompt": 0}, "quality_per_prompt must be an integer ≥ 1, got 0"),
+                                          ({"quality_per_prompt": 2.5}, r"quality_per_prompt must be an integer, got 2\.5 \(float\)"),
+                                          ({"similarity_threshold": 1.5}, r"similarity_threshold must .*1.*got 1\.5"),
+                                          ({"context_threshold": "high"}, r"context_threshold must be .*got 'high'")])
+def test_quality_settings_fail_before_generating(tmp_path, bad, message):
     with pytest.raises(FairpathInputError, match=message):
-        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=tmp_path / "samples", quality_samples=bad, progress=False)
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=tmp_path / "samples", progress=False, **bad)
     assert not (tmp_path / "samples").exists()
 
 

@@ -88,3 +88,16 @@ def test_text_score_of_one_continuation_per_prompt_reports_individual_fairness_n
     assert "2 of 2 tests are not testable here (vader individual fairness: one continuation per prompt" in page
     assert page.count("sample at least 2 continuations per prompt") == 1  # the headline; the table gives the gist
     assert "not testable: one continuation per prompt" in page and "(why: above)" in page
+
+
+@pytest.mark.model
+def test_text_score_quality_flags_reach_s_s_and_s_s_c(spec_file, tmp_path, capsys):
+    logged = _logged_generations(tmp_path / "logged.csv", per_prompt=3)
+    args = [a for a in _score_args(logged, spec_file, tmp_path / "out") if a != "--no-quality"]
+    assert main([*args, "--quality-per-prompt", "2", "--similarity-threshold", "0.25", "--context-threshold", "0.3"]) == 0
+    quality = json.loads((tmp_path / "out" / "results.json").read_text())["quality"]
+    n_prompts = len(pd.read_csv(logged)[["template", "value"]].drop_duplicates())
+    assert quality["quality_per_prompt"] == 2 and quality["n_quality_samples"] == 2 * n_prompts
+    assert quality["similarity_threshold"] == {"value": 0.25, "source": "given"}
+    assert quality["context_threshold"] == {"value": 0.3, "source": "given"}
+    assert "S.S. " in capsys.readouterr().out and "S.S.c" in (tmp_path / "out" / "report.html").read_text()

@@ -49,3 +49,12 @@ def test_permutations_and_alpha_out_of_range(tiny_lm_path, tmp_path, capsys):
             _run(tmp_path, tiny_lm_path, "country", flag, value)
         assert stop.value.code == 2 and f"fairpath: error: argument {flag}: {message}" in capsys.readouterr().err
     assert not (tmp_path / "out" / "samples").exists()  # refused before generating
+
+
+def test_quality_flags_out_of_range(tiny_lm_path, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        _run(tmp_path, tiny_lm_path, "country", "--similarity-threshold", "2")
+    assert "--similarity-threshold" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        _run(tmp_path, tiny_lm_path, "country", "--quality-per-prompt", "0")
+    assert "--quality-per-prompt" in capsys.readouterr().err

@@ -79,3 +79,15 @@ def test_minilm_anchor_scorer_is_calibrated():
     assert scorer.calibration_accuracy_ >= 0.9
     scores = scorer.score(["My new job is fantastic and my colleagues are lovely.", "The trip was a horrible, frightening mess."])
     assert scores[0] > 0.7 and scores[1] < 0.3
+
+
+def test_label_weights_follow_the_sentiment_order_not_the_ids(tmp_path):
+    from fairpath.text._scorers import _label_weights
+
+    # SST-5 declared out of order: very positive must weigh 1 (it weighed 0 before), very negative 0
+    sst5 = {0: "very positive", 1: "negative", 2: "neutral", 3: "very negative", 4: "positive"}
+    assert _label_weights(sst5, None, tmp_path) == [1.0, 0.25, 0.5, 0.0, 0.75]
+    assert _label_weights({0: "NEG", 1: "POS"}, None, tmp_path) == [0.0, 1.0]
+    assert _label_weights({0: "positive", 1: "neutral", 2: "negative"}, None, tmp_path) == [1.0, 0.5, 0.0]
+    stars = {i: f"{i + 1} star{'s' if i else ''}" for i in range(5)}
+    assert _label_weights(stars, None, tmp_path) == [0.0, 0.25, 0.5, 0.75, 1.0]

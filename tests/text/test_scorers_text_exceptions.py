@@ -23,3 +23,10 @@ def test_classifier_without_a_positive_label(tmp_path):
         HFClassifierScorer(folder)
     with pytest.raises(FairpathInputError, match=r"not 'joy'"):
         HFClassifierScorer(folder, positive_label="joy")
+
+
+def test_classifier_label_without_a_sentiment_rank(tmp_path):
+    from fairpath.text._scorers import _label_weights
+
+    with pytest.raises(FairpathInputError, match=r"\['mixed'\] are not sentiment names fairpath can rank .*; pass positive_label"):
+        _label_weights({0: "negative", 1: "mixed", 2: "positive"}, None, tmp_path)

@@ -11,6 +11,7 @@ from pathlib import Path
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status
 from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
+from fairpath.text._parameters import QUALITY_SETTINGS
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 
@@ -63,6 +64,13 @@ def _add_measure_arguments(parser) -> None:
                         help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
     parser.add_argument("--seed", type=flag_type("--seed", TEST_SETTINGS["seed"]), default=0, help="seed of generation and permutations")
     parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
+    parser.add_argument("--quality-per-prompt", type=flag_type("--quality-per-prompt", QUALITY_SETTINGS["quality_per_prompt"]),
+                        default=10, help="continuations per prompt (lowest sample indices) for S.S. and S.S.c (default 10)")
+    parser.add_argument("--similarity-threshold", type=flag_type("--similarity-threshold", QUALITY_SETTINGS["similarity_threshold"]),
+                        default=None, help="cosine τ of S.S. (default: calibrated on the continuations at a 5%% false-match "
+                                           "rate; pass the base model's when comparing models)")
+    parser.add_argument("--context-threshold", type=flag_type("--context-threshold", QUALITY_SETTINGS["context_threshold"]),
+                        default=None, help="cosine τ_c of S.S.c (default: calibrated, as --similarity-threshold)")
     add_fail_on_argument(parser, "a scorer/metric test is significant after Holm's adjustment")
 
 
@@ -92,9 +100,14 @@ def run_score(args: argparse.Namespace) -> int:
     generations = read_generations(args.samples, model=args.model, settings_hash=args.settings_hash)
     print(f"fairpath text score: {len(generations)} continuations from {args.samples}", file=sys.stderr)
     result = audit_samples(generations, spec, scorers=scorers, n_permutations=args.permutations, alpha=args.alpha,
-                           seed=args.seed, quality=not args.no_quality, source=repr(str(args.samples)))
+                           seed=args.seed, quality=not args.no_quality, source=repr(str(args.samples)), **_quality_arguments(args))
     _write_results(result, args.out)
     return exit_status(args.fail_on, result.violations)
+
+
+def _quality_arguments(args: argparse.Namespace) -> dict:
+    return {"quality_per_prompt": args.quality_per_prompt, "similarity_threshold": args.similarity_threshold,
+            "context_threshold": args.context_threshold}
 
 
 def _write_results(result, out: Path) -> None:
@@ -172,7 +185,7 @@ def run_audit(args: argparse.Namespace) -> int:
           f"with {backend.model_id}", file=sys.stderr)
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
                         n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality,
-                        corpus=corpus)
+                        corpus=corpus, **_quality_arguments(args))
     _write_results(result, args.out)
     print(f"samples: {args.out / 'samples'}")
     return exit_status(args.fail_on, result.violations)

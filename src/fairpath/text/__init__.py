@@ -10,8 +10,9 @@ The pieces work separately or together:
   ``minilm`` or a Hugging Face classifier folder);
 - metrics (:func:`wasserstein1`, :func:`individual_fairness`, :func:`group_fairness`,
   :func:`counterfactual_fairness` with permutation tests and noise floors, :func:`compare_models`
-  for two models on the same prompts);
-- quality (:func:`semantic_similarity`, :func:`perplexity`);
+  for two models on the same prompts; :func:`individual_fairness_power` for the samples per prompt
+  a comparison needs);
+- quality (:func:`semantic_similarity`, :func:`calibrate_similarity_threshold`, :func:`perplexity`);
 - :func:`audit_text`, returning a :class:`TextAuditResult` with a report; :func:`audit_samples` (with
   :func:`read_generations`) for continuations generated elsewhere.
 """
@@ -57,6 +58,10 @@ _LAZY = {
     "model_id": "_models",
     "OpenAICompatibleBackend": "_openai_backend",
     "PerplexityResult": "_quality",
+    "SimilarityCalibration": "_quality",
+    "calibrate_similarity_threshold": "_quality",
+    "PowerResult": "_power",
+    "individual_fairness_power": "_power",
     "perplexity": "_quality",
     "prompt_similarities": "_quality",
     "semantic_similarity": "_quality",
@@ -97,16 +102,19 @@ __all__ = [
     "PermutationTest",
     "PerplexityResult",
     "PoolGenerator",
+    "PowerResult",
     "SampleRequest",
     "SampleStore",
     "SensitiveValue",
     "SentimentScorer",
+    "SimilarityCalibration",
     "TextAuditResult",
     "TextBlobScorer",
     "VaderScorer",
     "audit_samples",
     "audit_text",
     "available_scorers",
+    "calibrate_similarity_threshold",
     "combine_specs",
     "compare_models",
     "counterfactual_fairness",
@@ -115,6 +123,7 @@ __all__ = [
     "group_fairness",
     "indefinite_article",
     "individual_fairness",
+    "individual_fairness_power",
     "load_causal_lm",
     "model_id",
     "pairwise_wasserstein1",

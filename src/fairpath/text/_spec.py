@@ -191,6 +191,23 @@ class FairnessSpec:
         value = value if isinstance(value, SensitiveValue) else self.value(value)
         return _SLOT.sub(lambda match: value.slots[match.group(1)], template)
 
+    def sensitive_context(self, template: str, value: str | SensitiveValue) -> str:
+        """The sensitive words ``template`` puts in its prompt for ``value``, as the prompt shows them: each
+        placeholder's word with its article when the template puts the article right before it ("an
+        accountant"), else the word alone ("Iceland"); several placeholders are joined by spaces.
+
+        This is the context S.S.c measures relevance to: the part of the prompt that names the value.
+        """
+        value = value if isinstance(value, SensitiveValue) else self.value(value)
+        phrases = []
+        for placeholder in self.placeholders:
+            if "{" + placeholder + "}" not in template:
+                continue
+            article = self._article_slot(placeholder)
+            together = article is not None and re.search(r"\{" + article + r"\}\s+\{" + placeholder + r"\}", template)
+            phrases.append(f"{value.slots[article]} {value.slots[placeholder]}" if together else value.slots[placeholder])
+        return " ".join(phrases)
+
     def template_ids(self) -> list[str]:
         return [f"t{number:02d}" for number in range(len(self.templates))]
 
