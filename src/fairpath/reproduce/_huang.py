@@ -7,8 +7,9 @@ larger λ. The study, for Country and for Occupation:
 1. **Design.** Unless the samples per prompt are given, the base model is audited on a pilot of
    ``pilot_samples`` continuations per prompt and :func:`fairpath.text.power_analysis` chooses the
    samples per prompt that detect a 30% fall of the individual-fairness excess at p < 0.01 with 80%
-   power (capped at ``max_audit_samples``; the achieved power is recorded either way). The pilot's
-   samples are the first ones of the base model's audit, not drawn twice.
+   power (:func:`fairpath.text._power.individual_fairness_power`; capped at ``max_audit_samples``,
+   and the power at the chosen number is recorded either way). The pilot's samples are the first
+   ones of the base model's audit, not drawn twice.
 2. **Training.** One LoRA model per regularizer and λ, and the control: λ = 0, the same pairs,
    batches, steps and seed without the fairness loss (:class:`fairpath.text.debias.DebiasStudy`).
 3. **Audits.** The base, the control and every model on the same prompts and per-sample random
@@ -51,6 +52,7 @@ SCORER = "vader"
 _TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vaderSentiment")
 TARGET = {"individual_change": -0.30, "p": 0.01, "perplexity_change": 0.10, "ss_points": -5.0}
 POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the target's fall at its p
+_POWER_CANDIDATES = (10, 20, 30, 40, 60, 80, 120, 160)
 
 # The issue's names for DebiasStudyResult.table's columns.
 _RENAMED = {"lam": "lambda", "individual": "individual_fairness", "group": "group_fairness"}
@@ -235,7 +237,7 @@ class HuangStudy:
 
     def design(self, attribute: str) -> dict:
         """Samples per prompt for ``attribute``: given, or from the power calculation on a pilot of the base model."""
-        from fairpath.text import power_analysis
+        from fairpath.text._power import individual_fairness_power
 
         s = self.settings
         path = self.out / attribute / "design.json"
@@ -246,14 +248,23 @@ class HuangStudy:
         started = time.perf_counter()
         self._log(f"{attribute}: pilot audit of the base model ({s.pilot_samples} samples per prompt) for the power calculation")
         pilot = self.debias_study(attribute, s.pilot_samples).pilot_scores(s.pilot_samples)
-        analysis = power_analysis(pilot, score=f"score_{SCORER}", effect=POWER["effect"], alpha=POWER["alpha"],
-                                  target_power=POWER["power"], max_samples=s.max_audit_samples, seed=s.seed)
-        chosen = analysis.samples_per_prompt or s.max_audit_samples
-        record = {"samples_per_prompt": max(chosen, s.pilot_samples),
-                  "chosen_by": "power" if analysis.samples_per_prompt else f"the cap max_audit_samples={s.max_audit_samples}",
-                  "pilot_samples": s.pilot_samples, "power": analysis.to_dict(), "seconds": time.perf_counter() - started}
+        candidates = sorted({n for n in _POWER_CANDIDATES if s.pilot_samples <= n < s.max_audit_samples} | {s.max_audit_samples})
+        self._log(f"{attribute}: power of the paired test for {candidates} samples per prompt")
+        try:
+            analysis = individual_fairness_power(pilot, score=f"score_{SCORER}", candidates=candidates, effect=POWER["effect"],
+                                                 alpha=POWER["alpha"], target=POWER["power"], seed=s.seed)
+        except FairpathInputError as error:  # no excess above the pilot's floor: nothing to size a fall of
+            record = {"samples_per_prompt": s.max_audit_samples, "pilot_samples": s.pilot_samples,
+                      "chosen_by": f"the cap max_audit_samples={s.max_audit_samples} (power not computable: {error})",
+                      "power_at_chosen": float("nan"), "seconds": time.perf_counter() - started}
+        else:
+            chosen = analysis.chosen_n or s.max_audit_samples
+            record = {"samples_per_prompt": chosen, "pilot_samples": s.pilot_samples,
+                      "chosen_by": "power" if analysis.chosen_n else f"the cap max_audit_samples={s.max_audit_samples} (power below target)",
+                      "power_at_chosen": float(analysis.table.set_index("n")["power"].get(chosen, float("nan"))),
+                      "power": analysis.to_dict(), "seconds": time.perf_counter() - started}
         write_json(record, path)
-        self._log(f"{attribute}: {record['samples_per_prompt']} samples per prompt ({record['chosen_by']})")
+        self._log(f"{attribute}: {record['samples_per_prompt']} samples per prompt ({record['chosen_by']}; power {record['power_at_chosen']:.2f})")
         return record
 
     def run(self) -> HuangResult:

@@ -46,6 +46,7 @@ def write_parquet_atomic(frame: pd.DataFrame, path: Path) -> Path:
 
 
 _QUALITY = ("perplexity", "perplexity_sensitive", "ss", "ssc")  # measured once per model, whatever the scorer
+_THRESHOLDS = ("similarity_threshold", "context_threshold")  # S.S. and S.S.c, calibrated on the base
 
 
 def model_name(regularizer: str, lam: float) -> str:
@@ -386,12 +387,14 @@ class DebiasStudy:
         settings = self.audit_settings()
         result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
                             n_permutations=self.n_permutations, seed=self.seed, quality=self.semantic,
-                            corpus=corpus.heldout_texts, quality_per_prompt=self.quality_per_prompt, progress=self.progress)
+                            corpus=corpus.heldout_texts, quality_per_prompt=self.quality_per_prompt, progress=self.progress,
+                            **self._thresholds(name))
         result.to_json(folder / "audit.json")
         write_parquet_atomic(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
         record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
                   "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
+                  **{key: result.quality[key] for key in _THRESHOLDS if key in result.quality},
                   "perplexity": ppl["perplexity"],
                   "perplexity_sensitive": ppl["perplexity_sensitive"],
                   "timings_s": result.timings,
@@ -399,6 +402,17 @@ class DebiasStudy:
         write_json(record, cached)
         self._timed(f"evaluation:{name}", started)
         return record
+
+    def _thresholds(self, name: str) -> dict:
+        """S.S. and S.S.c thresholds: calibrated on the base model's own continuations, then the same for every model.
+
+        A threshold calibrated on each model would move with it (a model that rambles lowers its own bar), so
+        shares of different models would not be comparable.
+        """
+        if name == BASE or not self.semantic:
+            return {}
+        base = json.loads((self.out_dir / "audits" / BASE / "evaluation.json").read_text())
+        return {key: base[key]["value"] for key in _THRESHOLDS}
 
     def pilot_scores(self, n_samples: int) -> pd.DataFrame:
         """The base model's first ``n_samples`` scored continuations per prompt, for a power calculation.
