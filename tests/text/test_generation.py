@@ -138,6 +138,36 @@ def test_sampler_top_k_and_top_p_truncate_then_renormalise():
     assert np.all(np.abs(nucleus - expected) < 4 * np.sqrt(expected * (1 - expected) / n) + 1e-9)
 
 
+def _exact_inverse_cdf(logits, uniforms):
+    """The slow obvious sampler: float64 softmax, its full running sum and a binary search."""
+    cdf = torch.softmax(logits.double(), dim=-1).cumsum(dim=-1)
+    return torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None], right=True).squeeze(1).clamp(max=cdf.shape[-1] - 1)
+
+
+@pytest.mark.parametrize("vocab, scale", [(49152, 3.0), (49152, 1.0), (1000, 5.0)])
+def test_two_level_pick_agrees_with_the_exact_inverse_cdf(vocab, scale):
+    # 1000 tokens is not a multiple of the block: the padded tail must never be picked.
+    rows = 10_000 if vocab > 1000 else 20_000
+    logits = (torch.randn(rows, vocab, generator=torch.Generator().manual_seed(0)) * scale).to(torch.bfloat16)
+    uniforms = torch.from_numpy(np.random.default_rng(1).random(rows))
+    picked = _pick_tokens(logits, uniforms, GenerationSettings())
+    agreement = (picked == _exact_inverse_cdf(logits, uniforms)).double().mean().item()
+    assert agreement >= 0.999
+    assert int(picked.max()) < vocab
+    greedy = _pick_tokens(logits, uniforms, GenerationSettings(do_sample=False))
+    assert torch.equal(greedy, logits.float().argmax(dim=-1))
+
+
+def test_two_level_pick_never_picks_a_token_of_zero_weight():
+    # Uniforms at the very top of [0, 1) put the target at the row's end, where only the last token of
+    # positive weight may be picked (the top-k cut leaves zeros after it, in its block and the next).
+    logits = torch.full((3, 600), -30.0)
+    logits[:, [5, 300, 310]] = torch.tensor([1.0, 2.0, 3.0])
+    uniforms = torch.tensor([0.0, 1 - 2**-53, 0.999999])
+    picked = _pick_tokens(logits, uniforms, GenerationSettings(top_k=3))
+    assert picked.tolist() == [5, 310, 310]
+
+
 def test_loaded_model_needs_an_explicit_or_weight_based_id(tiny_byte_lm_path):
     from fairpath.text._models import load_causal_lm
 
