@@ -194,7 +194,7 @@ def test_smollm2_generates_like_hf_generate():
 
 
 def test_bfloat16_precision_is_part_of_the_model_id(tiny_lm_path):
-    full = HFGenerator(tiny_lm_path)
+    full = HFGenerator(tiny_lm_path, dtype="float32")
     half = HFGenerator(tiny_lm_path, dtype="bfloat16")
     assert half.model.dtype == torch.bfloat16
     assert half.model_id == full.model_id + "#bfloat16"
@@ -212,3 +212,33 @@ def test_own_load_is_the_kernels_exponential_average_of_own_cpu_use():
     assert load.update() == pytest.approx(2 * (1 - np.exp(-1)) * np.exp(-1))
     assert load.update() == pytest.approx(2 * (1 - np.exp(-1)) * np.exp(-1))  # no time passed: unchanged
 
+
+
+def test_auto_dtype_is_bfloat16_only_where_the_cpu_computes_it(tiny_byte_lm_path, monkeypatch):
+    native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    assert HFGenerator(tiny_byte_lm_path).model.dtype == (torch.bfloat16 if native else torch.float32)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    plain = HFGenerator(tiny_byte_lm_path)
+    assert plain.model.dtype == torch.float32
+    assert plain.model_id == HFGenerator(tiny_byte_lm_path, dtype="float32").model_id
+
+
+def test_workers_give_the_samples_of_one_single_threaded_process(tiny_byte_lm_path):
+    # Each batch goes whole to one worker and every sample has its own uniforms, so two worker
+    # processes reproduce one process with one thread, batch for batch, in the order asked.
+    prompts = ["Hello there", "Iceland is", "People from Chile are very", "Why"]
+    settings = GenerationSettings(max_new_tokens=6, n_samples=5, batch_size=3, seed=4)
+    torch_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        alone = HFGenerator(tiny_byte_lm_path, dtype="bfloat16", num_threads=None)
+        expected = alone.generate(prompts, settings=settings)
+    finally:
+        torch.set_num_threads(torch_threads)
+    pooled = HFGenerator(tiny_byte_lm_path, dtype="bfloat16", workers=2)
+    try:
+        assert pooled.generate(prompts, settings=settings) == expected
+        assert pooled.tokens_generated == alone.tokens_generated > 0
+    finally:
+        pooled.close()

@@ -3,7 +3,7 @@ without torch, so that the command line takes its flag types from them without l
 
 from __future__ import annotations
 
-from fairpath._validation import MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, Boolean, Integer, Optional, Options, Probability, Real, Seed, Text
+from fairpath._validation import MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, Boolean, Integer, Optional, Options, Probability, Real, Seed, Splits, Text
 
 # Every permutation test: counterfactual_fairness, compare_models, audit_text, audit_samples.
 TEST_SETTINGS = {"n_permutations": Integer(1, MAX_PERMUTATIONS), "alpha": Probability(), "seed": Seed()}
@@ -15,6 +15,10 @@ GENERATION_SETTINGS = {
     "top_p": Real(0.0, 1.0, open_low=True), "max_new_tokens": Integer(1), "n_samples": Integer(1, MAX_SAMPLES_PER_PROMPT),
     "batch_size": Integer(1), "seed": Seed(), "do_sample": Boolean(),
 }
+
+# HFGenerator ("auto" workers: one per core; Splits is "auto" or a count, as the cross-fitting splits).
+DTYPES = ("auto", "float32", "bfloat16")
+HF_GENERATOR_SETTINGS = {"dtype": Options(DTYPES), "workers": Splits()}
 
 REGULARIZERS = ("embedding", "sentiment")
 TRAINING_METHODS = ("lora", "full")
