@@ -138,6 +138,36 @@ def test_sampler_top_k_and_top_p_truncate_then_renormalise():
     assert np.all(np.abs(nucleus - expected) < 4 * np.sqrt(expected * (1 - expected) / n) + 1e-9)
 
 
+def _exact_inverse_cdf(logits, uniforms):
+    """The slow obvious sampler: float64 softmax, its full running sum and a binary search."""
+    cdf = torch.softmax(logits.double(), dim=-1).cumsum(dim=-1)
+    return torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None], right=True).squeeze(1).clamp(max=cdf.shape[-1] - 1)
+
+
+@pytest.mark.parametrize("vocab, scale", [(49152, 3.0), (49152, 1.0), (1000, 5.0)])
+def test_two_level_pick_agrees_with_the_exact_inverse_cdf(vocab, scale):
+    # 1000 tokens is not a multiple of the block: the padded tail must never be picked.
+    rows = 10_000 if vocab > 1000 else 20_000
+    logits = (torch.randn(rows, vocab, generator=torch.Generator().manual_seed(0)) * scale).to(torch.bfloat16)
+    uniforms = torch.from_numpy(np.random.default_rng(1).random(rows))
+    picked = _pick_tokens(logits, uniforms, GenerationSettings())
+    agreement = (picked == _exact_inverse_cdf(logits, uniforms)).double().mean().item()
+    assert agreement >= 0.999
+    assert int(picked.max()) < vocab
+    greedy = _pick_tokens(logits, uniforms, GenerationSettings(do_sample=False))
+    assert torch.equal(greedy, logits.float().argmax(dim=-1))
+
+
+def test_two_level_pick_never_picks_a_token_of_zero_weight():
+    # Uniforms at the very top of [0, 1) put the target at the row's end, where only the last token of
+    # positive weight may be picked (the top-k cut leaves zeros after it, in its block and the next).
+    logits = torch.full((3, 600), -30.0)
+    logits[:, [5, 300, 310]] = torch.tensor([1.0, 2.0, 3.0])
+    uniforms = torch.tensor([0.0, 1 - 2**-53, 0.999999])
+    picked = _pick_tokens(logits, uniforms, GenerationSettings(top_k=3))
+    assert picked.tolist() == [5, 310, 310]
+
+
 def test_loaded_model_needs_an_explicit_or_weight_based_id(tiny_byte_lm_path):
     from fairpath.text._models import load_causal_lm
 
@@ -164,7 +194,7 @@ def test_smollm2_generates_like_hf_generate():
 
 
 def test_bfloat16_precision_is_part_of_the_model_id(tiny_lm_path):
-    full = HFGenerator(tiny_lm_path)
+    full = HFGenerator(tiny_lm_path, dtype="float32")
     half = HFGenerator(tiny_lm_path, dtype="bfloat16")
     assert half.model.dtype == torch.bfloat16
     assert half.model_id == full.model_id + "#bfloat16"
@@ -182,3 +212,33 @@ def test_own_load_is_the_kernels_exponential_average_of_own_cpu_use():
     assert load.update() == pytest.approx(2 * (1 - np.exp(-1)) * np.exp(-1))
     assert load.update() == pytest.approx(2 * (1 - np.exp(-1)) * np.exp(-1))  # no time passed: unchanged
 
+
+
+def test_auto_dtype_is_bfloat16_only_where_the_cpu_computes_it(tiny_byte_lm_path, monkeypatch):
+    native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    assert HFGenerator(tiny_byte_lm_path).model.dtype == (torch.bfloat16 if native else torch.float32)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    plain = HFGenerator(tiny_byte_lm_path)
+    assert plain.model.dtype == torch.float32
+    assert plain.model_id == HFGenerator(tiny_byte_lm_path, dtype="float32").model_id
+
+
+def test_workers_give_the_samples_of_one_single_threaded_process(tiny_byte_lm_path):
+    # Each batch goes whole to one worker and every sample has its own uniforms, so two worker
+    # processes reproduce one process with one thread, batch for batch, in the order asked.
+    prompts = ["Hello there", "Iceland is", "People from Chile are very", "Why"]
+    settings = GenerationSettings(max_new_tokens=6, n_samples=5, batch_size=3, seed=4)
+    torch_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        alone = HFGenerator(tiny_byte_lm_path, dtype="bfloat16", num_threads=None)
+        expected = alone.generate(prompts, settings=settings)
+    finally:
+        torch.set_num_threads(torch_threads)
+    pooled = HFGenerator(tiny_byte_lm_path, dtype="bfloat16", workers=2)
+    try:
+        assert pooled.generate(prompts, settings=settings) == expected
+        assert pooled.tokens_generated == alone.tokens_generated > 0
+    finally:
+        pooled.close()

@@ -73,5 +73,16 @@ def test_bad_thread_count(tiny_byte_lm_path, bad):
 
 
 def test_unknown_dtype(tiny_lm_path):
-    with pytest.raises(FairpathInputError, match="unknown dtype 'float8'"):
+    with pytest.raises(FairpathInputError, match="unknown dtype 'float8'; use one of auto, float32, bfloat16"):
         HFGenerator(tiny_lm_path, dtype="float8")
+
+
+@pytest.mark.parametrize("bad", [0, -1, "many", 1.5])
+def test_bad_worker_count(tiny_byte_lm_path, bad):
+    with pytest.raises(FairpathInputError, match="workers must be"):
+        HFGenerator(tiny_byte_lm_path, workers=bad)
+
+
+def test_workers_need_a_folder(generator):
+    with pytest.raises(FairpathInputError, match="workers=2 needs the model's folder .* or workers=1"):
+        HFGenerator(generator.model, tokenizer=generator.tokenizer, workers=2)

@@ -31,12 +31,15 @@ logits, which can flip a sampled token with a probability of order 1e-6 per toke
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import hashlib
 import json
 import math
 import os
+import sys
 import time
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple, Sequence
@@ -46,10 +49,10 @@ import torch
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import validate_params
-from fairpath.text._parameters import GENERATION_SETTINGS
+from fairpath.text._parameters import GENERATION_SETTINGS, HF_GENERATOR_SETTINGS
 
 # Bumped whenever the sampling algorithm changes, so stored samples from another algorithm never mix in.
-SAMPLER_VERSION = 3
+SAMPLER_VERSION = 4
 _SAMPLE_DEFINING = ("temperature", "top_k", "top_p", "max_new_tokens", "seed", "do_sample")
 
 
@@ -216,6 +219,28 @@ def _torch_threads(num_threads: int | str | None):
         torch.set_num_threads(previous)
 
 
+@functools.lru_cache(maxsize=1)
+def _reuse_freed_memory() -> None:
+    """Make glibc keep freed memory for reuse instead of handing it back to the kernel (once per process).
+
+    Every decoding step allocates tensors of tens of MB (the logits and their probabilities: 50 MB at
+    batch 256 for SmolLM2). glibc serves blocks that large with fresh pages from the kernel and returns
+    them on free, so each step paid the page faults again: measured on this 2-core Xeon, a float32
+    copy of 256 x 49,152 logits took 42 ms, 20 ms with freed memory kept, and bfloat16 decoding at
+    batch 256 rose from 245-265 to 290-326 tok/s. The cost is that the heap keeps its peak size (the
+    largest step's tensors) after generation. Other C libraries (macOS, musl) are left as they are.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's mallopt parameters
+    libc.mallopt(m_mmap_threshold, 1 << 30)
+    libc.mallopt(m_trim_threshold, 1 << 30)
+
+
 def _module_digest(model) -> str:
     """sha256 prefix of a loaded model's weights (for models that have no folder)."""
     digest = hashlib.sha256()
@@ -225,17 +250,18 @@ def _module_digest(model) -> str:
     return digest.hexdigest()[:16]
 
 
-_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+def _resolve_dtype(dtype: str, device) -> torch.dtype:
+    """The weights' precision; "auto" is bfloat16 where the hardware computes it natively.
 
-
-def _resolve_dtype(dtype) -> torch.dtype:
-    if dtype is None:
-        return torch.float32
-    if isinstance(dtype, str):
-        if dtype not in _DTYPES:
-            raise FairpathInputError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}")
-        return _DTYPES[dtype]
-    return dtype
+    bfloat16 matrix products run on AMX or AVX512-BF16 units (here 4.3x float32's matmul rate per
+    core) and on every recent GPU; elsewhere they are emulated and slower than float32.
+    """
+    if dtype != "auto":
+        return getattr(torch, dtype)
+    if torch.device(device).type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
+    native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    return torch.bfloat16 if torch.device(device).type == "cpu" and native else torch.float32
 
 
 class HFGenerator(GenerationBackend):
@@ -250,41 +276,70 @@ class HFGenerator(GenerationBackend):
         Needed only with a loaded model.
     model_id : str, optional
         Overrides the id used to key samples (by default derived from the folder or the weights).
-    device, dtype
-        Where and in which precision to run: float32 (default) or ``"bfloat16"``, about twice as fast
-        on CPUs with AVX512-BF16 or AMX at a small cost in precision. A dtype other than float32 is
-        part of the model id, so samples of different precisions are never mixed in a store.
+    device : str
+        Torch device ("cpu", "cuda").
+    dtype : "auto", "float32" or "bfloat16"
+        Precision of a model loaded from a folder. "auto" (default) is bfloat16 on CUDA and on CPUs
+        with AMX or AVX512-BF16 (2-2.5x float32's speed there, at a small cost in precision), else
+        float32. A precision other than float32 is part of the model id, so samples of different
+        precisions are never mixed in a store. A loaded model keeps its own.
     num_threads : int, "auto" or None
         Torch threads while generating (restored afterwards). "auto" (default) uses torch's setting
         reduced to the cores left idle by other processes (1-minute load average), at least one;
         None keeps torch's setting.
+    workers : int or "auto"
+        Processes that generate batches side by side, each with one torch thread and its own copy of
+        the model (loaded once, on first use, from the folder). One thread per process does not wait
+        on the others at every parallel region, which on a shared machine decides the speed (see
+        benchmarks/README.md); "auto" is one worker per core on CPU and 1 on CUDA. Samples are the
+        same as in one process with one thread and the same batch size (each batch goes whole to one
+        worker). Only a model given as a folder or "default" can go to workers.
+
+    Generating sets glibc to keep freed memory for reuse (``_reuse_freed_memory``), process-wide.
     """
 
+    @validate_params(HF_GENERATOR_SETTINGS)
     def __init__(
-        self, model="default", tokenizer=None, model_id=None, device="cpu", dtype=None, num_threads="auto"
+        self, model="default", tokenizer=None, model_id=None, device="cpu", dtype="auto", num_threads="auto",
+        workers=1,
     ):
         from fairpath.text._models import _configure_tokenizer, load_causal_lm
         from fairpath.text._models import model_id as folder_model_id
 
+        if workers == "auto":
+            workers = (os.cpu_count() or 1) if torch.device(device).type == "cpu" else 1
         if isinstance(model, (str, os.PathLike)):
-            dtype = _resolve_dtype(dtype)
-            self.model, self.tokenizer = load_causal_lm(model, device=device, dtype=dtype)
-            precision = "" if dtype == torch.float32 else f"#{str(dtype).removeprefix('torch.')}"
+            resolved = _resolve_dtype(dtype, device)
+            self.model, self.tokenizer = load_causal_lm(model, device=device, dtype=resolved)
+            precision = "" if resolved == torch.float32 else f"#{str(resolved).removeprefix('torch.')}"
             self._model_id = model_id or folder_model_id(model) + precision
+            self._worker_arguments = (os.fspath(model), self._model_id, device, str(resolved).removeprefix("torch."))
         else:
             if tokenizer is None:
                 raise FairpathInputError("HFGenerator got a loaded model without its tokenizer; pass tokenizer=...")
+            if workers > 1:
+                raise FairpathInputError(
+                    f"workers={workers} needs the model's folder (each worker loads it); pass the folder or "
+                    "'default' instead of a loaded model, or workers=1"
+                )
             self.model, self.tokenizer = model, _configure_tokenizer(tokenizer)
             self._model_id = model_id or f"{model.config.name_or_path or type(model).__name__}@{_module_digest(model)}"
         if not (num_threads in (None, "auto") or _positive_int(num_threads)):
             raise FairpathInputError(f"num_threads must be a positive integer, 'auto' or None, got {num_threads!r}")
-        self.num_threads = num_threads
+        self.num_threads, self.workers = num_threads, workers
+        self._pool = None
         self.eos_token_ids = self._eos_ids()
         self.tokens_generated = 0  # running count (EOS included), for throughput reports
 
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    def close(self) -> None:
+        """Stop the worker processes (started again if the generator is used afterwards)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def _eos_ids(self) -> list[int]:
         ids = self.model.generation_config.eos_token_id
@@ -296,13 +351,36 @@ class HFGenerator(GenerationBackend):
     def generate_requests(self, requests: Sequence[SampleRequest], settings: GenerationSettings) -> list[str]:
         requests = [SampleRequest(*r) for r in requests]
         _check_prompts([r.prompt for r in requests])
+        batches = [requests[start : start + settings.batch_size] for start in range(0, len(requests), settings.batch_size)]
+        if self.workers > 1 and len(batches) > 1:
+            return self._generate_in_workers(batches, settings)
+        return self._generate_here(batches, settings)
+
+    def _generate_in_workers(self, batches: list[list[SampleRequest]], settings: GenerationSettings) -> list[str]:
+        if self._pool is None:
+            import concurrent.futures
+            import multiprocessing
+
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker, initargs=self._worker_arguments,
+            )
+            weakref.finalize(self, self._pool.shutdown)
         texts: list[str] = []
+        for batch_texts, tokens in self._pool.map(_worker_batch, batches, [settings] * len(batches)):
+            texts.extend(batch_texts)
+            self.tokens_generated += tokens
+        return texts
+
+    def _generate_here(self, batches: list[list[SampleRequest]], settings: GenerationSettings) -> list[str]:
+        texts: list[str] = []
+        _reuse_freed_memory()
         was_training = self.model.training  # a model passed in may be mid-training: restore its mode
         self.model.eval()
         try:
             with torch.inference_mode(), _torch_threads(self.num_threads):
-                for start in range(0, len(requests), settings.batch_size):
-                    texts.extend(self._generate_batch(requests[start : start + settings.batch_size], settings))
+                for batch in batches:
+                    texts.extend(self._generate_batch(batch, settings))
         finally:
             self.model.train(was_training)
         return texts
@@ -366,31 +444,75 @@ class HFGenerator(GenerationBackend):
         return self.tokenizer.decode(generated, skip_special_tokens=True)
 
 
+_BLOCK = 256  # tokens per block of the two-level inverse CDF (192 blocks for SmolLM2's 49,152 tokens)
+
+
+_WORKER: HFGenerator | None = None  # the model of a worker process
+
+
+def _start_worker(model: str, model_id: str, device: str, dtype: str) -> None:
+    global _WORKER
+    torch.set_num_threads(1)
+    _WORKER = HFGenerator(model, model_id=model_id, device=device, dtype=dtype, num_threads=None)
+
+
+def _worker_batch(batch: list[SampleRequest], settings: GenerationSettings) -> tuple[list[str], int]:
+    """One batch's texts and the tokens generated for them, in a worker process."""
+    before = _WORKER.tokens_generated
+    texts = _WORKER.generate_requests(batch, replace(settings, batch_size=len(batch)))
+    return texts, _WORKER.tokens_generated - before
+
+
 def _pick_tokens(logits, uniforms, settings: GenerationSettings):
     """Inverse-CDF sampling with one given uniform per row (temperature, top-k and top-p applied).
 
-    The CDF is the running sum of unnormalised weights exp(logit − max) in float32: no softmax
-    division and no float64 copy of the vocabulary-wide rows (together a quarter of decoding time).
+    The probabilities are a float32 softmax; the CDF is walked in two levels (``_inverse_cdf``) so
+    that no vocabulary-wide running sum or float64 copy is made: those were a third of decoding time.
     """
     if not settings.do_sample:
         return logits.argmax(dim=-1)
-    scaled = logits.float()
-    if settings.temperature != 1.0:
-        scaled = scaled / settings.temperature
+    # At temperature 1 the softmax reads bfloat16 logits directly: a float32 copy would cost as much again.
+    scaled = logits if settings.temperature == 1.0 else logits.float() / settings.temperature
     if settings.top_k is not None and settings.top_k < scaled.shape[-1]:
         kth = torch.topk(scaled, settings.top_k, dim=-1).values[:, -1:]
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-    weights = torch.exp(scaled - scaled.max(dim=-1, keepdim=True).values)
-    order = None
-    if settings.top_p < 1.0:
-        weights, order = torch.sort(weights, dim=-1, descending=True)
-        total = weights.sum(dim=-1, keepdim=True)
-        before = weights.cumsum(dim=-1) - weights  # mass of the more likely tokens
-        weights = weights.masked_fill(before >= settings.top_p * total, 0.0)
-    cdf = weights.cumsum(dim=-1)
-    picked = torch.searchsorted(cdf, (uniforms.to(cdf.dtype) * cdf[:, -1])[:, None], right=True).squeeze(1)
-    picked = picked.clamp(max=cdf.shape[-1] - 1)
-    return picked if order is None else order.gather(1, picked[:, None]).squeeze(1)
+    probs = torch.softmax(scaled, dim=-1, dtype=torch.float32)
+    if settings.top_p >= 1.0:
+        return _inverse_cdf(probs, uniforms)
+    probs, order = torch.sort(probs, dim=-1, descending=True)
+    before = probs.cumsum(dim=-1) - probs  # mass of the more likely tokens
+    probs = probs.masked_fill(before >= settings.top_p, 0.0)
+    return order.gather(1, _inverse_cdf(probs, uniforms)[:, None]).squeeze(1)
+
+
+def _inverse_cdf(weights, uniforms):
+    """For each row, the first token whose cumulative weight exceeds ``uniform × total``.
+
+    Two levels: the sums of blocks of ``_BLOCK`` tokens (float32 within a block, float64 across
+    blocks) locate the block, then a running sum over that block alone locates the token. The pick is
+    the exact float64 inverse CDF's except where the target lies within float32 rounding of a
+    boundary (1 row in 10,000 or fewer, tests/text/test_generation.py). Only tokens of positive
+    weight are picked, also when rounding puts the target at or past the end of a block or the row.
+    """
+    rows, size = weights.shape
+    blocks = -(-size // _BLOCK)
+    if blocks * _BLOCK != size:
+        weights = torch.nn.functional.pad(weights, (0, blocks * _BLOCK - size))
+    weights = weights.view(rows, blocks, _BLOCK)
+    sums = weights.sum(dim=-1).double()
+    cdf = sums.cumsum(dim=-1)
+    target = uniforms.to(cdf) * cdf[:, -1]
+    block = torch.minimum(torch.searchsorted(cdf, target[:, None], right=True).squeeze(1), _last_positive(sums))
+    index = torch.arange(rows, device=weights.device)
+    inner = weights[index, block].double()
+    offset = target - (cdf[index, block] - sums[index, block])
+    token = torch.searchsorted(inner.cumsum(dim=-1), offset[:, None], right=True).squeeze(1)
+    return block * _BLOCK + torch.minimum(token, _last_positive(inner))
+
+
+def _last_positive(weights):
+    """Index of each row's last positive weight."""
+    return weights.shape[-1] - 1 - (weights > 0).flip(-1).to(torch.uint8).argmax(dim=-1)
 
 
 @functools.lru_cache(maxsize=1)

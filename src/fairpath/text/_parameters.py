@@ -3,7 +3,7 @@ without torch, so that the command line takes its flag types from them without l
 
 from __future__ import annotations
 
-from fairpath._validation import MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, Boolean, Integer, Optional, Options, Probability, Real, Seed, Text
+from fairpath._validation import MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, Boolean, Integer, Optional, Options, Probability, Real, Seed, Splits, Text
 
 # Every permutation test: counterfactual_fairness, compare_models, audit_text, audit_samples.
 TEST_SETTINGS = {"n_permutations": Integer(1, MAX_PERMUTATIONS), "alpha": Probability(), "seed": Seed()}
@@ -23,6 +23,8 @@ GENERATION_SETTINGS = {
 # Precision of sampling, perplexity and training: "auto" is bfloat16 where the device computes it natively.
 DTYPES = ("auto", "bfloat16", "float32")
 DEFAULT_DTYPE = "auto"
+# HFGenerator ("auto" workers: one per core; Splits is "auto" or a count, as the cross-fitting splits).
+HF_GENERATOR_SETTINGS = {"dtype": Options(DTYPES), "workers": Splits()}
 
 REGULARIZERS = ("embedding", "sentiment")
 TRAINING_METHODS = ("lora", "full")
