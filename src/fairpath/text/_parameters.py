@@ -18,13 +18,14 @@ GENERATION_SETTINGS = {
 
 REGULARIZERS = ("embedding", "sentiment")
 TRAINING_METHODS = ("lora", "full")
-POOLINGS = ("mean", "position")
+POOLINGS = ("sensitive", "mean", "position")
+DTYPES = ("float32", "bfloat16")
 
 # DebiasConfig (the fairness weight lam is checked there: its message names it lambda, as the flag --lambdas).
 DEBIAS_SETTINGS = {
     "regularizer": Options(REGULARIZERS), "steps": Integer(1), "batch_size": Integer(1), "learning_rate": Real(0.0, None, open_low=True),
     "max_length": Integer(1), "method": Options(TRAINING_METHODS), "lora_rank": Integer(1), "pooling": Options(POOLINGS),
-    "checkpoint_every": Integer(1), "seed": Seed(),
+    "dtype": Options(DTYPES), "checkpoint_every": Integer(1), "seed": Seed(),
 }
 
 ENDPOINTS = ("completions", "chat")
