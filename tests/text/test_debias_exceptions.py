@@ -45,7 +45,7 @@ def test_unknown_regularizer_method_and_pooling():
         DebiasConfig(pooling="max")
     with pytest.raises(FairpathInputError, match="steps must be an integer ≥ 1, got 0"):
         DebiasConfig(steps=0)
-    with pytest.raises(FairpathInputError, match="compares f_s\(h\) of one vector per sentence.*use pooling 'sensitive' or 'mean'"):
+    with pytest.raises(FairpathInputError, match=r"compares f_s\(h\) of one vector per sentence.*use pooling 'sensitive' or 'mean'"):
         DebiasConfig(regularizer="sentiment", pooling="position")
     with pytest.raises(FairpathInputError, match="unknown normalisation 'rms'; use one of final_norm, l2, none"):
         DebiasConfig(normalisation="rms")
@@ -205,3 +205,13 @@ def test_checkpoint_with_a_pickled_object_is_refused_unrun(tiny_lm_path, tmp_pat
                                                  r"tensors and plain data\).*: delete it to restart"):
         DebiasTrainer(model, tokenizer, pairs, DebiasConfig(lam=1.0, steps=1), checkpoint_dir=tmp_path, progress=False).fit()
     assert not marker.exists()
+
+
+def test_a_sensitive_mention_beyond_max_length_is_refused_before_training(tiny_lm_path):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    pairs, _ = make_pairs(["After a long day at work and a longer evening at home, the baker slept."], SPEC)
+    with pytest.raises(FairpathInputError, match=r"2 texts have their sensitive mention beyond max_length=8 tokens .*"
+                                                 r"ends at character 64\); raise max_length"):
+        DebiasTrainer(model, tokenizer, pairs, DebiasConfig(max_length=8), progress=False)
+    with pytest.raises(FairpathInputError, match="unknown dtype 'float16'; use one of float32, bfloat16"):
+        DebiasConfig(dtype="float16")
