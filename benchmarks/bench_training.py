@@ -42,13 +42,13 @@ def _two_pass_step(trainer, pairs):
 
     config, representation = trainer.config, trainer.config.representation
     trainer.optimizer.zero_grad(set_to_none=True)
-    x = trainer._encode([p.text for p in pairs])
+    x, positions = trainer._encode([p.text for p in pairs], [p.end for p in pairs])
     labels = x["input_ids"].masked_fill(x["attention_mask"] == 0, -100)
     outputs, pooled_x = forward_with_representation(trainer.model_, x["input_ids"], x["attention_mask"], labels,
-                                                    representation=representation)
-    cf = trainer._encode([p.counterfactual for p in pairs])
+                                                    representation=representation, positions=positions)
+    cf, cf_positions = trainer._encode([p.counterfactual for p in pairs], [p.counterfactual_end for p in pairs])
     _, pooled_cf = forward_with_representation(trainer.model_, cf["input_ids"], cf["attention_mask"],
-                                               representation=representation)
+                                               representation=representation, positions=cf_positions)
     loss = outputs.loss + config.lam * trainer._fairness_loss(pooled_x, pooled_cf, x["attention_mask"])
     loss.backward()
     trainer.optimizer.step()

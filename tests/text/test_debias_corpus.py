@@ -3,8 +3,8 @@
 import pytest
 
 from fairpath.text._spec import FairnessSpec
-from fairpath.text.debias import DebiasCorpus, build_corpus, make_pairs, training_prompts, values_in
-from fairpath.text.debias._corpus import NEUTRAL_PROMPTS, check_disjoint
+from fairpath.text.debias import DebiasCorpus, build_corpus, make_pairs, sample_corpus, training_prompts, values_in
+from fairpath.text.debias._corpus import DEFAULT_PROMPTS, NEUTRAL_PROMPTS, check_disjoint
 
 OCCUPATION = FairnessSpec.builtin("occupation")
 
@@ -22,12 +22,36 @@ def test_pairs_swap_the_value_with_its_article_and_nothing_else():
     assert second.counterfactual == f"{OCCUPATION.value(target).slots['article'].capitalize()} {target} is rich."
 
 
-def test_the_target_is_a_value_absent_from_the_text_and_the_seed_fixes_it():
-    text = "The baker and the cook argued."
+def test_every_value_is_swapped_to_distinct_absent_values_and_the_seed_fixes_them():
+    text = "The baker and the cook argued; the baker left."
     runs = [make_pairs([text] * 20, OCCUPATION, seed=seed)[0] for seed in (0, 0, 1)]
     assert runs[0] == runs[1] and runs[0] != runs[2]
-    assert all(p.value == "baker" and p.counterfactual_value not in {"baker", "cook"} for p in runs[0])
-    assert "cook" in runs[0][0].counterfactual
+    assert len(runs[0]) == 20
+    for pair in runs[0]:
+        assert pair.value == "baker" and pair.counterfactual_value not in {"baker", "cook"}
+        # no original value is left, and the two targets differ
+        assert values_in(OCCUPATION, pair.counterfactual)[0] == pair.counterfactual_value
+        first, second = values_in(OCCUPATION, pair.counterfactual)
+        assert first != second and second not in {"baker", "cook"}
+        assert pair.counterfactual == f"The {first} and the {second} argued; the {first} left."
+
+
+def test_a_text_whose_values_cannot_all_be_swapped_is_unused():
+    spec = FairnessSpec.from_dict({"attribute": "job", "templates": ["The {job} said"],
+                                   "values": ["baker", "cook", "nurse", "clerk"]})
+    # three values mentioned need three distinct absent values; only the clerk is absent
+    pairs, unused = make_pairs(["The baker, the cook and the nurse met.", "The baker met the cook."], spec, seed=0)
+    assert unused == 1 and len(pairs) == 1
+    assert pairs[0].counterfactual in {"The nurse met the clerk.", "The clerk met the nurse."}
+
+
+def test_pairs_carry_the_character_end_of_the_first_mention_on_both_sides():
+    pairs, _ = make_pairs(["Yesterday, an accountant met the baker.", "The story of a CEO begins."], OCCUPATION, seed=0)
+    for pair in pairs:
+        assert pair.text[:pair.end].endswith(pair.value)
+        assert pair.counterfactual[:pair.counterfactual_end].endswith(pair.counterfactual_value)
+    assert pairs[0].end == len("Yesterday, an accountant")
+    assert pairs[1].end == len("The story of a CEO")
 
 
 def test_name_counterfactuals_change_pronouns_across_subgroups():
@@ -103,3 +127,32 @@ def test_identical_pairs_are_rejected():
                                    "templates": ["The {job} is"]})
     pairs, unused = make_pairs(["The doctor is here."], spec, seed=0)
     assert pairs == [] and unused == 1
+
+
+class _NumberingGenerator:
+    """Continues prompt i with " reply i.j": every text is distinct and names its prompt."""
+
+    def generate(self, prompts, settings):
+        return [[f" reply {i}.{j}" for j in range(settings.n_samples)] for i in range(len(prompts))]
+
+
+@pytest.mark.parametrize("attribute", ["occupation", "country"])
+def test_sampled_corpus_holds_out_whole_prompts_and_trains_on_none_of_them(attribute, tmp_path):
+    spec = FairnessSpec.builtin(attribute)
+    sampled = sample_corpus(_NumberingGenerator(), spec, samples_per_prompt=2)
+    templates = DEFAULT_PROMPTS[attribute]
+    assert sampled.heldout_prompts == [*templates[6:], *NEUTRAL_PROMPTS[6:]]
+    assert len(sampled.texts) == 2 * (8 * len(spec.values) + 8)
+    corpus = build_corpus(sampled, spec, source="sampled", seed=0)
+    prompt_of = dict(zip(sampled.texts, sampled.prompts))
+    heldout_prompts = {prompt_of[t] for t in corpus.heldout_texts}
+    train_prompts = {prompt_of[p.text] for p in corpus.train_pairs}
+    assert heldout_prompts.isdisjoint(train_prompts)
+    # 2 of 8 attribute prompts with every value, and 2 of 8 neutral prompts, 2 samples each
+    assert len(corpus.heldout_texts) == 2 * (2 * len(spec.values) + 2)
+    assert sum(corpus.heldout_sensitive) == 2 * 2 * len(spec.values)
+    assert len(heldout_prompts) == 2 * len(spec.values) + 2
+    # the rest is trained on (every attribute text gives a pair) or, neutral, counted unused
+    assert len(corpus.train_pairs) == 2 * 6 * len(spec.values) and corpus.n_train_unused == 2 * 6
+    assert corpus.settings == {"heldout_prompts": sampled.heldout_prompts, "seed": 0}
+    assert DebiasCorpus.load(corpus.save(tmp_path / "corpus.json")) == corpus

@@ -41,13 +41,13 @@ def test_unknown_regularizer_method_and_pooling():
         DebiasConfig(regularizer="cosine")
     with pytest.raises(FairpathInputError, match="unknown method 'qlora'; use one of lora, full"):
         DebiasConfig(method="qlora")
-    with pytest.raises(FairpathInputError, match="unknown pooling 'max'; use one of mean, position"):
+    with pytest.raises(FairpathInputError, match="unknown pooling 'max'; use one of sensitive, mean, position"):
         DebiasConfig(pooling="max")
     with pytest.raises(FairpathInputError, match="steps must be an integer ≥ 1, got 0"):
         DebiasConfig(steps=0)
-    with pytest.raises(FairpathInputError, match="the sentiment head is fitted on mean-pooled h̄ and must read the same"):
+    with pytest.raises(FairpathInputError, match=r"compares f_s\(h\) of one vector per sentence.*use pooling 'sensitive' or 'mean'"):
         DebiasConfig(regularizer="sentiment", pooling="position")
-    with pytest.raises(FairpathInputError, match="normalisation 'rms' is unknown"):
+    with pytest.raises(FairpathInputError, match="unknown normalisation 'rms'; use one of final_norm, l2, none"):
         DebiasConfig(normalisation="rms")
 
 
@@ -119,7 +119,7 @@ class LogitsOnly(torch.nn.Module):
 def test_model_without_hidden_states(tiny_lm_path):
     model, tokenizer = load_causal_lm(tiny_lm_path)
     with pytest.raises(FairpathInputError, match="model LogitsOnly returned no hidden states"):
-        sentence_representations(LogitsOnly(model), tokenizer, ["The baker said hello."])
+        sentence_representations(LogitsOnly(model), tokenizer, ["The baker said hello."], mention_ends=[9])
     pairs, _ = make_pairs(TEXTS, SPEC)
     trainer = DebiasTrainer(LogitsOnly(model), tokenizer, pairs, DebiasConfig(method="full", steps=1), progress=False)
     with pytest.raises(FairpathInputError, match="returned no hidden states .* output_hidden_states"):
@@ -133,7 +133,7 @@ def test_sentiment_regularizer_needs_a_head_and_enough_confident_sentences(tiny_
         DebiasTrainer(model, tokenizer, pairs, DebiasConfig(regularizer="sentiment"), progress=False)
     head = SentimentProjection().fit(torch.randn(16, 64).numpy(), [0.9, -0.9] * 8).head_
     head.representation = Representation(normalisation="l2")
-    with pytest.raises(FairpathInputError, match="the sentiment head was fitted on h̄ computed as .*'l2'.* refit the head"):
+    with pytest.raises(FairpathInputError, match="the sentiment head was fitted on h computed as .*'l2'.* refit the head"):
         DebiasTrainer(model, tokenizer, pairs, DebiasConfig(regularizer="sentiment"), sentiment_head=head, progress=False)
     with pytest.raises(FairpathInputError, match=r"only 1 negative and 2 positive sentences have \|score\| > 0.7 \(out of 5\)"):
         SentimentProjection().fit(torch.randn(5, 8).numpy(), [0.9, 0.8, -0.95, 0.1, -0.5])
@@ -205,3 +205,13 @@ def test_checkpoint_with_a_pickled_object_is_refused_unrun(tiny_lm_path, tmp_pat
                                                  r"tensors and plain data\).*: delete it to restart"):
         DebiasTrainer(model, tokenizer, pairs, DebiasConfig(lam=1.0, steps=1), checkpoint_dir=tmp_path, progress=False).fit()
     assert not marker.exists()
+
+
+def test_a_sensitive_mention_beyond_max_length_is_refused_before_training(tiny_lm_path):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    pairs, _ = make_pairs(["After a long day at work and a longer evening at home, the baker slept."], SPEC)
+    with pytest.raises(FairpathInputError, match=r"2 texts have their sensitive mention beyond max_length=8 tokens .*"
+                                                 r"ends at character 64\); raise max_length"):
+        DebiasTrainer(model, tokenizer, pairs, DebiasConfig(max_length=8), progress=False)
+    with pytest.raises(FairpathInputError, match="unknown dtype 'float16'; use one of float32, bfloat16"):
+        DebiasConfig(dtype="float16")

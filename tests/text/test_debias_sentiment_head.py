@@ -1,4 +1,4 @@
-"""The sentiment head f_sh."""
+"""The sentiment head f_s."""
 
 import numpy as np
 import torch

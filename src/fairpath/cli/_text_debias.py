@@ -10,7 +10,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_alias_argument, comma_list
 from fairpath.text import DEBIAS_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
-from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES
+from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, POOLINGS
 
 
 def _lambdas(text: str) -> list[float]:
@@ -54,8 +54,9 @@ def register(text_subparsers) -> None:
     parser.add_argument("--max-length", type=flag_type("--max-length", DEBIAS_SETTINGS["max_length"]), default=48, help="tokens per training sentence at most")
     parser.add_argument("--method", choices=("lora", "full"), default="lora", help="LoRA adapters (default) or full fine-tuning")
     parser.add_argument("--lora-rank", type=flag_type("--lora-rank", DEBIAS_SETTINGS["lora_rank"]), default=8, help="rank of the LoRA adapters")
-    parser.add_argument("--pooling", choices=("mean", "position"), default="mean",
-                        help="compare mean-pooled sentences (default) or aligned positions (values must tokenize alike)")
+    parser.add_argument("--pooling", choices=POOLINGS, default="sensitive",
+                        help="compare the states at the sensitive token (default, as Huang et al.), mean-pooled sentences, "
+                             "or aligned positions (values must tokenize alike)")
     parser.add_argument("--layers", default="-2,-1", help="hidden-state layers averaged into h̄ (default -2,-1)")
     parser.add_argument("--normalisation", choices=("final_norm", "l2", "none"), default="final_norm",
                         help="normalise each layer before averaging: the model's final norm (default), per-token L2, or none")

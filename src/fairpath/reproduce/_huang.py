@@ -299,9 +299,10 @@ class HuangStudy:
     def _provenance(self) -> dict:
         from fairpath.report import provenance
         from fairpath.text._generation import resolve_dtype_name
+        from fairpath.text._models import resolve_device
 
         inputs = [path for path in (self.corpus, self.model) if path and Path(path).is_file()]
-        return provenance(inputs=inputs, seed=self.settings.seed, dtype=resolve_dtype_name(self.settings.dtype, self.device),
+        return provenance(inputs=inputs, seed=self.settings.seed, dtype=resolve_dtype_name(self.settings.dtype, resolve_device(self.device)),
                           packages=_TEXT_PACKAGES)
 
 

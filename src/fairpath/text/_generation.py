@@ -250,7 +250,7 @@ def _module_digest(model) -> str:
     return digest.hexdigest()[:16]
 
 
-def _resolve_dtype(dtype: str, device) -> torch.dtype:
+def resolve_dtype(dtype: str, device) -> torch.dtype:
     """The weights' precision; "auto" is bfloat16 where the hardware computes it natively.
 
     bfloat16 matrix products run on AMX or AVX512-BF16 units (here 4.3x float32's matmul rate per
@@ -262,6 +262,11 @@ def _resolve_dtype(dtype: str, device) -> torch.dtype:
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
     native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
     return torch.bfloat16 if torch.device(device).type == "cpu" and native else torch.float32
+
+
+def resolve_dtype_name(dtype: str, device) -> str:
+    """:func:`resolve_dtype` as the name the settings use ("float32" or "bfloat16")."""
+    return str(resolve_dtype(dtype, device)).removeprefix("torch.")
 
 
 class HFGenerator(GenerationBackend):
@@ -309,7 +314,7 @@ class HFGenerator(GenerationBackend):
         if workers == "auto":
             workers = (os.cpu_count() or 1) if torch.device(device).type == "cpu" else 1
         if isinstance(model, (str, os.PathLike)):
-            resolved = _resolve_dtype(dtype, device)
+            resolved = resolve_dtype(dtype, device)
             self.model, self.tokenizer = load_causal_lm(model, device=device, dtype=resolved)
             precision = "" if resolved == torch.float32 else f"#{str(resolved).removeprefix('torch.')}"
             self._model_id = model_id or folder_model_id(model) + precision

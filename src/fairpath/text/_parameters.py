@@ -28,13 +28,14 @@ HF_GENERATOR_SETTINGS = {"dtype": Options(DTYPES), "workers": Splits()}
 
 REGULARIZERS = ("embedding", "sentiment")
 TRAINING_METHODS = ("lora", "full")
-POOLINGS = ("mean", "position")
+POOLINGS = ("sensitive", "mean", "position")
+TRAINING_DTYPES = ("float32", "bfloat16")  # DebiasConfig's: a study resolves "auto" for its device first
 
 # DebiasConfig (the fairness weight lam is checked there: its message names it lambda, as the flag --lambdas).
 DEBIAS_SETTINGS = {
     "regularizer": Options(REGULARIZERS), "steps": Integer(1), "batch_size": Integer(1), "learning_rate": Real(0.0, None, open_low=True),
     "max_length": Integer(1), "method": Options(TRAINING_METHODS), "lora_rank": Integer(1), "pooling": Options(POOLINGS),
-    "checkpoint_every": Integer(1), "seed": Seed(),
+    "dtype": Options(TRAINING_DTYPES), "checkpoint_every": Integer(1), "seed": Seed(),
 }
 
 ENDPOINTS = ("completions", "chat")

@@ -234,26 +234,32 @@ class FairnessSpec:
                 return name
         return None
 
-    def _replacements(self, source: SensitiveValue, target: SensitiveValue) -> tuple[dict[str, str], list[str]]:
-        """Word -> word map from source to target, and the words that map to several targets."""
+    def _replacements(self, swaps: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        """Word -> word map of all the swaps (source value -> target value), and the words that map to several targets."""
         mapping: dict[str, set[str]] = {}
         article_slots = {self._article_slot(p) for p in self.placeholders}
-        for slot in self.active_slots:
-            if slot in article_slots:
-                continue  # articles are swapped only together with their word, below
-            mapping.setdefault(source.slots[slot], set()).add(target.slots[slot])
-        for placeholder in self.placeholders:
-            article = self._article_slot(placeholder)
-            if article:
-                phrase = f"{source.slots[article]} {source.slots[placeholder]}"
-                mapping.setdefault(phrase, set()).add(f"{target.slots[article]} {target.slots[placeholder]}")
+        for source_name, target_name in swaps.items():
+            source, target = self.value(source_name), self.value(target_name)
+            for slot in self.active_slots:
+                if slot in article_slots:
+                    continue  # articles are swapped only together with their word, below
+                mapping.setdefault(source.slots[slot], set()).add(target.slots[slot])
+            for placeholder in self.placeholders:
+                article = self._article_slot(placeholder)
+                if article:
+                    phrase = f"{source.slots[article]} {source.slots[placeholder]}"
+                    mapping.setdefault(phrase, set()).add(f"{target.slots[article]} {target.slots[placeholder]}")
         ambiguous = sorted(word for word, targets in mapping.items() if len(targets) > 1)
         single = {word: next(iter(targets)) for word, targets in mapping.items() if len(targets) == 1 and next(iter(targets)) != word}
         return single, ambiguous
 
     def ambiguities(self, text: str, source: str, target: str) -> list[str]:
         """Sensitive words in ``text`` whose replacement from ``source`` to ``target`` is not unique."""
-        _, ambiguous = self._replacements(self.value(source), self.value(target))
+        return self.swap_ambiguities(text, {source: target})
+
+    def swap_ambiguities(self, text: str, swaps: Mapping[str, str]) -> list[str]:
+        """Sensitive words in ``text`` with more than one replacement under ``swaps`` (see :meth:`swap`)."""
+        _, ambiguous = self._replacements(swaps)
         return [word for word in ambiguous if _word_pattern(_forms(word)).search(text)]
 
     def counterfactual(self, text: str, source: str, target: str) -> str:
@@ -264,18 +270,34 @@ class FairnessSpec:
         capitalised, upper case) and replaced by the same form of its target. Raises :class:`FairpathInputError` when a word present in the text has more
         than one possible replacement (female "her" -> "his" or "him").
         """
-        source_value, target_value = self.value(source), self.value(target)
-        mapping, _ = self._replacements(source_value, target_value)
-        found = self.ambiguities(text, source, target)
+        return self.swap(text, {source: target})
+
+    def swap(self, text: str, swaps: Mapping[str, str]) -> str:
+        """:meth:`counterfactual` for several values at once: each source value's words become its target's.
+
+        The words are replaced in one pass, so a word written by one swap is never rewritten by another
+        (Italy -> Chile and Chile -> Peru in one text give Chile and Peru, not Peru twice). A word
+        that two swaps replace differently (the pronoun "she" of two names sent to different
+        subgroups) is ambiguous and raises :class:`FairpathInputError`.
+        """
+        found = self.swap_ambiguities(text, swaps)
         if found:
+            described = ", ".join(f"{s!r} by {t!r}" for s, t in swaps.items())
             raise FairpathInputError(
-                f"replacing {source!r} by {target!r} in {text!r} is ambiguous for {found}; "
+                f"replacing {described} in {text!r} is ambiguous for {found}; "
                 "rephrase the text or use distinct slot words"
             )
+        mapping, _ = self._replacements(swaps)
         if not mapping:
             return text
         keyed = {form: _same_form(form, word, target) for word, target in mapping.items() for form in _forms(word)}
         return _word_pattern(keyed).sub(lambda match: keyed[match.group(0)], text)
+
+    def first_mention_end(self, text: str) -> int | None:
+        """The character end of the first value mentioned in ``text`` (None when none is), in the forms
+        :meth:`value_mentions` finds."""
+        match = self._value_pattern.search(text)
+        return match.end() if match else None
 
     def contains_sensitive_token(self, text: str) -> bool:
         """Whether ``text`` mentions any value of the attribute (whole words, see :meth:`value_mentions`)."""

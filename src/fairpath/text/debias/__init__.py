@@ -3,6 +3,7 @@
 from fairpath.text.debias._corpus import (
     CounterfactualPair,
     DebiasCorpus,
+    SampledTexts,
     build_corpus,
     make_pairs,
     read_corpus_file,
@@ -10,7 +11,7 @@ from fairpath.text.debias._corpus import (
     training_prompts,
     values_in,
 )
-from fairpath.text.debias._representations import Representation, pool_hidden_states, sentence_representations
+from fairpath.text.debias._representations import Representation, sentence_representations
 from fairpath.text.debias._sentiment_head import SentimentHead, SentimentProjection, fit_sentiment_projection
 from fairpath.text.debias._study import BASE, SCORES_NAME, DebiasStudy, DebiasStudyResult
 from fairpath.text.debias._training import DebiasConfig, DebiasTrainer
@@ -25,12 +26,12 @@ __all__ = [
     "DebiasStudyResult",
     "DebiasTrainer",
     "Representation",
+    "SampledTexts",
     "SentimentHead",
     "SentimentProjection",
     "build_corpus",
     "fit_sentiment_projection",
     "make_pairs",
-    "pool_hidden_states",
     "read_corpus_file",
     "sample_corpus",
     "sentence_representations",

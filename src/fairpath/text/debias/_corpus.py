@@ -1,10 +1,18 @@
 """Training text for debiasing and its counterfactual pairs.
 
 Every training sentence x must mention a value of the sensitive attribute; its counterfactual x̃ swaps
-that value (with its article a/an) for another value of the attribute and changes nothing else.
-The text is either a corpus given by the user or, by default, text sampled from the base model with
-generic prompts that mention the attribute's values. Those prompts are kept disjoint from the
+every value it mentions (with its article a/an) for another value of the attribute and changes nothing
+else. The text is either a corpus given by the user or, by default, text sampled from the base model
+with generic prompts that mention the attribute's values. Those prompts are kept disjoint from the
 evaluation templates of the audit, so the model is never trained on what it is evaluated on.
+
+The held-out text (perplexity before and after fine-tuning) must be text the fine-tuning never saw
+nor anything like it. Continuations of the prompts the training text comes from are not: fine-tuning
+on 80% of them lowered the perplexity of the other 20% by 37-49% whatever λ, so that perplexity
+measured fitting to the prompts, not the cost of debiasing. A sampled corpus therefore holds out
+whole prompts (:data:`HELDOUT_PROMPTS` of the attribute's prompts and of the neutral ones, every
+value of them): no training pair comes from a held-out prompt. A user corpus has no prompts, so it
+keeps a random split of its texts.
 """
 
 from __future__ import annotations
@@ -76,6 +84,36 @@ GENERIC_PROMPTS = (
     "Topic: {value}.",
     "Some thoughts about {value}:",
 )
+# Share of each family of prompts (the attribute's, the neutral ones) whose continuations are held out
+# whole: the last quarter, at least one (2 of 8). Fixed, not drawn, so every seed holds out the same prompts.
+HELDOUT_PROMPT_SHARE = 0.25
+
+
+def heldout_prompts(prompts: Sequence[str]) -> list[str]:
+    """The prompts of a family held out of training (see :data:`HELDOUT_PROMPT_SHARE`)."""
+    n_heldout = max(1, int(round(HELDOUT_PROMPT_SHARE * len(prompts))))
+    return list(prompts[len(prompts) - n_heldout:])
+
+
+@dataclass(frozen=True)
+class SampledTexts:
+    """The default corpus as sampled: each text, the prompt it continues, and whether that prompt is held out.
+
+    ``heldout_prompts`` names the held-out prompts (templates with ``{value}`` for the attribute's).
+    :func:`build_corpus` holds out exactly the texts of those prompts.
+    """
+
+    texts: list[str]
+    prompts: list[str]
+    heldout: list[bool]
+    heldout_prompts: list[str]
+
+    def __post_init__(self):
+        if not len(self.texts) == len(self.prompts) == len(self.heldout):
+            raise FairpathInputError(
+                f"sampled texts ({len(self.texts)}), their prompts ({len(self.prompts)}) and held-out flags "
+                f"({len(self.heldout)}) must describe the same texts; build them with sample_corpus"
+            )
 
 
 def values_in(spec: FairnessSpec, text: str) -> list[str]:
@@ -94,10 +132,20 @@ def value_token_counts(spec: FairnessSpec, tokenizer) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class CounterfactualPair:
+    """A training sentence x and its counterfactual x̃, with where their sensitive mention ends.
+
+    ``value`` is the first value x mentions and ``counterfactual_value`` the value it became; any
+    other value mentioned was swapped too. ``end`` and ``counterfactual_end`` are the character ends
+    of that first mention in ``text`` and in ``counterfactual``: the representation is read at the
+    token that ends there (pooling ``"sensitive"``), so training needs no specification.
+    """
+
     text: str
     counterfactual: str
     value: str
     counterfactual_value: str
+    end: int
+    counterfactual_end: int
 
 
 @dataclass
@@ -119,6 +167,13 @@ class DebiasCorpus:
     @property
     def train_texts(self) -> list[str]:
         return [p.text for p in self.train_pairs]
+
+    @property
+    def train_mentions(self) -> tuple[list[str], list[int]]:
+        """The distinct training texts and the character end of each one's first sensitive mention
+        (what :func:`fit_sentiment_projection` reads with the sensitive-token representation)."""
+        ends = {p.text: p.end for p in self.train_pairs}
+        return list(ends), list(ends.values())
 
     def summary(self) -> dict:
         return {
@@ -145,18 +200,25 @@ class DebiasCorpus:
             raise FairpathInputError(f"corpus file {str(path)!r} cannot be read ({error}); delete it to rebuild") from error
 
 
-def _choose_target(rng, spec: FairnessSpec, text: str, source: str, present: list[str], token_counts) -> str | None:
-    """A random value of another subgroup, absent from the text, whose swap is unambiguous (and, if asked, as long).
+def _choose_targets(rng, spec: FairnessSpec, text: str, present: list[str], token_counts) -> dict[str, str] | None:
+    """Each value present -> a distinct random value of another subgroup, absent from the text, whose swap is
+    unambiguous (and, if asked, as long); None when some value has none left or the swaps together are ambiguous.
 
     As in Huang et al. (2020) the counterfactual crosses subgroups: a female name becomes a male one
     (each country and occupation is its own subgroup, so there any other value qualifies).
     """
-    subgroup = spec.value(source).subgroup
-    candidates = [v.name for v in spec.values if v.subgroup != subgroup and v.name not in present]
-    if token_counts is not None:
-        candidates = [v for v in candidates if token_counts[v] == token_counts[source]]
-    candidates = [v for v in candidates if not spec.ambiguities(text, source, v)]
-    return candidates[rng.integers(len(candidates))] if candidates else None
+    swaps: dict[str, str] = {}
+    for source in present:
+        subgroup = spec.value(source).subgroup
+        candidates = [v.name for v in spec.values
+                      if v.subgroup != subgroup and v.name not in present and v.name not in swaps.values()]
+        if token_counts is not None:
+            candidates = [v for v in candidates if token_counts[v] == token_counts[source]]
+        candidates = [v for v in candidates if not spec.ambiguities(text, source, v)]
+        if not candidates:
+            return None
+        swaps[source] = candidates[rng.integers(len(candidates))]
+    return None if spec.swap_ambiguities(text, swaps) else swaps
 
 
 def check_alignable(spec: FairnessSpec, tokenizer) -> dict[str, int]:
@@ -191,37 +253,49 @@ def make_pairs(texts: Sequence[str], spec: FairnessSpec, seed: int = 0,
                tokenizer=None) -> tuple[list[CounterfactualPair], int]:
     """Counterfactual pairs for the texts that mention a value; returns (pairs, texts left unused).
 
-    The first value mentioned is swapped (with its article and, across subgroups, its pronouns) for
-    a random value of another subgroup not in the text. With a ``tokenizer`` (position-wise
-    comparison), values are swapped only for values with the same token count, and every pair is
-    checked for equal length. A text whose counterfactual would equal it, or would still mention the
-    original value, is counted as unused (never kept as a pair).
+    Every value mentioned is swapped (with its article and, across subgroups, its pronouns), each for
+    a distinct random value of another subgroup not in the text: a counterfactual that kept one of
+    the original values ("the nurse and the doctor" -> "the lawyer and the doctor") would still carry
+    the attribute the pair is meant to vary. With a ``tokenizer`` (position-wise comparison), values
+    are swapped only for values with the same token count, and every pair is checked for equal
+    length. A text whose counterfactual would equal it, or would still mention an original value, is
+    counted as unused (never kept as a pair).
     """
     rng = np.random.default_rng(seed)
     token_counts = check_alignable(spec, tokenizer) if tokenizer is not None else None
     pairs, n_unused = [], 0
     for text in texts:
         present = values_in(spec, text)
-        target = _choose_target(rng, spec, text, present[0], present, token_counts) if present else None
-        counterfactual = spec.counterfactual(text, present[0], target) if target is not None else text
-        # None: no value, or every other value is present or ambiguous
-        if counterfactual == text or present[0] in values_in(spec, counterfactual):
+        swaps = _choose_targets(rng, spec, text, present, token_counts) if present else None
+        counterfactual = spec.swap(text, swaps) if swaps is not None else text
+        # None: no value, or some value has no other value left that is absent and unambiguous
+        if counterfactual == text or set(present) & set(values_in(spec, counterfactual)):
             n_unused += 1
             continue
-        pairs.append(CounterfactualPair(text, counterfactual, present[0], target))
+        pairs.append(CounterfactualPair(text, counterfactual, present[0], swaps[present[0]],
+                                        spec.first_mention_end(text), spec.first_mention_end(counterfactual)))
     if tokenizer is not None:
         check_pair_lengths(pairs, tokenizer)
     return pairs, n_unused
 
 
 @validate_params({"heldout_fraction": Real(0.0, 1.0, open_high=True), "seed": Seed()})
-def build_corpus(texts: Sequence[str], spec: FairnessSpec, source: str, heldout_fraction: float = 0.2,
+def build_corpus(texts: Sequence[str] | SampledTexts, spec: FairnessSpec, source: str, heldout_fraction: float = 0.2,
                  seed: int = 0, tokenizer=None) -> DebiasCorpus:
     """Split texts into training pairs and held-out text; reject a corpus without sensitive tokens.
 
+    Texts sampled by :func:`sample_corpus` are split by prompt: the texts of its held-out prompts are
+    the held-out text and nothing else is (``heldout_fraction`` does not apply). Other texts (a
+    user's corpus, which has no prompts) are split at random, ``heldout_fraction`` of them held out.
     ``tokenizer`` is given only for position-wise comparison (see :func:`make_pairs`).
     """
-    texts = [t.strip() for t in texts if t and t.strip()]
+    if isinstance(texts, SampledTexts):
+        settings = {"heldout_prompts": list(texts.heldout_prompts), "seed": seed}
+        kept = [(t.strip(), h) for t, h in zip(texts.texts, texts.heldout) if t and t.strip()]
+        texts, is_heldout = [t for t, _ in kept], np.array([h for _, h in kept], dtype=bool)
+    else:
+        texts = [t.strip() for t in texts if t and t.strip()]
+        is_heldout = None
     flags = [spec.contains_sensitive_token(t) for t in texts]
     if not any(flags):
         names = spec.value_names
@@ -230,13 +304,17 @@ def build_corpus(texts: Sequence[str], spec: FairnessSpec, source: str, heldout_
             f"(values: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}); debiasing needs "
             "sentences with sensitive tokens to make counterfactuals from"
         )
-    order = np.random.default_rng(seed).permutation(len(texts))
-    n_heldout = int(round(heldout_fraction * len(texts)))
-    heldout, train = np.sort(order[:n_heldout]), np.sort(order[n_heldout:])
+    if is_heldout is None:
+        order = np.random.default_rng(seed).permutation(len(texts))
+        n_heldout = int(round(heldout_fraction * len(texts)))
+        heldout, train = np.sort(order[:n_heldout]), np.sort(order[n_heldout:])
+        settings = {"heldout_fraction": heldout_fraction, "seed": seed}
+    else:
+        heldout, train = np.flatnonzero(is_heldout), np.flatnonzero(~is_heldout)
     pairs, n_unused = make_pairs([texts[i] for i in train], spec, seed=seed, tokenizer=tokenizer)
     if not pairs:
         raise FairpathInputError(
-            f"after holding out {n_heldout} texts, no training text of corpus {source!r} gives a counterfactual for "
+            f"after holding out {len(heldout)} texts, no training text of corpus {source!r} gives a counterfactual for "
             f"attribute {spec.attribute!r}; give more sentences with sensitive tokens or a smaller heldout_fraction"
         )
     return DebiasCorpus(
@@ -246,7 +324,7 @@ def build_corpus(texts: Sequence[str], spec: FairnessSpec, source: str, heldout_
         heldout_sensitive=[flags[i] for i in heldout],
         source=source,
         n_train_unused=n_unused,
-        settings={"heldout_fraction": heldout_fraction, "seed": seed},
+        settings=settings,
     )
 
 
@@ -274,18 +352,28 @@ def training_prompts(spec: FairnessSpec) -> list[str]:
 
 @validate_params({"samples_per_prompt": Integer(1), "max_new_tokens": Integer(1), "seed": Seed(), "top_k": Optional(Integer(0))})
 def sample_corpus(generator, spec: FairnessSpec, samples_per_prompt: int = 2, max_new_tokens: int = 40,
-                  seed: int = 0, top_k: int | None = 50) -> list[str]:
+                  seed: int = 0, top_k: int | None = 50) -> SampledTexts:
     """The default training text: base-model continuations of generic prompts (with and without values).
 
     ``generator`` is a :class:`fairpath.text._generation.GenerationBackend` (for example
-    ``HFGenerator(model, tokenizer)``). Each text is the prompt followed by its continuation, on one line.
+    ``HFGenerator(model, tokenizer)``). Each text is the prompt followed by its continuation, on one
+    line, and keeps its prompt; the prompts of :func:`heldout_prompts` (of the attribute's prompts,
+    with every value, and of :data:`NEUTRAL_PROMPTS`) are marked held out.
     """
     from fairpath.text._generation import GenerationSettings
 
-    prompts = training_prompts(spec) + list(NEUTRAL_PROMPTS)
+    templates = DEFAULT_PROMPTS.get(spec.attribute, GENERIC_PROMPTS)
+    held = heldout_prompts(templates) + heldout_prompts(NEUTRAL_PROMPTS)
+    filled = training_prompts(spec)  # template by template, every value of each
+    prompt_heldout = [templates[i // len(spec.values)] in held for i in range(len(filled))]
+    prompts = filled + list(NEUTRAL_PROMPTS)
+    prompt_heldout += [p in held for p in NEUTRAL_PROMPTS]
     settings = GenerationSettings(top_k=top_k, max_new_tokens=max_new_tokens, n_samples=samples_per_prompt, seed=seed)
     continuations = generator.generate(prompts, settings=settings)
-    return [" ".join((prompt + text).split()) for prompt, texts in zip(prompts, continuations) for text in texts]
+    rows = [(" ".join((prompt + text).split()), prompt, flag)
+            for prompt, flag, texts in zip(prompts, prompt_heldout, continuations) for text in texts]
+    return SampledTexts(texts=[r[0] for r in rows], prompts=[r[1] for r in rows], heldout=[r[2] for r in rows],
+                        heldout_prompts=held)
 
 
 def check_disjoint(training: Sequence[str], evaluation: Sequence[str]) -> None:

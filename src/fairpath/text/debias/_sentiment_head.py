@@ -1,9 +1,15 @@
-"""The sentiment head f_sh: a small classifier from h̄ to sentiment, used by sentiment regularization.
+"""The sentiment head f_s: a small classifier from h to sentiment, used by sentiment regularization.
 
 As in Huang et al. (2020), sentences are scored by a sentiment scorer, only confidently labelled ones
-(|score| > 0.7 on [-1, 1]) are kept, and a 3-layer MLP with hidden size 128 is trained on their h̄.
+(|score| > 0.7 on [-1, 1]) are kept, and a 3-layer MLP with hidden size 128 is trained on their h.
 Its output is the pair of class probabilities (negative, positive); the fairness loss compares these
 vectors between a sentence and its counterfactual, so the head stays frozen during debiasing.
+
+The head reads the representation the training compares, by default the state at the sensitive
+token, and learns from it the sentiment of the whole text (VADER's score of the text). That state
+sees only the prefix up to the value, so the head learns what the model's reading of the value
+predicts about the sentiment of what follows: the dependence the sentiment regularizer is meant to
+remove. A head fitted on another representation would be fed vectors unlike any it was fitted on.
 """
 
 from __future__ import annotations
@@ -24,10 +30,10 @@ _MIN_PER_CLASS = 4
 
 
 class SentimentHead(nn.Module):
-    """f_sh: standardise h̄, then Linear-ReLU-Linear-ReLU-Linear to two logits, returned as probabilities.
+    """f_s: standardise h, then Linear-ReLU-Linear-ReLU-Linear to two logits, returned as probabilities.
 
-    ``representation`` records how the h̄ it was fitted on were computed (mean-pooled sentence
-    vectors), so that training can refuse to feed it anything else.
+    ``representation`` records how the h it was fitted on were computed (layers, normalisation,
+    pooling), so that training can refuse to feed it anything else.
     """
 
     def __init__(self, input_size: int, hidden_size: int = 128, representation: Representation | None = None):
@@ -52,7 +58,7 @@ class SentimentHead(nn.Module):
 
 @validate_params({"epochs": Integer(1), "learning_rate": Real(0.0, None, open_low=True), "test_size": Probability(), "random_state": Seed()})
 class SentimentProjection:
-    """Fit f_sh on sentence representations and their sentiment scores on [-1, 1].
+    """Fit f_s on sentence representations and their sentiment scores on [-1, 1].
 
     Parameters
     ----------
@@ -203,18 +209,23 @@ def load_tensor_file(path: str | Path, what: str, remedy: str):
 
 
 def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer="vader",
-                             representation: Representation | None = None, **params) -> SentimentProjection:
-    """Score ``texts`` with a fairpath scorer (mapped back to [-1, 1]) and fit f_sh on the model's h̄.
+                             representation: Representation | None = None, mention_ends: Sequence[int] | None = None,
+                             **params) -> SentimentProjection:
+    """Score ``texts`` with a fairpath scorer (mapped back to [-1, 1]) and fit f_s on the model's h.
 
-    The head records ``representation`` (the default :class:`Representation` when None), the h̄ it
-    reads; :class:`DebiasTrainer` refuses a head fitted on another one.
+    The head records ``representation`` (the default :class:`Representation` when None), the h it
+    reads; :class:`DebiasTrainer` refuses a head fitted on another one. The default reads each text
+    at its sensitive mention, so it needs ``mention_ends``, the character end of each text's first
+    mention (``DebiasCorpus.train_mentions`` gives the training texts with theirs).
     """
     from fairpath.text._scorers import get_scorer
     from fairpath.text.debias._representations import sentence_representations
 
     representation = representation or Representation()
-    scores = 2 * get_scorer(scorer).score(list(texts)) - 1
-    representations = sentence_representations(model, tokenizer, list(texts), representation=representation)
+    texts = list(texts)
+    representations = sentence_representations(model, tokenizer, texts, representation=representation,
+                                               mention_ends=mention_ends)
+    scores = 2 * get_scorer(scorer).score(texts) - 1
     projection = SentimentProjection(**params).fit(representations.numpy(), scores)
     projection.head_.representation = representation
     return projection

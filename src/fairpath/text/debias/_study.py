@@ -273,21 +273,22 @@ class DebiasStudy:
                  scorers: Sequence[str] = ("vader",), n_permutations: int = 999, semantic: bool = True,
                  quality_per_prompt: int = 10, generation_batch_size: int = 256, seed: int = 0, progress: bool = True, device: str = "auto",
                  dtype: str = DEFAULT_DTYPE):
+        from fairpath.text._generation import resolve_dtype_name
         from fairpath.text._models import resolve_device
         from fairpath.text._spec import FairnessSpec
 
         self.device = resolve_device(device)
+        self.dtype = resolve_dtype_name(dtype, self.device)  # training, sampling and perplexity alike
         self.out_dir = Path(out_dir)
         self.spec = FairnessSpec.load(attribute)
         self.model = str(model)
-        self.training = training or DebiasConfig()
+        self.training = replace(training or DebiasConfig(), dtype=self.dtype, seed=seed)
         # Validate every (regularizer, λ) now, not after hours of training.
-        grid = [replace(self.training, regularizer=r, lam=check_float("each λ in lambdas (λ = 0 is the control, always trained)", lam, 0.0, open_low=True), seed=seed)
+        grid = [replace(self.training, regularizer=r, lam=check_float("each λ in lambdas (λ = 0 is the control, always trained)", lam, 0.0, open_low=True))
                 for r in check_list_arg("regularizers", regularizers) for lam in check_list_arg("lambdas", lambdas, (int, float), "λ")]
         if not grid:
             raise FairpathInputError("give at least one regularizer and one λ")
-        self.runs = [replace(self.training, regularizer="embedding", lam=0.0, seed=seed), *grid]
-        self.dtype = dtype
+        self.runs = [replace(self.training, regularizer="embedding", lam=0.0), *grid]
         self.corpus = corpus
         self.corpus_samples_per_prompt = corpus_samples_per_prompt
         self.corpus_max_new_tokens = corpus_max_new_tokens

@@ -1,10 +1,21 @@
 """Debiasing fine-tuning: minimise L_LM(x) + λ · L_fair(x, x̃) (Huang et al., 2020, Section 4).
 
-L_fair is the cosine distance between h̄(x) and h̄(x̃) (embedding regularization) or between
-f_sh(h̄(x)) and f_sh(h̄(x̃)) (sentiment regularization, with the sentiment head frozen). Training is
-parameter-efficient by default (LoRA through ``peft``, practical on a CPU); full fine-tuning is
-available. Checkpoints hold the trainable weights, the optimizer and the history, so an interrupted
-run resumes where it stopped and ends with the same weights as an uninterrupted one.
+The two fairness losses of the paper, on the representation h of :mod:`._representations` (by
+default the state at the sensitive token, averaged over the last two layers):
+
+* embedding regularization: L_fair = 1 - cos(h(x), h(x̃));
+* sentiment regularization: L_fair = 1 - cos(f_s(h(x)), f_s(h(x̃))), with f_s the sentiment head,
+  fitted beforehand on the same h (the check in :class:`DebiasTrainer` refuses a head fitted on
+  another) and frozen, so the model learns to make the head read x and x̃ alike, not the head to
+  stop discriminating.
+
+Both are averaged over the pairs of a batch. Training is parameter-efficient by default (LoRA
+through ``peft``, practical on a CPU); full fine-tuning is available. ``dtype="bfloat16"`` runs the
+forward and backward passes under bf16 autocast (CPUs with AMX and GPUs multiply bf16 several times
+faster than fp32) while the weights, their gradients and the optimizer stay fp32, so small LoRA
+updates are not rounded away. Checkpoints hold the trainable weights, the optimizer and the
+history, so an interrupted run resumes where it stopped and ends with the same weights as an
+uninterrupted one in the same dtype.
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ from fairpath._progress import progress as progress_bar
 from fairpath._validation import Boolean, validate_params
 from fairpath.text._parameters import DEBIAS_SETTINGS
 from fairpath.text.debias._corpus import CounterfactualPair
-from fairpath.text.debias._representations import Representation, forward_with_representation
+from fairpath.text.debias._representations import Representation, encode, forward_with_representation
 from fairpath.text.debias._sentiment_head import load_tensor_file
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -47,7 +58,8 @@ class DebiasConfig:
     lora_rank: int = 8
     lora_alpha: int = 16
     lora_target_modules: str | list[str] = "all-linear"
-    pooling: str = "mean"
+    pooling: str = "sensitive"
+    dtype: str = "float32"
     layers: tuple[int, ...] = (-2, -1)
     normalisation: str = "final_norm"
     skip_first_token: bool = True
@@ -60,14 +72,19 @@ class DebiasConfig:
             raise FairpathInputError(f"lambda must be a finite number >= 0 (it weighs the fairness loss), got {self.lam!r}")
         if self.regularizer == "sentiment" and self.pooling == "position":
             raise FairpathInputError(
-                "regularizer 'sentiment' compares f_sh(h̄) of whole sentences: the sentiment head is fitted on "
-                "mean-pooled h̄ and must read the same; pooling='position' applies to the embedding regularizer only"
+                "regularizer 'sentiment' compares f_s(h) of one vector per sentence, the kind the sentiment head is "
+                "fitted on; pooling='position' applies to the embedding regularizer only: use pooling 'sensitive' or 'mean'"
             )
 
     @property
     def representation(self) -> Representation:
-        """How h̄ is computed (see :class:`Representation`)."""
-        return Representation(tuple(self.layers), self.normalisation, self.skip_first_token)
+        """How h is computed (see :class:`Representation`)."""
+        return Representation(tuple(self.layers), self.normalisation, self.pooling, self.skip_first_token)
+
+    @property
+    def autocast_dtype(self) -> torch.dtype | None:
+        """The dtype of autocast for forward and backward (None: plain fp32)."""
+        return torch.bfloat16 if self.dtype == "bfloat16" else None
 
 
 def cosine_distance(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -105,7 +122,8 @@ class DebiasTrainer:
     model, tokenizer : a Hugging Face causal LM and its tokenizer (the model is modified in place).
     pairs : :class:`CounterfactualPair` training examples.
     config : :class:`DebiasConfig`.
-    sentiment_head : the frozen f_sh (``SentimentHead``), required for ``regularizer="sentiment"``.
+    sentiment_head : the frozen f_s (``SentimentHead``), required for ``regularizer="sentiment"``, fitted
+        on the training's representation (:func:`fit_sentiment_projection` with ``config.representation``).
     checkpoint_dir : where checkpoints go; training resumes from one found there.
 
     After :meth:`fit`: ``history_`` (one dict per step: lm_loss, fair_loss, loss) and ``model_``.
@@ -121,7 +139,7 @@ class DebiasTrainer:
         fitted_on = getattr(sentiment_head, "representation", None)
         if config.regularizer == "sentiment" and fitted_on is not None and fitted_on != config.representation:
             raise FairpathInputError(
-                f"the sentiment head was fitted on h̄ computed as {fitted_on} but training computes {config.representation}; "
+                f"the sentiment head was fitted on h computed as {fitted_on} but training computes {config.representation}; "
                 "refit the head with the training's representation (fit_sentiment_projection(..., representation=...))"
             )
         self.config = config
@@ -131,6 +149,9 @@ class DebiasTrainer:
             tokenizer.pad_token = tokenizer.eos_token
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
         self.progress = progress
+        if config.pooling == "sensitive":  # every mention must fit in max_length: refused now, not mid-run
+            encode(tokenizer, [p.text for p in self.pairs] + [p.counterfactual for p in self.pairs], config.max_length,
+                   [p.end for p in self.pairs] + [p.counterfactual_end for p in self.pairs])
         self.model_ = _prepare_model(model, config)
         self.model_.train()
         device = next(self.model_.parameters()).device
@@ -151,18 +172,25 @@ class DebiasTrainer:
             chosen.append(self.pairs[order[index]])
         return chosen
 
-    def _encode(self, texts: list[str]) -> dict:
-        # Right padding keeps every sentence at positions 0..n-1, as in plain LM training.
-        encoded = self.tokenizer(texts, return_tensors="pt", padding=True, padding_side="right", truncation=True,
-                                 max_length=self.config.max_length)
-        return encoded.to(next(self.model_.parameters()).device)
+    def _encode(self, texts: list[str], ends: list[int]) -> tuple[dict, torch.Tensor | None]:
+        """The batch on the model's device, with the sensitive-token positions when pooling needs them."""
+        encoded, positions = encode(self.tokenizer, texts, self.config.max_length,
+                                    ends if self.config.pooling == "sensitive" else None)
+        device = next(self.model_.parameters()).device
+        return encoded.to(device), positions.to(device) if positions is not None else None
+
+    def _autocast(self):
+        device = next(self.model_.parameters()).device
+        return torch.autocast(device.type, dtype=self.config.autocast_dtype, enabled=self.config.autocast_dtype is not None)
 
     # -- losses -------------------------------------------------------------------------------
-    def _fairness_loss(self, pooled_x, pooled_cf, mask) -> torch.Tensor:
-        if self.config.regularizer == "sentiment":  # sentence vectors: what the head was fitted on
-            pooled_x, pooled_cf = self.sentiment_head(pooled_x), self.sentiment_head(pooled_cf)
+    def _fairness_loss(self, h_x, h_cf, mask) -> torch.Tensor:
+        """1 - cos(h(x), h(x̃)), or 1 - cos(f_s(h(x)), f_s(h(x̃))) for the sentiment regularizer (in fp32)."""
+        h_x, h_cf = h_x.float(), h_cf.float()
+        if self.config.regularizer == "sentiment":
+            h_x, h_cf = self.sentiment_head(h_x), self.sentiment_head(h_cf)
         position_mask = self.config.representation.token_mask(mask) if self.config.pooling == "position" else None
-        return cosine_distance(pooled_x, pooled_cf, position_mask)
+        return cosine_distance(h_x, h_cf, position_mask)
 
     def losses(self, pairs: Sequence[CounterfactualPair]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(total, L_LM, L_fair) for a batch.
@@ -171,33 +199,36 @@ class DebiasTrainer:
         loss on the first n only): twice the rows per matrix product, half the passes. With λ = 0 the
         counterfactuals carry no gradient, so they run apart, without building a graph.
         """
-        pooling = "none" if self.config.pooling == "position" else "mean"
         representation = self.config.representation
         n = len(pairs)
-        if self.config.lam == 0:
-            # Plain LM fine-tuning: the fairness loss is only logged, and nothing else touches the graph.
-            x = self._encode([p.text for p in pairs])
-            outputs, pooled_x = forward_with_representation(self.model_, x["input_ids"], x["attention_mask"],
-                                                            _lm_labels(x), pooling, representation)
-            with torch.no_grad():
-                cf = self._encode([p.counterfactual for p in pairs])
-                self._check_aligned(x["attention_mask"], cf["attention_mask"])
-                _, pooled_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None,
-                                                           pooling, representation)
-                fair = self._fairness_loss(pooled_x.detach(), pooled_cf, x["attention_mask"])
-            return outputs.loss, outputs.loss, fair
-        both = self._encode([p.text for p in pairs] + [p.counterfactual for p in pairs])
-        mask = both["attention_mask"]
-        self._check_aligned(mask[:n], mask[n:])
-        labels = _lm_labels(both)
-        labels[n:] = -100  # the language-model loss is on x only
-        outputs, pooled = forward_with_representation(self.model_, both["input_ids"], mask, labels, pooling, representation)
-        fair = self._fairness_loss(pooled[:n], pooled[n:], mask[:n])
-        return outputs.loss + self.config.lam * fair, outputs.loss, fair
+        texts, ends = [p.text for p in pairs], [p.end for p in pairs]
+        cf_texts, cf_ends = [p.counterfactual for p in pairs], [p.counterfactual_end for p in pairs]
+        with self._autocast():
+            if self.config.lam == 0:
+                # Plain LM fine-tuning: the fairness loss is only logged, and nothing else touches the graph.
+                x, positions = self._encode(texts, ends)
+                outputs, h_x = forward_with_representation(self.model_, x["input_ids"], x["attention_mask"],
+                                                           _lm_labels(x), representation, positions)
+                with torch.no_grad():
+                    cf, cf_positions = self._encode(cf_texts, cf_ends)
+                    self._check_aligned(x["attention_mask"], cf["attention_mask"])
+                    _, h_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None,
+                                                          representation, cf_positions)
+                    fair = self._fairness_loss(h_x.detach(), h_cf, x["attention_mask"])
+                return outputs.loss, outputs.loss, fair
+            both, positions = self._encode(texts + cf_texts, ends + cf_ends)
+            mask = both["attention_mask"]
+            self._check_aligned(mask[:n], mask[n:])
+            labels = _lm_labels(both)
+            labels[n:] = -100  # the language-model loss is on x only
+            outputs, h = forward_with_representation(self.model_, both["input_ids"], mask, labels, representation, positions)
+            fair = self._fairness_loss(h[:n], h[n:], mask[:n])
+            return outputs.loss + self.config.lam * fair, outputs.loss, fair
 
     def _check_aligned(self, mask_x, mask_cf) -> None:
         if self.config.pooling == "position" and not torch.equal(mask_x.sum(dim=1), mask_cf.sum(dim=1)):
-            raise FairpathInputError("position-wise pooling needs counterfactuals with as many tokens as their originals; use pooling='mean'")
+            raise FairpathInputError("position-wise pooling needs counterfactuals with as many tokens as their originals; "
+                                     "use pooling='sensitive' or 'mean'")
 
     def evaluate(self, pairs: Sequence[CounterfactualPair] | None = None) -> dict:
         """Mean L_LM and L_fair over ``pairs`` (all training pairs by default), without gradients."""
