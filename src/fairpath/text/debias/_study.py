@@ -330,9 +330,8 @@ class DebiasStudy:
         if self.corpus is None:
             from fairpath.text._generation import HFGenerator
 
-            model, base_tokenizer = self._load_base()
-            texts = sample_corpus(HFGenerator(model, base_tokenizer), self.spec, self.corpus_samples_per_prompt,
-                                  self.corpus_max_new_tokens, seed=self.seed)
+            texts = sample_corpus(HFGenerator(self.model, device=self.device, dtype=self.dtype), self.spec,
+                                  self.corpus_samples_per_prompt, self.corpus_max_new_tokens, seed=self.seed)
             source = (f"sampled from the base model: {self.corpus_samples_per_prompt} continuations of "
                       f"{self.corpus_max_new_tokens} tokens per generic prompt")
         elif isinstance(self.corpus, (str, Path)):
@@ -352,9 +351,9 @@ class DebiasStudy:
             return SentimentProjection.load(path)
         started = time.perf_counter()
         model, tokenizer = self._load_base()
-        texts = list(dict.fromkeys(corpus.train_texts))
-        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader",
-                                              representation=self.training.representation, random_state=self.seed)
+        texts, ends = corpus.train_mentions
+        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader", representation=self.training.representation,
+                                              mention_ends=ends, random_state=self.seed)
         projection.save(path)
         self._timed("sentiment_head", started)
         return projection
