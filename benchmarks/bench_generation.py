@@ -1,171 +1,138 @@
-"""Throughput of fairpath's generator against plain Hugging Face `generate` (issue 6, acceptance 4).
+"""Throughput of fairpath's generator against Hugging Face `generate` and against the matmul limit.
 
-Three ways to draw the same kind of samples (temperature 1, no top-k/top-p) from the same model:
-  loop     - `model.generate` called for one sample at a time (the naive baseline);
-  batched  - `model.generate` with every prompt repeated `--samples` times in one batch;
+For each precision (float32, bfloat16) at one batch size, in this one process so that the ratios
+share the machine's load:
   fairpath - `HFGenerator` (each prompt runs once, its cache is copied to the sample rows, rows
-             leave the batch at EOS).
-By default all methods run in this one process, one after the other on the same loaded model, so
-their ratios share the machine's load; --subprocess runs each in its own process instead, so that
-its peak resident memory is its own. Tokens are counted up to and including EOS (what the model
-actually computed). Prints tok/s, ratios, peak memory and the share of the compute limit: the
-measured float32 (or bfloat16) matmul FLOP/s of this CPU with torch, against 2 x parameters FLOP per
-generated token (the forward's matrix products; attention over the short context is left out).
-Tokens per CPU-second are printed too: on a machine shared with other jobs they move far less than
-wall-clock rates (with --threads 1 they measure the work done; with more threads, idle spinning counts).
+             leave the batch at EOS, two-level inverse-CDF token pick);
+  generate - `model.generate` with the prompt repeated to the same batch (temperature 1, no top-k/p);
+  limit    - the tokens/s that the forward's matrix products alone allow: `F.linear` timed at the
+             model's own layer shapes (q, k, v, o, gate, up, down per layer, and the LM head) for a
+             batch of that size, one decoding step's worth.
+Then (--workers-check) `workers=2` (two processes, one thread each) against one process with two
+threads, bfloat16, at the batch size and at half of it.
+Tokens are counted up to and including EOS. The load average is printed with every figure.
 
-    .venv/bin/python benchmarks/bench_generation.py                 # SmolLM2, 2 prompts x 64 x 50 tokens
-    .venv/bin/python benchmarks/bench_generation.py --model PATH --prompts 1 --samples 16
-
-Numbers depend on the machine's load: run it on an idle machine for the record.
+    .venv/bin/python benchmarks/bench_generation.py                    # SmolLM2, batch 256, 20 tokens
+    .venv/bin/python benchmarks/bench_generation.py --workers-check
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import subprocess
+import os
 import sys
 import time
 
-PROMPTS = [
-    "I am from Syria. Starting next week, I will be",
-    "My friend from Iceland told me that",
-    "I got a new job as a baker. Starting next week, I will be",
-    "People from Chile are",
-]
+PROMPTS = ["I am from Syria. Starting next week, I will be", "My friend from Iceland told me that"]
 
 
-def _count_tokens(rows, eos_ids) -> int:
-    """Generated tokens per row up to the first EOS (inclusive)."""
-    total = 0
-    for row in rows:
-        n = 0
-        for token in row:
-            n += 1
-            if token in eos_ids:
-                break
-        total += n
-    return total
+def _load() -> str:
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def matmul_flops(threads: int, dtype: str = "float32", size: int = 1024, seconds: float = 2.0) -> float:
-    """FLOP/s of square matrix products with torch on this CPU (the compute limit of a forward pass)."""
+def matmul_limit(model, batch: int, dtype, seconds: float = 2.0) -> float:
+    """Tokens/s that the model's matrix products alone allow at this batch (one row per token)."""
     import torch
+    import torch.nn.functional as F
 
-    torch.set_num_threads(threads)
-    kind = getattr(torch, dtype)
-    a, b = torch.randn(size, size, dtype=kind), torch.randn(size, size, dtype=kind)
-    torch.mm(a, b)  # warm-up
-    count, start = 0, time.perf_counter()
+    shapes = [tuple(m.weight.shape) for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    weights = [torch.randn(shape, dtype=dtype) for shape in shapes]
+    inputs = {size: torch.randn(batch, size, dtype=dtype) for size in {s[1] for s in shapes}}
+    step = lambda: [F.linear(inputs[w.shape[1]], w) for w in weights]  # noqa: E731
+    step()
+    steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        torch.mm(a, b)
-        count += 1
-    return 2 * size**3 * count / (time.perf_counter() - start)
+        step()
+        steps += 1
+    return batch * steps / (time.perf_counter() - start)
 
 
-_GENERATORS = {}
-
-
-def _generator(args):
-    from fairpath.text._generation import HFGenerator
-
-    key = (args.model, args.threads, args.dtype)
-    if key not in _GENERATORS:
-        _GENERATORS[key] = HFGenerator(args.model, num_threads=args.threads, dtype=args.dtype)
-    return _GENERATORS[key]
-
-
-def _run_method(method: str, args) -> dict:
-    import torch
-
+def _fairpath(generator, batch: int, tokens: int) -> float:
     from fairpath.text._generation import GenerationSettings
 
-    torch.set_num_threads(args.threads)
-    generator = _generator(args)
+    settings = GenerationSettings(max_new_tokens=tokens, n_samples=batch // len(PROMPTS), batch_size=batch, seed=0)
     generator.tokens_generated = 0
-    model, tokenizer = generator.model, generator.tokenizer
-    eos = set(generator.eos_token_ids)
-    prompts = PROMPTS[: args.prompts]
-    settings = GenerationSettings(
-        max_new_tokens=args.max_new_tokens, n_samples=args.samples, batch_size=args.batch_size, seed=0
-    )
-    hf_kwargs = dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=args.max_new_tokens,
-                     pad_token_id=tokenizer.pad_token_id)
+    start = time.perf_counter()
+    generator.generate(PROMPTS, settings=settings)
+    return generator.tokens_generated / (time.perf_counter() - start)
+
+
+def _hf_generate(generator, batch: int, tokens: int) -> float:
+    import torch
+
+    model, tokenizer, eos = generator.model, generator.tokenizer, set(generator.eos_token_ids)
+    encoded = tokenizer([p for p in PROMPTS for _ in range(batch // len(PROMPTS))], return_tensors="pt", padding=True)
     torch.manual_seed(0)
-    start, start_cpu = time.perf_counter(), time.process_time()
+    start = time.perf_counter()
     with torch.inference_mode():
-        if method == "fairpath":
-            generator.generate(prompts, settings=settings)
-            tokens = generator.tokens_generated
-        elif method == "batched":
-            tokens = 0
-            for prompt in prompts:
-                encoded = tokenizer([prompt] * args.samples, return_tensors="pt")
-                out = model.generate(**encoded, **hf_kwargs)
-                tokens += _count_tokens(out[:, encoded["input_ids"].shape[1]:].tolist(), eos)
-        else:
-            tokens = 0
-            for prompt in prompts:
-                encoded = tokenizer(prompt, return_tensors="pt")
-                for _ in range(args.loop_samples):
-                    out = model.generate(**encoded, **hf_kwargs)
-                    tokens += _count_tokens(out[:, encoded["input_ids"].shape[1]:].tolist(), eos)
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    flop_per_token = 2 * sum(p.numel() for p in model.parameters())
-    return {"method": method, "tokens": tokens, "seconds": seconds, "tok_per_s": tokens / seconds,
-            "tok_per_cpu_s": tokens / cpu_seconds, "peak_mib": peak_mib, "flop_per_token": flop_per_token}
+        out = model.generate(**encoded, do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=tokens,
+                             pad_token_id=tokenizer.pad_token_id)
+    seconds = time.perf_counter() - start
+    count = 0
+    for row in out[:, encoded["input_ids"].shape[1]:].tolist():
+        count += next((i + 1 for i, token in enumerate(row) if token in eos), len(row))
+    return count / seconds
+
+
+def _workers_check(args) -> None:
+    import torch
+
+    from fairpath.text._generation import HFGenerator
+
+    torch.set_num_threads(2)
+    threaded = HFGenerator(args.model, dtype="bfloat16", num_threads=2)
+    pooled = HFGenerator(args.model, dtype="bfloat16", workers=2)
+    for batch in (args.batch_size, args.batch_size // 2):
+        # Two batches per run so that both workers have one; warm-up loads the workers' models.
+        _fairpath_two(pooled, batch, 2)
+        _fairpath_two(threaded, batch, 2)
+        for _ in range(args.repeats):
+            one = _fairpath_two(threaded, batch, args.max_new_tokens)
+            two = _fairpath_two(pooled, batch, args.max_new_tokens)
+            print(f"bfloat16 batch {batch}: 1 process x 2 threads {one:6.1f} tok/s, 2 workers x 1 thread {two:6.1f} "
+                  f"tok/s (x {two / one:.2f}), {_load()}", flush=True)
+    pooled.close()
+
+
+def _fairpath_two(generator, batch: int, tokens: int) -> float:
+    from fairpath.text._generation import GenerationSettings
+
+    settings = GenerationSettings(max_new_tokens=tokens, n_samples=batch, batch_size=batch, seed=0)
+    generator.tokens_generated = 0
+    start = time.perf_counter()
+    generator.generate(PROMPTS, settings=settings)
+    return generator.tokens_generated / (time.perf_counter() - start)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="default")
-    parser.add_argument("--prompts", type=int, default=2)
-    parser.add_argument("--samples", type=int, default=64, help="samples per prompt (fairpath and batched)")
-    parser.add_argument("--loop-samples", type=int, default=4, help="samples per prompt for the one-at-a-time loop")
-    parser.add_argument("--max-new-tokens", type=int, default=50)
-    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--max-new-tokens", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"], help="precision of every method")
-    parser.add_argument("--methods", default="batched,fairpath")
-    parser.add_argument("--subprocess", action="store_true", help="one process per method (own peak memory)")
-    parser.add_argument("--only", help=argparse.SUPPRESS)
+    parser.add_argument("--repeats", type=int, default=2, help="alternations of the methods per precision")
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--workers-check", action="store_true", help="only compare workers=2 with 2 threads")
     args = parser.parse_args(argv)
-    if args.only:
-        print(json.dumps(_run_method(args.only, args)))
-        return 0
+    import torch
 
-    print(f"load average before: {open('/proc/loadavg').read().split()[:3]}", flush=True)
-    limit = matmul_flops(args.threads, args.dtype)
-    results = {}
-    for method in args.methods.split(","):
-        if args.subprocess:
-            child = [sys.executable, __file__, "--only", method] + [a for a in (argv or sys.argv[1:]) if a != "--only"]
-            done = subprocess.run(child, capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.stderr.write(done.stderr)
-                return done.returncode
-            results[method] = json.loads(done.stdout.strip().splitlines()[-1])
-        else:
-            results[method] = _run_method(method, args)
-        r = results[method]
-        print(f"{method:9s} {r['tokens']:6d} tokens in {r['seconds']:7.1f} s = {r['tok_per_s']:7.1f} tok/s "
-              f"({r['tok_per_cpu_s']:6.1f} per CPU-second), peak RSS {r['peak_mib']:6.0f} MiB, "
-              f"{100 * r['tok_per_s'] * r['flop_per_token'] / limit:5.1f}% of the compute limit", flush=True)
-    if "fairpath" in results:
-        for base in ("loop", "batched"):
-            if base in results:
-                ratio = results["fairpath"]["tok_per_s"] / results[base]["tok_per_s"]
-                cpu_ratio = results["fairpath"]["tok_per_cpu_s"] / results[base]["tok_per_cpu_s"]
-                print(f"fairpath / {base}: {ratio:.1f}x wall-clock, {cpu_ratio:.1f}x per CPU-second")
-    r = next(iter(results.values()))
-    print(f"compute limit: {limit / 1e9:.1f} GFLOP/s ({args.dtype} matmul, {args.threads} threads) / "
-          f"{r['flop_per_token'] / 1e9:.3f} GFLOP per token = {limit / r['flop_per_token']:.0f} tok/s")
-    print(f"load average after: {open('/proc/loadavg').read().split()[:3]}")
-    print(f"settings: model={args.model} prompts={args.prompts} samples={args.samples} "
-          f"max_new_tokens={args.max_new_tokens} batch_size={args.batch_size} threads={args.threads} dtype={args.dtype}")
+    from fairpath.text._generation import HFGenerator
+
+    if args.workers_check:
+        _workers_check(args)
+        return 0
+    torch.set_num_threads(args.threads)
+    for dtype in args.dtypes.split(","):
+        generator = HFGenerator(args.model, dtype=dtype, num_threads=args.threads)
+        _fairpath(generator, args.batch_size, 2)  # warm-up
+        for _ in range(args.repeats):
+            ours = _fairpath(generator, args.batch_size, args.max_new_tokens)
+            theirs = _hf_generate(generator, args.batch_size, args.max_new_tokens)
+            limit = matmul_limit(generator.model, args.batch_size, getattr(torch, dtype))
+            print(f"{dtype:8s} batch {args.batch_size}: fairpath {ours:6.1f} tok/s, generate {theirs:6.1f} "
+                  f"(x {ours / theirs:.2f}), matmul limit {limit:6.0f} ({100 * ours / limit:4.1f}%), {_load()}", flush=True)
+    print(f"settings: model={args.model} batch={args.batch_size} max_new_tokens={args.max_new_tokens} "
+          f"threads={args.threads}")
     return 0
 
 
