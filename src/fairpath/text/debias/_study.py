@@ -14,6 +14,7 @@ under another key is refused, naming what differs (see ``DebiasStudy._check_resu
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import time
@@ -328,10 +329,9 @@ class DebiasStudy:
 
             tokenizer = load_tokenizer(self.model)
         if self.corpus is None:
-            from fairpath.text._generation import HFGenerator
 
-            texts = sample_corpus(HFGenerator(self.model, device=self.device, dtype=self.dtype), self.spec,
-                                  self.corpus_samples_per_prompt, self.corpus_max_new_tokens, seed=self.seed)
+            with self._generator(self.model) as generator:
+                texts = sample_corpus(generator, self.spec, self.corpus_samples_per_prompt, self.corpus_max_new_tokens, seed=self.seed)
             source = (f"sampled from the base model: {self.corpus_samples_per_prompt} continuations of "
                       f"{self.corpus_max_new_tokens} tokens per generic prompt")
         elif isinstance(self.corpus, (str, Path)):
@@ -376,19 +376,17 @@ class DebiasStudy:
     def evaluate(self, name: str, model_path: str, corpus: DebiasCorpus) -> dict:
         """Audit one model (resumable through its sample store) and measure S.S.; cached as JSON."""
         from fairpath.text._audit import audit_text
-        from fairpath.text._generation import HFGenerator
 
         folder = self.out_dir / "audits" / name
         cached = folder / "evaluation.json"
         if cached.exists():
             return json.loads(cached.read_text())
         started = time.perf_counter()
-        backend = HFGenerator(model_path, device=self.device, dtype=self.dtype)
-        settings = self.audit_settings()
-        result = audit_text(self.spec, backend, scorers=self.scorers, settings=settings, store=folder / "samples",
-                            n_permutations=self.n_permutations, seed=self.seed, quality=self.semantic,
-                            corpus=corpus.heldout_texts, quality_per_prompt=self.quality_per_prompt, progress=self.progress,
-                            **self._thresholds(name))
+        with self._generator(model_path) as backend:
+            result = audit_text(self.spec, backend, scorers=self.scorers, settings=self.audit_settings(), store=folder / "samples",
+                                n_permutations=self.n_permutations, seed=self.seed, quality=self.semantic,
+                                corpus=corpus.heldout_texts, quality_per_prompt=self.quality_per_prompt, progress=self.progress,
+                                **self._thresholds(name))
         result.to_json(folder / "audit.json")
         write_parquet_atomic(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
@@ -402,6 +400,19 @@ class DebiasStudy:
         write_json(record, cached)
         self._timed(f"evaluation:{name}", started)
         return record
+
+    @contextlib.contextmanager
+    def _generator(self, model):
+        """A sampler of ``model`` (a folder or "default") at the study's precision, one worker process per core on a
+        CPU (``HFGenerator(workers="auto")``: two one-thread workers decode 4-7x faster than one two-thread process
+        under load), stopped afterwards."""
+        from fairpath.text._generation import HFGenerator
+
+        generator = HFGenerator(model, device=self.device, dtype=self.dtype, workers="auto")
+        try:
+            yield generator
+        finally:
+            generator.close()
 
     def _thresholds(self, name: str) -> dict:
         """S.S. and S.S.c thresholds: calibrated on the base model's own continuations, then the same for every model.
@@ -420,12 +431,11 @@ class DebiasStudy:
         They go to the base audit's sample store, so its full audit later reuses them instead of drawing again.
         """
         from fairpath.text._audit import audit_text
-        from fairpath.text._generation import HFGenerator
 
-        backend = HFGenerator(self.model, device=self.device, dtype=self.dtype)
-        result = audit_text(self.spec, backend, scorers=self.scorers, settings=replace(self.audit_settings(), n_samples=n_samples),
-                            store=self.out_dir / "audits" / BASE / "samples", n_permutations=self.n_permutations, seed=self.seed,
-                            quality=False, progress=self.progress)
+        with self._generator(self.model) as backend:
+            result = audit_text(self.spec, backend, scorers=self.scorers, settings=replace(self.audit_settings(), n_samples=n_samples),
+                                store=self.out_dir / "audits" / BASE / "samples", n_permutations=self.n_permutations,
+                                seed=self.seed, quality=False, progress=self.progress)
         return result.samples
 
     def compare(self, name: str, scorer: str) -> dict:
