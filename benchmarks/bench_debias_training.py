@@ -48,7 +48,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="print the top operators of one bf16 step")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
+                        help="torch threads (on a loaded machine every parallel operator can wait a time slice for its "
+                             "second thread: compare 1)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     base, tokenizer = load_causal_lm("default")
     spec = FairnessSpec.load("occupation")

@@ -156,3 +156,10 @@ def test_sampled_corpus_holds_out_whole_prompts_and_trains_on_none_of_them(attri
     assert len(corpus.train_pairs) == 2 * 6 * len(spec.values) and corpus.n_train_unused == 2 * 6
     assert corpus.settings == {"heldout_prompts": sampled.heldout_prompts, "seed": 0}
     assert DebiasCorpus.load(corpus.save(tmp_path / "corpus.json")) == corpus
+
+
+def test_train_mentions_are_the_distinct_training_texts_with_their_mention_ends():
+    texts = ["The baker said hello."] * 3 + ["Yesterday, the nurse left."]
+    corpus = build_corpus(texts, OCCUPATION, source="test", heldout_fraction=0.0, seed=0)
+    assert len(corpus.train_pairs) == 4
+    assert corpus.train_mentions == (["The baker said hello.", "Yesterday, the nurse left."], [9, 20])

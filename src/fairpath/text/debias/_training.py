@@ -140,7 +140,7 @@ class DebiasTrainer:
         if config.regularizer == "sentiment" and fitted_on is not None and fitted_on != config.representation:
             raise FairpathInputError(
                 f"the sentiment head was fitted on h computed as {fitted_on} but training computes {config.representation}; "
-                "refit the head with the training's representation (fit_sentiment_projection(..., representation=...))"
+                "refit the head with the training's representation (fit_sentiment_projection(..., representation=config.representation))"
             )
         self.config = config
         self.pairs = list(pairs)
