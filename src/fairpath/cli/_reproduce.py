@@ -98,14 +98,14 @@ def _register_huang(studies) -> None:
     huang.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a causal-LM folder")
     huang.add_argument("--quick", action="store_true", help="one lambda, a few steps and samples (a smoke test)")
     huang.add_argument("--lambdas", default=None, help="comma-separated lambdas > 0 per regularizer; the control (lambda 0) "
-                       "is always trained (default 10,100,1000; --quick 100)")
+                       "is always trained (default 1,10,100; --quick 100)")
     huang.add_argument("--samples", type=flag_type("--samples", Integer(2)), default=None,
                        help="audit samples per prompt (default: chosen by the power calculation; --quick 4)")
     huang.add_argument("--pilot-samples", type=flag_type("--pilot-samples", Integer(2)), default=None,
-                       help="samples per prompt of the base model's pilot audit for the power calculation (default 20)")
+                       help="samples per prompt of the base model's pilot audit for the power calculation (default 12)")
     huang.add_argument("--max-samples", type=flag_type("--max-samples", Integer(2)), default=None,
-                       help="the most samples per prompt the power calculation may choose (default 60)")
-    huang.add_argument("--steps", type=flag_type("--steps", Integer(1)), default=None, help="training steps per model (default 60; --quick 3)")
+                       help="the most samples per prompt the power calculation may choose (default 24)")
+    huang.add_argument("--steps", type=flag_type("--steps", Integer(1)), default=None, help="training steps per model (default 40; --quick 3)")
     huang.add_argument("--templates", type=flag_type("--templates", Integer(1)), default=None,
                        help="audit the first K templates of each attribute (default: all 10; --quick 2)")
     huang.add_argument("--corpus", default=None, help="training text for every attribute (default: sampled from the model)")

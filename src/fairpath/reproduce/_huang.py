@@ -72,8 +72,8 @@ class HuangSettings:
 
     attributes: tuple[str, ...] = ATTRIBUTES
     regularizers: tuple[str, ...] = ("embedding", "sentiment")
-    lambdas: tuple[float, ...] = (10.0, 100.0, 1000.0)
-    steps: int = 60
+    lambdas: tuple[float, ...] = (1.0, 10.0, 100.0)
+    steps: int = 40
     batch_size: int = 8
     max_length: int = 32
     learning_rate: float = 1e-3
@@ -82,9 +82,9 @@ class HuangSettings:
     corpus_max_new_tokens: int = 30
     templates: int | None = None  # the first K templates of each attribute; None: all
     audit_samples: int | None = None
-    pilot_samples: int = 20
-    max_audit_samples: int = 60
-    audit_max_new_tokens: int = 20
+    pilot_samples: int = 12
+    max_audit_samples: int = 24  # 8 audits x 390 prompts x 24 x 15 tokens: about 25 minutes of the hour on 2 cores
+    audit_max_new_tokens: int = 15
     n_permutations: int = 999  # of every audit's tests and of every comparison with the control
     semantic: bool = True
     quality_per_prompt: int = 10  # continuations per prompt embedded for S.S. and S.S.c

@@ -195,27 +195,33 @@ class DebiasTrainer:
     def losses(self, pairs: Sequence[CounterfactualPair]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(total, L_LM, L_fair) for a batch.
 
-        The sentences and their counterfactuals run in one forward pass (one batch of 2n rows, the LM
-        loss on the first n only): twice the rows per matrix product, half the passes. With λ = 0 the
-        counterfactuals carry no gradient, so they run apart, without building a graph.
+        With pooling ``"sensitive"`` the counterfactual is read at its mention only, and in a causal model
+        no later token changes the state there: x̃ runs cut after its mention (about a third of x's
+        tokens), apart from x. With the other poolings the sentences and their counterfactuals run in one
+        forward pass (one batch of 2n rows, the LM loss on the first n only): twice the rows per matrix
+        product, half the passes. With λ = 0 the counterfactuals carry no gradient, so they run without
+        building a graph.
         """
         representation = self.config.representation
         n = len(pairs)
         texts, ends = [p.text for p in pairs], [p.end for p in pairs]
         cf_texts, cf_ends = [p.counterfactual for p in pairs], [p.counterfactual_end for p in pairs]
+        apart = self.config.lam == 0 or self.config.pooling == "sensitive"
+        if self.config.pooling == "sensitive":
+            cf_texts = [text[:end] for text, end in zip(cf_texts, cf_ends)]
         with self._autocast():
-            if self.config.lam == 0:
-                # Plain LM fine-tuning: the fairness loss is only logged, and nothing else touches the graph.
+            if apart:
                 x, positions = self._encode(texts, ends)
                 outputs, h_x = forward_with_representation(self.model_, x["input_ids"], x["attention_mask"],
                                                            _lm_labels(x), representation, positions)
-                with torch.no_grad():
+                # λ = 0 is plain LM fine-tuning: the fairness loss is only logged, and nothing else touches the graph
+                with torch.set_grad_enabled(torch.is_grad_enabled() and self.config.lam != 0):
                     cf, cf_positions = self._encode(cf_texts, cf_ends)
                     self._check_aligned(x["attention_mask"], cf["attention_mask"])
                     _, h_cf = forward_with_representation(self.model_, cf["input_ids"], cf["attention_mask"], None,
                                                           representation, cf_positions)
-                    fair = self._fairness_loss(h_x.detach(), h_cf, x["attention_mask"])
-                return outputs.loss, outputs.loss, fair
+                    fair = self._fairness_loss(h_x if self.config.lam else h_x.detach(), h_cf, x["attention_mask"])
+                return (outputs.loss + self.config.lam * fair if self.config.lam else outputs.loss), outputs.loss, fair
             both, positions = self._encode(texts + cf_texts, ends + cf_ends)
             mask = both["attention_mask"]
             self._check_aligned(mask[:n], mask[n:])
