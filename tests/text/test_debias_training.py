@@ -146,7 +146,7 @@ def test_saved_folder_is_a_plain_causal_lm_with_the_merged_weights(tiny_lm_path,
 
 
 @pytest.mark.parametrize("pooling", ["sensitive", "mean"])
-def test_sentiment_loss_feeds_the_head_the_sentence_vectors_it_was_fitted_on(tiny_lm_path, pairs, pooling):
+def test_sentiment_loss_compares_the_head_features_of_the_vectors_it_was_fitted_on(tiny_lm_path, pairs, pooling):
     model, tokenizer = load_causal_lm(tiny_lm_path)
     representation = Representation(pooling=pooling)
     texts, counterfactuals = [p.text for p in pairs], [p.counterfactual for p in pairs]
@@ -165,7 +165,7 @@ def test_sentiment_loss_feeds_the_head_the_sentence_vectors_it_was_fitted_on(tin
                                      mention_ends=[p.end for p in batch])
         cf = sentence_representations(model, tokenizer, [p.counterfactual for p in batch], representation=representation,
                                       mention_ends=[p.counterfactual_end for p in batch])
-        expected = cosine_distance(head(x), head(cf))
+        expected = cosine_distance(head.features(x), head.features(cf))  # its sentiment features, not its 2 probabilities
     assert expected > 0
     assert torch.allclose(fair, expected, atol=1e-5)
 

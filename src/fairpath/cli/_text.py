@@ -11,7 +11,7 @@ from pathlib import Path
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status
 from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
-from fairpath.text._parameters import DTYPES, QUALITY_SETTINGS
+from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, HF_GENERATOR_SETTINGS, QUALITY_SETTINGS
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 
@@ -46,8 +46,11 @@ def _register_audit(text_subparsers) -> None:
     audit.add_argument("--top-p", type=flag_type("--top-p", GENERATION_SETTINGS["top_p"]), default=1.0, help="nucleus sampling mass")
     audit.add_argument("--batch-size", type=flag_type("--batch-size", GENERATION_SETTINGS["batch_size"]), default=64,
                        help="rows generated together (with --backend openai: samples per stored part)")
-    audit.add_argument("--dtype", default="auto", choices=DTYPES,
+    audit.add_argument("--dtype", default=DEFAULT_DTYPE, choices=DTYPES,
                        help="model precision (default auto: bfloat16 on CUDA and CPUs with AMX or AVX512-BF16, else float32)")
+    audit.add_argument("--workers", type=flag_type("--workers", HF_GENERATOR_SETTINGS["workers"]), default=1,
+                       help="processes sampling a local model, one torch thread each; auto: one per core on a CPU, "
+                            "often several times faster than one process on every core (default 1)")
     _add_measure_arguments(audit)
     audit.add_argument("--corpus", type=Path, default=None, help="text file (one passage a line) for perplexity")
     audit.add_argument("--out", type=Path, required=True, help="folder for report.html, results.json and samples/ (Parquet parts; a rerun resumes from them)")
@@ -144,7 +147,7 @@ def _backend(args):
     if args.backend == "hf":
         from fairpath.text import HFGenerator
 
-        return HFGenerator(args.model, dtype=args.dtype)
+        return HFGenerator(args.model, dtype=args.dtype, workers=args.workers)
     from fairpath.text import OpenAICompatibleBackend
 
     if args.base_url is None:

@@ -78,7 +78,7 @@ class HuangSettings:
     max_length: int = 32
     learning_rate: float = 1e-3
     lora_rank: int = 8
-    corpus_samples: int = 2
+    corpus_samples: int = 4  # continuations per corpus prompt: the sentiment head keeps only the confidently scored ones
     corpus_max_new_tokens: int = 30
     templates: int | None = None  # the first K templates of each attribute; None: all
     audit_samples: int | None = None

@@ -2,8 +2,9 @@
 
 As in Huang et al. (2020), sentences are scored by a sentiment scorer, only confidently labelled ones
 (|score| > 0.7 on [-1, 1]) are kept, and a 3-layer MLP with hidden size 128 is trained on their h.
-Its output is the pair of class probabilities (negative, positive); the fairness loss compares these
-vectors between a sentence and its counterfactual, so the head stays frozen during debiasing.
+Its output is the pair of class probabilities (negative, positive); the fairness loss compares its
+last hidden layer (:meth:`SentimentHead.features`) between a sentence and its counterfactual, with the
+head frozen during debiasing.
 
 The head reads the representation the training compares, by default the state at the sensitive
 token, and learns from it the sentiment of the whole text (VADER's score of the text). That state
@@ -49,8 +50,12 @@ class SentimentHead(nn.Module):
             nn.Linear(hidden_size, 2),
         )
 
+    def features(self, representations: torch.Tensor) -> torch.Tensor:
+        """The last hidden layer (after its ReLU): what the sentiment regularizer compares (see ``._training``)."""
+        return self.layers[:-1]((representations - self.center) / self.scale)
+
     def logits(self, representations: torch.Tensor) -> torch.Tensor:
-        return self.layers((representations - self.center) / self.scale)
+        return self.layers[-1](self.features(representations))
 
     def forward(self, representations: torch.Tensor) -> torch.Tensor:
         return torch.softmax(self.logits(representations), dim=-1)

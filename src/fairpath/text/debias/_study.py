@@ -20,9 +20,8 @@ import json
 import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
-from itertools import repeat
 from pathlib import Path
 from typing import Sequence
 
@@ -393,14 +392,17 @@ class DebiasStudy:
         """
         pending = [config for config in self.runs if not (self.model_folder(config) / TRAINING_LOG_NAME).exists()]
         processes = min(len(pending), os.cpu_count() or 1) if self.device == "cpu" else 1
+        def record(config: DebiasConfig, seconds: float) -> None:  # as each ends, so an interrupted study keeps it
+            self._add_time(f"training:{model_name(config.regularizer, config.lam)}", seconds)
+
         if processes <= 1:
-            seconds = [self.train(config, corpus, projection) for config in pending]
-        else:
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(processes, mp_context=context, initializer=_one_thread) as pool:
-                seconds = list(pool.map(self.train, pending, repeat(corpus), repeat(projection)))
-        for config, spent in zip(pending, seconds):
-            self._add_time(f"training:{model_name(config.regularizer, config.lam)}", spent)
+            for config in pending:
+                record(config, self.train(config, corpus, projection))
+            return
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"), initializer=_one_thread) as pool:
+            jobs = {pool.submit(self.train, config, corpus, projection): config for config in pending}
+            for job in as_completed(jobs):
+                record(jobs[job], job.result())
 
     def evaluate(self, name: str, model_path: str, corpus: DebiasCorpus) -> dict:
         """Audit one model (resumable through its sample store) and measure S.S.; cached as JSON."""

@@ -7,7 +7,11 @@ default the state at the sensitive token, averaged over the last two layers):
 * sentiment regularization: L_fair = 1 - cos(f_s(h(x)), f_s(h(x̃))), with f_s the sentiment head,
   fitted beforehand on the same h (the check in :class:`DebiasTrainer` refuses a head fitted on
   another) and frozen, so the model learns to make the head read x and x̃ alike, not the head to
-  stop discriminating.
+  stop discriminating. f_s(h) is the head's last hidden layer (:meth:`SentimentHead.features`, 128
+  sentiment features), not its two class probabilities: a head fitted on the few confidently
+  labelled sentences of a small corpus saturates, and the cosine of two saturated 2-vectors is 1
+  with no gradient (measured on Country: L_fair 0.0000 from the first step on, so the sentiment
+  models trained as the control).
 
 Both are averaged over the pairs of a batch. Training is parameter-efficient by default (LoRA
 through ``peft``, practical on a CPU); full fine-tuning is available. ``dtype="bfloat16"`` runs the
@@ -188,7 +192,7 @@ class DebiasTrainer:
         """1 - cos(h(x), h(x̃)), or 1 - cos(f_s(h(x)), f_s(h(x̃))) for the sentiment regularizer (in fp32)."""
         h_x, h_cf = h_x.float(), h_cf.float()
         if self.config.regularizer == "sentiment":
-            h_x, h_cf = self.sentiment_head(h_x), self.sentiment_head(h_cf)
+            h_x, h_cf = self.sentiment_head.features(h_x), self.sentiment_head.features(h_cf)
         position_mask = self.config.representation.token_mask(mask) if self.config.pooling == "position" else None
         return cosine_distance(h_x, h_cf, position_mask)
 
