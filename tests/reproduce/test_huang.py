@@ -114,3 +114,23 @@ def test_templates_must_be_positive_and_cut_every_attribute(capsys):
     assert exited.value.code == 2 and "--templates must be an integer ≥ 1, got 0" in capsys.readouterr().err
     assert [len(_spec(a, 3).templates) for a in ("country", "occupation")] == [3, 3]
     assert _spec("country", None).templates == _spec("country", 99).templates  # None or too many: all of them
+
+
+def test_the_design_sizes_the_audits_from_a_pilot_whose_samples_the_base_audit_reuses(tmp_path):
+    from fairpath.reproduce import HuangStudy
+    from fairpath.text._samples import SampleStore
+
+    model = make_tiny_causal_lm(tmp_path / "tiny-lm", seed=0)
+    settings = HuangSettings.quick(audit_samples=None, pilot_samples=3, max_audit_samples=4, attributes=("country",))
+    study = HuangStudy(tmp_path / "out", model=str(model), settings=settings, corpus=CORPUS, device="cpu", progress=False)
+    record = study.design("country")
+    assert record["pilot_samples"] == 3 and record["samples_per_prompt"] == 4  # the cap: a tiny model's power is ~0
+    assert record["chosen_by"].startswith("the cap max_audit_samples=4")
+    if "power" in record:  # the power of every candidate up to the cap, at the target's effect and level
+        assert [row["n"] for row in record["power"]["table"]] == [4]
+        assert (record["power"]["effect"], record["power"]["alpha"], record["power"]["target"]) == (0.3, 0.01, 0.8)
+    assert json.loads((tmp_path / "out" / "country" / "design.json").read_text()) == json.loads(json.dumps(record))
+    # the pilot's samples are the base audit's first ones: 3 per prompt of the 2 templates x 10 countries, stored
+    stored = SampleStore(tmp_path / "out" / "country" / "audits" / "base" / "samples").load()
+    assert len(stored) == 3 * 20 and sorted(stored["sample_index"].unique()) == [0, 1, 2]
+    assert study.design("country") == json.loads(json.dumps(record))  # read back, not recomputed

@@ -281,20 +281,27 @@ class HuangStudy:
             scores.append(result.scores.assign(attribute=attribute))
         table = pd.concat(tables, ignore_index=True)
         table = table[["attribute", *[c for c in table.columns if c != "attribute"]]]
-        settings = {**asdict(self.settings), "samples_per_prompt": {a: d["samples_per_prompt"] for a, d in design.items()},
-                    "model": self.model, "wall_seconds": None, "commit": source_commit()}
+        provenance = self._provenance()
+        settings = {**asdict(self.settings), "dtype": provenance["dtype"],  # as resolved for this device
+                    "samples_per_prompt": {a: d["samples_per_prompt"] for a, d in design.items()},
+                    "model": self.model, "commit": source_commit()}
         result = HuangResult(table, target_check(table), settings, design, self.out, 0.0,
-                             pd.concat(scores, ignore_index=True), self._provenance())
+                             pd.concat(scores, ignore_index=True), provenance)
         seconds = time.perf_counter() - started
         result = replace(result, seconds=seconds, settings={**settings, "wall_seconds": self._wall_seconds(seconds)})
         result.write_record(self.out)
         return result
 
     def _wall_seconds(self, this_session: float) -> float:
-        """Seconds the study's stages took over every session (their timings), or this session's when larger."""
-        staged = sum(sum(json.loads(path.read_text()).values()) for path in self.out.glob("*/timings.json"))
-        staged += sum(json.loads(path.read_text()).get("seconds", 0.0) for path in self.out.glob("*/design.json"))
-        return round(max(staged, this_session), 1)
+        """Wall-clock seconds of every session that worked on ``out`` (``sessions.json``), this one included.
+
+        Stage timings would overcount: models train two at a time.
+        """
+        path = self.out / "sessions.json"
+        sessions = json.loads(path.read_text()) if path.exists() else []
+        sessions.append({"ended": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(this_session, 1)})
+        write_json(sessions, path)
+        return round(sum(session["seconds"] for session in sessions), 1)
 
     def _provenance(self) -> dict:
         from fairpath.report import provenance
