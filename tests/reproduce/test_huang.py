@@ -58,7 +58,7 @@ def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, cap
     assert summary["target"]["verdict"] in printed and ("MET" in printed or "MISSED" in printed)
     assert [m["model"] for m in summary["models"]] == table["model"].tolist()
     assert summary["settings"]["samples_per_prompt"] == {"country": 3, "occupation": 3} and summary["settings"]["wall_seconds"] > 0
-    assert summary["design"]["country"] == {"samples_per_prompt": 3, "chosen_by": "given"}
+    assert summary["design"]["country"] == {"samples_per_prompt": 3, "chosen_by": "the audit_samples setting"}
     scores = pd.read_parquet(out / "scores.parquet")
     sizes = scores.groupby(["attribute", "model"]).size()
     assert set(sizes.loc["country"]) == {3 * 2 * 10} and set(sizes.loc["occupation"]) == {3 * 2 * 29}  # samples x templates x values

@@ -100,9 +100,9 @@ class HuangSettings:
     @classmethod
     def quick(cls, **overrides) -> "HuangSettings":
         """One λ per regularizer, a few steps, two templates and a handful of samples (minutes on a CPU)."""
-        sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, corpus_samples=2,
-                     corpus_max_new_tokens=16, templates=2, audit_samples=4, audit_max_new_tokens=10,
-                     n_permutations=99, quality_per_prompt=2)
+        # the corpus keeps its full size: with fewer texts the sentiment head lacks confidently negative ones
+        sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, templates=2, audit_samples=4,
+                     audit_max_new_tokens=10, n_permutations=99, quality_per_prompt=2)
         return cls(**{**sizes, **overrides})
 
 
@@ -242,7 +242,7 @@ class HuangStudy:
         s = self.settings
         path = self.out / attribute / "design.json"
         if s.audit_samples is not None:
-            return {"samples_per_prompt": s.audit_samples, "chosen_by": "given"}
+            return {"samples_per_prompt": s.audit_samples, "chosen_by": "the audit_samples setting"}
         if path.exists():
             return json.loads(path.read_text())
         started = time.perf_counter()

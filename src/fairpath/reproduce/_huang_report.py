@@ -89,7 +89,7 @@ def _design_text(design: dict) -> str:
     parts = []
     for attribute, record in design.items():
         power = record.get("power")
-        text = f"{attribute}: {record['samples_per_prompt']} samples per prompt ({record['chosen_by']})"
+        text = f"{attribute}: {record['samples_per_prompt']} samples per prompt, chosen by {record['chosen_by']}"
         if power:
             text += (f", power {record['power_at_chosen']:.2f} to detect a {100 * power['effect']:.0f}% fall of the individual-fairness "
                      f"excess ({power['base_excess']:.4f} in the pilot, floor {power['base_null_mean']:.4f}) at p < {power['alpha']:g}")
