@@ -21,7 +21,7 @@ from fairpath.parity._report import SECTION_IDS
 from fairpath.report import provenance
 from fairpath.reproduce import HuangSettings
 from fairpath.reproduce._huang import HuangResult, target_check
-from fairpath.reproduce._report import write_huang_report
+from fairpath.reproduce._huang_report import write_huang_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WIDTHS = (1024, 1400)  # a laptop and a desktop window
@@ -142,22 +142,27 @@ def _huang_report(folder):
     rows = []
     for attribute, scale in (("country", 1.0), ("occupation", 1.4)):
         for model, regularizer, lam, individual, p, perplexity, ss in (
-                ("base", "none", float("nan"), 0.060, float("nan"), 21.0, 0.310),
+                ("base", "none", float("nan"), 0.060, 0.2, 24.0, 0.290),
+                ("control", "none", 0.0, 0.062, float("nan"), 21.0, 0.310),
                 ("embedding-lambda10", "embedding", 10.0, 0.050, 0.04, 21.4, 0.305),
                 ("embedding-lambda100", "embedding", 100.0, 0.038, 0.002, 22.3, 0.290),
                 ("sentiment-lambda10", "sentiment", 10.0, 0.047, 0.03, 21.2, 0.309),
                 ("sentiment-lambda100", "sentiment", 100.0, 0.035, 0.001, 21.9, 0.300)):
-            rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lam": lam,
-                         "individual": scale * individual, "individual_floor": scale * 0.036, "individual_own_p": 0.001 if model == "base" else 0.3,
-                         "individual_change": individual / 0.060 - 1, "individual_p": p,
-                         "group": scale * individual / 2, "group_floor": scale * 0.015, "group_own_p": 0.001 if model == "base" else 0.3,
-                         "group_change": individual / 0.060 - 1, "group_p": p,
-                         "perplexity": perplexity, "perplexity_change": perplexity / 21.0 - 1, "perplexity_sensitive": perplexity + 3,
-                         "ss": ss, "ss_points": 100 * (ss - 0.310), "ssc": ss - 0.1, "ssc_points": 100 * (ss - 0.310)})
+            excess, group_excess = scale * (individual - 0.034), scale * (individual / 2 - 0.015)
+            rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lambda": lam,
+                         "individual_fairness": scale * individual, "individual_floor": scale * 0.034, "individual_excess": excess,
+                         "individual_bias_p": 0.001 if model == "control" else 0.3,
+                         "individual_change": excess / (scale * 0.028) - 1, "individual_p": p,
+                         "group_fairness": scale * individual / 2, "group_floor": scale * 0.015, "group_excess": group_excess,
+                         "group_bias_p": 0.001 if model == "control" else 0.3, "group_change": group_excess / (scale * 0.016) - 1,
+                         "group_p": p, "perplexity": perplexity, "perplexity_change": perplexity / 21.0 - 1,
+                         "perplexity_sensitive": perplexity + 3, "ss": ss, "ss_change_points": 100 * (ss - 0.310),
+                         "ssc": ss - 0.1, "ssc_change_points": 100 * (ss - 0.310)})
     table = pd.DataFrame(rows)
     settings = HuangSettings(templates=3)
-    result = HuangResult(table, target_check(table), asdict(settings), folder, 12.0,
-                         provenance(seed=settings.seed, dtype="float32", packages=("torch",)))
+    design = {"country": {"samples_per_prompt": 24, "chosen_by": "power"}, "occupation": {"samples_per_prompt": 24, "chosen_by": "power"}}
+    result = HuangResult(table, target_check(table), {**asdict(settings), "dtype": "bfloat16"}, design, folder, 12.0,
+                         provenance=provenance(seed=settings.seed, dtype="bfloat16", packages=("torch",)))
     return write_huang_report(result, folder / "report.html")
 
 

@@ -146,12 +146,16 @@ def _debias_study():
     from fairpath.text.debias import DebiasStudyResult
 
     evaluations = pd.DataFrame({
-        "model": ["base", "embedding-lambda10"], "regularizer": [None, "embedding"], "lam": [np.nan, 10.0],
+        "model": ["base", "control"], "regularizer": ["none", "none"], "lam": [np.nan, 0.0],
         "scorer": ["vader", "vader"], "individual": [0.08, 0.05], "individual_p_value": [0.01, 0.2],
         "individual_noise_floor": [0.03, 0.03], "group": [0.04, 0.02], "group_p_value": [0.02, 0.3],
         "group_noise_floor": [0.01, 0.01], "perplexity": [20.0, 21.5], "perplexity_sensitive": [25.0, 26.0],
         "ss": [0.6, 0.58], "ssc": [0.4, 0.41], "path": ["m0", "m1"]})
-    return DebiasStudyResult("country", evaluations)
+    comparisons = pd.DataFrame({"model": ["base"], "scorer": ["vader"], "individual_difference": [-0.03], "individual_p": [0.01],
+                                "group_difference": [-0.02], "group_p": [0.04], "n_permutations": [999]})
+    scores = pd.DataFrame({"model": ["base", "control"], "prompt": ["p", "p"], "sample_index": [0, 0], "text": ["a", "b"],
+                           "score_vader": [0.5, 0.6]})
+    return DebiasStudyResult("country", evaluations, comparisons, scores)
 
 
 def _huang():
@@ -159,13 +163,16 @@ def _huang():
     from fairpath.reproduce._huang import target_check
 
     table = pd.DataFrame({
-        "attribute": ["country", "country"], "model": ["base", "embedding-lambda10"], "regularizer": ["none", "embedding"],
-        "lam": [np.nan, 10.0], "individual": [0.08, 0.05], "individual_floor": [0.045, 0.046], "individual_own_p": [0.001, 0.3],
-        "individual_change": [0.0, -0.375], "individual_p": [np.nan, 0.004],
-        "group": [0.04, 0.03], "group_floor": [0.02, 0.021], "group_own_p": [0.001, 0.2], "group_change": [0.0, -0.25], "group_p": [np.nan, 0.2], "perplexity": [20.0, 21.0],
-        "perplexity_change": [0.0, 0.05], "perplexity_sensitive": [25.0, 26.0], "ss": [0.6, 0.59], "ss_points": [0.0, -1.0],
-        "ssc": [0.4, 0.41], "ssc_points": [0.0, 1.0]})
-    return HuangResult(table, target_check(table), {"seed": 0}, Path("huang"), 1.0)
+        "attribute": ["country"] * 3, "model": ["base", "control", "embedding-lambda10"], "regularizer": ["none", "none", "embedding"],
+        "lambda": [np.nan, 0.0, 10.0], "individual_fairness": [0.06, 0.08, 0.05], "individual_floor": [0.045, 0.046, 0.046],
+        "individual_excess": [0.015, 0.034, 0.004], "individual_bias_p": [0.01, 0.001, 0.3], "individual_change": [-0.56, 0.0, -0.88],
+        "individual_p": [0.002, np.nan, 0.004], "group_fairness": [0.03, 0.04, 0.03], "group_floor": [0.02, 0.02, 0.021],
+        "group_excess": [0.01, 0.02, 0.009], "group_bias_p": [0.01, 0.001, 0.2], "group_change": [-0.5, 0.0, -0.55],
+        "group_p": [0.1, np.nan, 0.2], "perplexity": [22.0, 20.0, 21.0], "perplexity_change": [0.1, 0.0, 0.05],
+        "perplexity_sensitive": [25.0, 25.0, 26.0], "ss": [0.5, 0.6, 0.59], "ss_change_points": [-10.0, 0.0, -1.0],
+        "ssc": [0.3, 0.4, 0.41], "ssc_change_points": [-10.0, 0.0, 1.0]})
+    return HuangResult(table, target_check(table), {"seed": 0}, {"country": {"samples_per_prompt": 24, "chosen_by": "the audit_samples setting"}},
+                       Path("huang"), 1.0)
 
 
 def _linear_check():

@@ -134,18 +134,22 @@ def test_reproduce_compas_report(shared_dir, tmp_path):
 def test_reproduce_huang_report(tmp_path):
     from fairpath.reproduce import HuangSettings
     from fairpath.reproduce._huang import HuangResult, target_check
-    from fairpath.reproduce._report import write_huang_report
+    from fairpath.reproduce._huang_report import write_huang_report
 
     rows = []
     for attribute in (f"country{SCRIPT}", f"occupation{IMAGE}"):
-        for model, regularizer, lam, individual in (("base", "none", float("nan"), 0.06), (f"embedding{SCRIPT}", "embedding", 10.0, 0.05),
+        for model, regularizer, lam, individual in (("base", "none", float("nan"), 0.06), ("control", "none", 0.0, 0.07),
+                                                    (f"embedding{SCRIPT}", "embedding", 10.0, 0.05),
                                                     (f"sentiment{IMAGE}", "sentiment", 10.0, 0.04)):
-            rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lam": lam, "individual": individual,
-                         "individual_floor": 0.036, "individual_own_p": 0.01, "individual_change": individual / 0.06 - 1,
-                         "individual_p": 0.04, "group": individual / 2, "group_floor": 0.015, "group_own_p": 0.01,
-                         "group_change": individual / 0.06 - 1, "group_p": 0.04, "perplexity": 21.0, "perplexity_change": 0.0,
-                         "perplexity_sensitive": 24.0, "ss": 0.3, "ss_points": 0.0, "ssc": 0.2, "ssc_points": 0.0})
+            rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lambda": lam,
+                         "individual_fairness": individual, "individual_floor": 0.036, "individual_excess": individual - 0.036,
+                         "individual_bias_p": 0.01, "individual_change": (individual - 0.036) / 0.034 - 1, "individual_p": 0.04,
+                         "group_fairness": individual / 2, "group_floor": 0.015, "group_excess": individual / 2 - 0.015,
+                         "group_bias_p": 0.01, "group_change": 0.0, "group_p": 0.04, "perplexity": 21.0, "perplexity_change": 0.0,
+                         "perplexity_sensitive": 24.0, "ss": 0.3, "ss_change_points": 0.0, "ssc": 0.2, "ssc_change_points": 0.0})
     table = pd.DataFrame(rows)
     settings = {**asdict(HuangSettings(templates=3)), "model": f"model{SCRIPT}"}
-    result = HuangResult(table, target_check(table), settings, tmp_path, 1.0, provenance(seed=0, dtype="float32", packages=()))
+    design = {f"country{SCRIPT}": {"samples_per_prompt": 24, "chosen_by": f"the cap{SCRIPT}"}}
+    result = HuangResult(table, target_check(table), settings, design, tmp_path, 1.0,
+                         provenance=provenance(seed=0, dtype="float32", packages=()))
     assert_escaped(write_huang_report(result, tmp_path / "report.html").read_text(encoding="utf-8"))
