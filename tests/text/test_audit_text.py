@@ -93,7 +93,9 @@ def test_audit_with_a_local_causal_lm_and_perplexity(tiny_lm_path, tmp_path):
     assert len(result.samples) == 16
     perplexity = result.quality["perplexity"]
     assert perplexity["n_texts"] == 2 and perplexity["n_texts_sensitive"] == 1 and perplexity["perplexity"] > 1
-    assert result.settings["dtype"] == "float32"
+    from fairpath.text._generation import resolve_dtype_name
+
+    assert result.settings["dtype"] == resolve_dtype_name("auto", "cpu")  # bfloat16 where the CPU computes it natively
 
 
 @pytest.mark.model

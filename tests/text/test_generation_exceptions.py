@@ -73,7 +73,7 @@ def test_bad_thread_count(tiny_byte_lm_path, bad):
 
 
 def test_unknown_dtype(tiny_lm_path):
-    with pytest.raises(FairpathInputError, match="unknown dtype 'float8'; use one of auto, float32, bfloat16"):
+    with pytest.raises(FairpathInputError, match="unknown dtype 'float8'; use one of auto, bfloat16, float32"):
         HFGenerator(tiny_lm_path, dtype="float8")
 
 

@@ -85,7 +85,7 @@ def _run_theorem1(args: argparse.Namespace) -> int:
 
 
 def _register_huang(studies) -> None:
-    from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES
+    from fairpath.text import DEFAULT_DTYPE, DTYPES
 
     huang = studies.add_parser(
         "huang",

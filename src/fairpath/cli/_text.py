@@ -11,7 +11,7 @@ from pathlib import Path
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status
 from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
-from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, HF_GENERATOR_SETTINGS, QUALITY_SETTINGS
+from fairpath.text import DEFAULT_DTYPE, DTYPES, HF_GENERATOR_SETTINGS, QUALITY_SETTINGS
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
 

@@ -10,7 +10,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._validation import flag_type
 from fairpath.cli._common import add_alias_argument, comma_list
 from fairpath.text import DEBIAS_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
-from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, POOLINGS
+from fairpath.text import DEFAULT_DTYPE, DTYPES, POOLINGS
 
 
 def _lambdas(text: str) -> list[float]:

@@ -41,10 +41,10 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import save_figure, write_csv
+from fairpath._io import atomic_path, save_figure, write_csv
 from fairpath._results import ResultMixin, result_frame, write_json
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, validate_params
-from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES
+from fairpath.text import DEFAULT_DTYPE, DTYPES
 from fairpath.reproduce._huang_report import tradeoff_figure, write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
@@ -181,14 +181,13 @@ class HuangResult(ResultMixin):
     def write_record(self, folder: str | Path) -> Path:
         """Write the record of the study into ``folder``: summary.json, table.csv, scores.parquet (every
         scored continuation with its text), tradeoffs_<attribute>.png and report.html."""
-        from fairpath.text.debias._study import write_parquet_atomic
-
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         for attribute in self.table["attribute"].unique():
             save_figure(self.plot(attribute=attribute), folder / f"tradeoffs_{attribute}.png", dpi=110, bbox_inches="tight")
         write_csv(self.table, folder / "table.csv")
-        write_parquet_atomic(self.scores, folder / "scores.parquet")
+        with atomic_path(folder / "scores.parquet") as temporary:
+            self.scores.to_parquet(temporary, index=False)
         write_json(self.to_dict(), folder / "summary.json")
         write_huang_report(self, folder / "report.html")
         return folder
@@ -237,7 +236,7 @@ class HuangStudy:
 
     def design(self, attribute: str) -> dict:
         """Samples per prompt for ``attribute``: given, or from the power calculation on a pilot of the base model."""
-        from fairpath.text._power import individual_fairness_power
+        from fairpath.text import individual_fairness_power
 
         s = self.settings
         path = self.out / attribute / "design.json"
@@ -305,8 +304,7 @@ class HuangStudy:
 
     def _provenance(self) -> dict:
         from fairpath.report import provenance
-        from fairpath.text._generation import resolve_dtype_name
-        from fairpath.text._models import resolve_device
+        from fairpath.text import resolve_device, resolve_dtype_name
 
         inputs = [path for path in (self.corpus, self.model) if path and Path(path).is_file()]
         return provenance(inputs=inputs, seed=self.settings.seed, dtype=resolve_dtype_name(self.settings.dtype, resolve_device(self.device)),

@@ -42,7 +42,8 @@ from fairpath.text._scorers import (
     get_scorer,
 )
 # The declared settings (fairpath._validation.validate_params), without torch: the command line's flag types.
-from fairpath.text._parameters import DEBIAS_SETTINGS, ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
+from fairpath.text._parameters import (DEBIAS_SETTINGS, DEFAULT_DTYPE, DTYPES, ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS,
+                                       QUALITY_SETTINGS, TEST_SETTINGS)
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
 from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 
@@ -60,8 +61,9 @@ _LAZY = {
     "PerplexityResult": "_quality",
     "SimilarityCalibration": "_quality",
     "calibrate_similarity_threshold": "_quality",
-    "PowerResult": "_power",
     "individual_fairness_power": "_power",
+    "resolve_device": "_models",
+    "resolve_dtype_name": "_generation",
     "perplexity": "_quality",
     "prompt_similarities": "_quality",
     "semantic_similarity": "_quality",
@@ -84,6 +86,10 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "DEBIAS_SETTINGS",
+    "DEFAULT_DTYPE",
+    "DTYPES",
+    "HF_GENERATOR_SETTINGS",
+    "QUALITY_SETTINGS",
     "DEFAULT_SCORERS",
     "ENDPOINT_SETTINGS",
     "GENERATION_SETTINGS",
@@ -102,7 +108,6 @@ __all__ = [
     "PermutationTest",
     "PerplexityResult",
     "PoolGenerator",
-    "PowerResult",
     "SampleRequest",
     "SampleStore",
     "SensitiveValue",
@@ -124,6 +129,8 @@ __all__ = [
     "indefinite_article",
     "individual_fairness",
     "individual_fairness_power",
+    "resolve_device",
+    "resolve_dtype_name",
     "load_causal_lm",
     "model_id",
     "pairwise_wasserstein1",

@@ -71,6 +71,7 @@ def embed(texts: Sequence[str], embedder=None, batch_size: int = EMBED_BATCH_SIZ
     return vectors[index.ravel()], speed
 
 
+@validate_params({"batch_size": Integer(1)})
 def prompt_similarities(prompts: Sequence[str], continuations: Sequence[str], embedder=None,
                         batch_size: int = EMBED_BATCH_SIZE) -> np.ndarray:
     """Cosine similarity of each continuation with its prompt (or any reference text given in its place)."""
