@@ -43,7 +43,7 @@ from fairpath.text._scorers import (
 )
 # The declared settings (fairpath._validation.validate_params), without torch: the command line's flag types.
 from fairpath.text._parameters import (DEBIAS_SETTINGS, DEFAULT_DTYPE, DTYPES, ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS,
-                                       QUALITY_SETTINGS, TEST_SETTINGS)
+                                       POOLINGS, QUALITY_SETTINGS, TEST_SETTINGS)
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
 from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 
@@ -89,6 +89,7 @@ __all__ = [
     "DEFAULT_DTYPE",
     "DTYPES",
     "HF_GENERATOR_SETTINGS",
+    "POOLINGS",
     "QUALITY_SETTINGS",
     "DEFAULT_SCORERS",
     "ENDPOINT_SETTINGS",
