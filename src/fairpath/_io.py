@@ -370,6 +370,13 @@ def write_csv(frame: pd.DataFrame, path: str | Path, **options) -> Path:
     return Path(path)
 
 
+def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write a table as Parquet through a temporary file, so a kill never leaves half of it."""
+    with atomic_path(path) as temporary:
+        frame.to_parquet(temporary, index=False)
+    return Path(path)
+
+
 def save_figure(fig, path: str | Path, **options) -> Path:
     """``fig.savefig(path)``, atomically (the format follows ``path``'s suffix, as savefig's would)."""
     options.setdefault("format", Path(path).suffix.lstrip(".") or None)

@@ -41,7 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_path, save_figure, write_csv
+from fairpath._io import save_figure, write_csv, write_parquet
 from fairpath._results import ResultMixin, result_frame, write_json
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, validate_params
 from fairpath.text import DEFAULT_DTYPE, DTYPES
@@ -186,8 +186,7 @@ class HuangResult(ResultMixin):
         for attribute in self.table["attribute"].unique():
             save_figure(self.plot(attribute=attribute), folder / f"tradeoffs_{attribute}.png", dpi=110, bbox_inches="tight")
         write_csv(self.table, folder / "table.csv")
-        with atomic_path(folder / "scores.parquet") as temporary:
-            self.scores.to_parquet(temporary, index=False)
+        write_parquet(self.scores, folder / "scores.parquet")
         write_json(self.to_dict(), folder / "summary.json")
         write_huang_report(self, folder / "report.html")
         return folder

@@ -29,7 +29,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import digest, key_differences, read_key, resume_key, write_key
-from fairpath._io import atomic_path
+from fairpath._io import write_parquet
 from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
 from fairpath._validation import Boolean, Integer, Options, check_float, check_list_arg, validate_params
 from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, TEST_SETTINGS
@@ -40,13 +40,6 @@ BASE = "base"
 CONTROL = "control"  # λ = 0: fine-tuned exactly as every regularized model, without the fairness loss
 STUDY_VERSION = 2  # raised whenever a stage's saved result changes for the same inputs
 SCORES_NAME = "scores.parquet"
-
-
-def write_parquet_atomic(frame: pd.DataFrame, path: Path) -> Path:
-    """Write a table through a temporary file, so a kill never leaves half of it."""
-    with atomic_path(path) as temporary:
-        frame.to_parquet(temporary, index=False)
-    return path
 
 
 _QUALITY = ("perplexity", "perplexity_sensitive", "ss", "ssc")  # measured once per model, whatever the scorer
@@ -419,7 +412,7 @@ class DebiasStudy:
                                 corpus=corpus.heldout_texts, quality_per_prompt=self.quality_per_prompt, progress=self.progress,
                                 **self._thresholds(name))
         result.to_json(folder / "audit.json")
-        write_parquet_atomic(result.samples, folder / SCORES_NAME)
+        write_parquet(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
         record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
                   "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
