@@ -73,14 +73,18 @@ class CategoryEncoder:
         if column not in self.categories_:
             return values.to_numpy(dtype=float)[:, None]
         known = self.categories_[column]
-        codes = _labels(values).astype(str).map({label: code for code, label in enumerate(known)})
-        unseen = sorted(set(values[codes.isna()].astype(str)))
+        # Each distinct label is looked up once, then the codes are gathered (a dict map per cell took
+        # a third of preparing a 200,000-row table).
+        distinct_codes, distinct = pd.factorize(_labels(values), use_na_sentinel=False)
+        lookup = {label: code for code, label in enumerate(known)}
+        labels = [str(label) for label in distinct]
+        unseen = sorted({label for label in labels if label not in lookup})
         if unseen:
             raise FairpathInputError(
                 f"column {column!r} has categories {unseen[:10]} that {self.what} never saw in training "
                 f"(known: {known[:10]}); refit on data that contains them or recode them"
             )
-        codes = codes.to_numpy(dtype=int)
+        codes = np.array([lookup[label] for label in labels], dtype=int)[distinct_codes]
         if self._one_hot(column):
             return np.eye(len(known))[codes][:, 1:]
         return codes.astype(float)[:, None]

@@ -13,7 +13,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    Boolean, Columns, Draws, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, validate_params,
+    Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, validate_params,
 )
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._known import check_predictor_functions, known_means
@@ -34,6 +34,15 @@ NON_ESTIMABLE_SHARE = 0.5
 # (benchmarks/study_coverage.py, 200 replications each).
 AUTO_SPLITS_BELOW_ROWS = 5000
 AUTO_SPLITS = 5
+# From this many rows on, the defaults (n_folds="auto", learner None) switch to the large-data
+# settings: LARGE_FOLDS folds, each holding at least 50,000 rows, and debiasing's GBM instead of
+# the stack. Below, SMALL_FOLDS folds and the stack, as the coverage study at n = 2000 and 5000
+# measured them; at n = 100,000 the large-data settings cover (SE/sd and coverage over 100
+# replications, benchmarks/README.md). Nuisance error shrinks with a fold's training rows, so two
+# folds lose nothing measurable here and cost 40% of five folds' row-fits.
+LARGE_ROWS = 100_000
+LARGE_FOLDS = 2
+SMALL_FOLDS = 5
 
 
 def _validate(sfm, method, learner, measures, n_rep, n_boot):
@@ -60,6 +69,13 @@ def resolve_n_rep(n_rep, n_rows: int, estimator: EstimationMethod, n_boot: int) 
         return n_rep
     small = n_rows < AUTO_SPLITS_BELOW_ROWS
     return AUTO_SPLITS if small and estimator.repeats_splits and not n_boot else 1
+
+
+def resolve_n_folds(n_folds, n_rows: int) -> int:
+    """``n_folds`` itself, or for ``"auto"`` ``SMALL_FOLDS`` below ``LARGE_ROWS`` rows and ``LARGE_FOLDS`` from there."""
+    if n_folds != "auto":
+        return n_folds
+    return LARGE_FOLDS if n_rows >= LARGE_ROWS else SMALL_FOLDS
 
 
 @validate_params({"n_folds": Integer(2)})
@@ -168,7 +184,7 @@ def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> 
 
 
 @validate_params({
-    "data": Frame(), "predictors": Columns(), "method": Options(METHODS), "n_folds": Integer(2), "seed": Seed(), "level": Probability(),
+    "data": Frame(), "predictors": Columns(), "method": Options(METHODS), "n_folds": Folds(), "seed": Seed(), "level": Probability(),
     "eps": Real(0.0, 0.5, open_low=True, open_high=True),
     "trim": Optional(Boolean()),  # None: the method's default
     "n_boot": Draws(allow_zero=True),
@@ -184,7 +200,7 @@ def decompose(
     method: str = "debiasing",
     learner=None,
     measures=None,
-    n_folds: int = 5,
+    n_folds: int | str = "auto",
     seed: int = 0,
     level: float = 0.95,
     eps: float = 0.01,
@@ -215,14 +231,17 @@ def decompose(
     method : ``"debiasing"`` (one-step influence-function estimator with cross-fitting, the default)
         or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap); each
         is an object in ``fairpath.causal._methods`` with the hooks decompose calls.
-    learner : ``"stack"`` (default for debiasing: every nuisance by a holdout-weighted mix of
-        LightGBM and a quadratic GLM; see :class:`StackedLearner`),
-        ``"gbm"`` (LightGBM with early stopping), ``"rf"`` (random forest; default for medDML),
-        ``"linear"``, or any scikit-learn estimator (a classifier only for 0/1 outcome columns).
+    learner : ``"stack"`` (default for debiasing below ``LARGE_ROWS`` = 100,000 rows: every nuisance
+        by a holdout-weighted mix of LightGBM and a quadratic GLM; see :class:`StackedLearner`),
+        ``"gbm"`` (LightGBM with early stopping, its leaves and learning rate set by the fit's size;
+        default for debiasing from ``LARGE_ROWS`` rows on), ``"rf"`` (random forest; default for
+        medDML), ``"linear"``, or any scikit-learn estimator (a classifier only for 0/1 outcome columns).
     measures : the measures to estimate (default: all of ``MEASURES``). The nested means ν are
         fitted only when one of them needs it (nde, nie; every cross-world measure with medDML),
         which halves the work for tv, ctfde, ctfie, ctfse.
     n_folds : cross-fitting folds; each group needs ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold.
+        ``"auto"`` (default): 5 below ``LARGE_ROWS`` rows, 2 from there (each fold then holds at
+        least 50,000 rows); ``settings_["n_folds"]`` holds the number used.
     seed : seeds the folds, the learners and the bootstrap: the same seed gives the same numbers.
     level : confidence level of the intervals.
     eps : positivity bound: propensities P(x1|z), P(x1|z,w) outside [eps, 1 − eps] are clipped to
@@ -264,10 +283,11 @@ def decompose(
     prepared = prepare_data(data, sfm, outcomes)
     prepared.known = known_means(data, sfm, prepared, functions)
     n_rep = resolve_n_rep(n_rep, prepared.n, estimator, n_boot)
+    n_folds = resolve_n_folds(n_folds, prepared.n)
     groups = (sfm.x, (sfm.x0, sfm.x1))
     if prepared.z.shape[1] or prepared.w.shape[1]:
         check_fold_group_sizes(prepared.x, n_folds, groups)
-    learner = learner if learner is not None else estimator.default_learner
+    learner = learner if learner is not None else estimator.default_learner(prepared.n >= LARGE_ROWS)
     check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)

@@ -11,9 +11,16 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import has_fit_parameter
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import Integer, Probability, Real, Seed, validate_params
+from fairpath._validation import Integer, Optional, Probability, Real, Seed, validate_params
 
 PRESETS = ("stack", "gbm", "rf", "linear")
+# From this many training rows on, the "gbm" preset grows 63-leaf trees (at least 100 rows a leaf) at
+# learning rate 0.2 instead of 15-leaf trees at 0.1. Measured on 400,000 rows of make_mixed_sfm's
+# outcome: 48 rounds instead of 212, fit 2.0 s instead of 4.6 s, predicting 500,000 rows 1.7 s
+# instead of 6.3 s (prediction was 38% of a 1M-row decomposition), for an RMSE against the true
+# E[Y | x, z, w] of 0.093 instead of 0.080 (noise SD 1). Below, the settings are as they were.
+LARGE_FIT_ROWS = 25_000
+_LARGE_FIT_GBM = {"learning_rate": 0.2, "num_leaves": 63, "min_child_samples": 100}
 
 
 @validate_params({"learning_rate": Real(0.0, None, open_low=True), "max_rounds": Integer(1), "early_stopping_rounds": Integer(1),
@@ -184,19 +191,21 @@ def check_learner(spec) -> None:
         raise FairpathInputError(f"learner {spec!r} is neither a preset name {PRESETS} nor a scikit-learn estimator")
 
 
-@validate_params({"seed": Seed()})
-def make_learner(spec, binary: bool, seed: int) -> BaseEstimator:
+@validate_params({"seed": Seed(), "n_rows": Optional(Integer(0))})
+def make_learner(spec, binary: bool, seed: int, n_rows: int | None = None) -> BaseEstimator:
     """A fresh learner for a 0/1 target (``binary``: its prediction is a probability) or a real one.
 
     ``spec`` is a preset name (``"stack"``, ``"gbm"``, ``"rf"``, ``"linear"``) or a scikit-learn
-    estimator; a classifier is used through ``predict_proba``.
+    estimator; a classifier is used through ``predict_proba``. ``n_rows``, the training rows, sizes
+    the ``"gbm"`` preset's trees (see ``LARGE_FIT_ROWS``).
     """
     if isinstance(spec, str):
         objective = "cross_entropy" if binary else "regression"
         if spec == "stack":
             return StackedLearner(binary=binary, random_state=seed)
         if spec == "gbm":
-            return EarlyStoppingGBM(objective=objective, random_state=seed)
+            sized = _LARGE_FIT_GBM if n_rows is not None and n_rows >= LARGE_FIT_ROWS else {}
+            return EarlyStoppingGBM(objective=objective, random_state=seed, **sized)
         if spec == "rf":
             return _random_forest(objective, seed)
         if spec == "linear":
@@ -245,8 +254,9 @@ def _fit_soft_labels(learner, X, y) -> None:
 
 
 @validate_params({"seed": Seed()})
-def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list) -> list[np.ndarray]:
-    """Fit a learner on (X_train, y_train) and predict E[y | X] for each matrix in ``X_predict``.
+def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict) -> list[np.ndarray]:
+    """Fit a learner on (X_train, y_train) and predict E[y | X] for each matrix in ``X_predict`` (an
+    iterable: a generator builds each matrix only when it is predicted, so one is alive at a time).
 
     A target that is constant on the training rows gets that constant, with no fit. A classifier
     (a user's, or the logistic "linear" preset) is used through ``predict_proba``: on 0/1 targets
@@ -254,7 +264,7 @@ def fit_predict(spec, binary: bool, seed: int, X_train, y_train, X_predict: list
     """
     if np.ptp(y_train) == 0:
         return [np.full(len(X), float(y_train[0])) for X in X_predict]
-    learner = make_learner(spec, binary, seed)
+    learner = make_learner(spec, binary, seed, len(y_train))
     uses_proba = is_classifier(learner)
     if not uses_proba:
         learner.fit(X_train, y_train)

@@ -76,33 +76,34 @@ class _Fold:
     def _fit(self, offset, X_train, y_train, X_predict, binary):
         return fit_predict(self.learner, binary, child_seed(self.seed, offset), X_train, y_train, X_predict)
 
-    def _by_level(self, offset, features, y, rows, predict_on, binary, levels=(0, 1)):
-        """E[y | X = v, features] for each v in ``levels`` at each matrix of ``predict_on``: {v: [arrays]}."""
+    def _by_level(self, offset, blocks, y, rows, predict_rows, binary, levels=(0, 1)):
+        """E[y | X = v, features] for each v in ``levels`` at each row set of ``predict_rows``: {v: [arrays]}.
+
+        ``blocks`` are the feature arrays over all rows (Z, or Z and W); the matrices of the fit and of
+        each prediction are built for their rows only, and the prediction matrices one at a time."""
         x = self.data.x
-        if features.shape[1] == 0:
-            return {v: [_group_constant(y[rows], x[rows], v, len(P)) for P in predict_on] for v in levels}
+        if sum(block.shape[1] for block in blocks) == 0:
+            return {v: [_group_constant(y[rows], x[rows], v, len(P)) for P in predict_rows] for v in levels}
         if self.per_group:
             out = {}
             for v in levels:
                 fit_rows = rows[x[rows] == v]
-                out[v] = self._fit(offset + v, features[fit_rows], y[fit_rows], predict_on, binary)
+                out[v] = self._fit(offset + v, design(blocks, fit_rows), y[fit_rows], (design(blocks, P) for P in predict_rows), binary)
             return out
-        pooled = np.hstack([x[:, None].astype(float), features])
-        with_level = [np.hstack([np.full((len(P), 1), float(v)), P]) for v in levels for P in predict_on]
-        predictions = self._fit(offset, pooled[rows], y[rows], with_level, binary)
-        k = len(predict_on)
+        at_level = (design(blocks, P, x_column=float(v)) for v in levels for P in predict_rows)
+        predictions = self._fit(offset, design(blocks, rows, x_column=x[rows]), y[rows], at_level, binary)
+        k = len(predict_rows)
         return {v: predictions[i * k:(i + 1) * k] for i, v in enumerate(levels)}
 
     def propensities(self) -> tuple[np.ndarray, np.ndarray]:
         d, base, t, x = self.data, self.rows.base, self.rows.test, self.data.x.astype(float)
         if self.has_z:
-            (px_z,) = self._fit(1, d.z[base], x[base], [d.z[t]], True)
+            (px_z,) = self._fit(1, design((d.z,), base), x[base], [design((d.z,), t)], True)
         else:  # a constant: the sample share, which makes the estimates of E[Y | x] exact
             px_z = np.full(len(t), x.mean())
         if not self.has_w:
             return px_z, px_z
-        zw = np.hstack([d.z, d.w])
-        (px_zw,) = self._fit(2, zw[base], x[base], [zw[t]], True)
+        (px_zw,) = self._fit(2, design((d.z, d.w), base), x[base], [design((d.z, d.w), t)], True)
         return px_z, px_zw
 
     def outcome(self, y: np.ndarray, binary: bool, known: dict[int, np.ndarray] | None = None) -> OutcomeNuisances:
@@ -119,7 +120,7 @@ class _Fold:
             return result
         # Without Z, μ(x) is a group mean; taken over all rows, E[Y | x] is estimated exactly.
         mu_rows = r.base if self.has_z else np.arange(d.n)
-        mu_xz = self._by_level(offset, d.z, y, mu_rows, [d.z[r.test]], binary)
+        mu_xz = self._by_level(offset, (d.z,), y, mu_rows, [r.test], binary)
         result.mu_xz = {v: mu_xz[v][0] for v in (0, 1)}
         if not self.has_w:
             result.mu_xzw = result.mu_xz
@@ -132,7 +133,7 @@ class _Fold:
         if self.nested:
             for x_y in (0, 1):
                 x_w = 1 - x_y
-                nested = self._by_level(offset + 4 + 2 * x_y, d.z, honest[x_y], r.nested, [d.z[r.test]], False, levels=(x_w,))
+                nested = self._by_level(offset + 4 + 2 * x_y, (d.z,), honest[x_y], r.nested, [r.test], False, levels=(x_w,))
                 result.nested[(x_w, x_y)] = nested[x_w][0]
         return result
 
@@ -140,24 +141,37 @@ class _Fold:
         """Fit μ(x, z, w) into ``result``; with ν requested, also μ's honest predictions on the
         nested rows ({x: array over all rows}), which ν is fitted to."""
         d, r = self.data, self.rows
-        zw = np.hstack([d.z, d.w])
+        zw = (d.z, d.w)
         if not self.nested:  # no requested measure uses ν: skip its fits (about half of a fold's work)
-            mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test]], binary)
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test], binary)
             result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
             return None
         honest = {0: np.zeros(d.n), 1: np.zeros(d.n)}
         if r.honest:
-            mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test]], binary)
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test], binary)
             for j, (fit_rows, predict_rows) in enumerate(r.honest):
-                inner = self._by_level(offset + 20 + 2 * j, zw, y, fit_rows, [zw[predict_rows]], binary)
+                inner = self._by_level(offset + 20 + 2 * j, zw, y, fit_rows, [predict_rows], binary)
                 for v in (0, 1):
                     honest[v][predict_rows] = inner[v][0]
         else:
-            mu = self._by_level(offset + 2, zw, y, r.mediator, [zw[r.test], zw[r.nested]], binary)
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test, r.nested], binary)
             for v in (0, 1):
                 honest[v][r.nested] = mu[v][1]
         result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
         return honest
+
+
+def design(blocks: tuple[np.ndarray, ...], rows: np.ndarray, x_column=None) -> np.ndarray:
+    """The learner's matrix for ``rows``: ``x_column`` first (an array over ``rows`` or one value for
+    all), then the columns of each block, filled in place (no full-size intermediate copy)."""
+    widths = [block.shape[1] for block in blocks]
+    first = int(x_column is not None)
+    out = np.empty((len(rows), first + sum(widths)))
+    if first:
+        out[:, 0] = x_column
+    for block, start in zip(blocks, np.cumsum([first, *widths[:-1]])):
+        out[:, start:start + block.shape[1]] = block[rows]
+    return out
 
 
 def _fold_rows(n: int, n_folds: int, method, rng: np.random.Generator) -> list[FoldRows]:

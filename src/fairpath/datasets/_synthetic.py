@@ -203,6 +203,46 @@ class ConfoundedSFM(StructuralModel):
         return x + 0.8 * z[:, 0] - 0.5 * z[:, 1] + 0.7 * w[:, 0] + 0.3 * w[:, 0] * z[:, 1] + 0.5 * w[:, 1]
 
 
+class MixedSFM(StructuralModel):
+    """Continuous Y with a categorical confounder: Z = {z1 (real), region (four named levels)},
+    W = {w1, w2}; Z causes X, so every pathway carries an effect. The data hold the region's
+    names, as an administrative table would; the mechanisms read its effect per level."""
+
+    name = "mixed_sfm"
+    z_names = ("z1", "region")
+    w_names = ("w1", "w2")
+    REGIONS = ("north", "south", "east", "west")
+    _REGION_EFFECT = np.array([-1.0, -0.3, 0.4, 1.0])
+
+    def exogenous(self, n, rng):
+        region = rng.choice(len(self.REGIONS), size=n, p=[0.4, 0.3, 0.2, 0.1]).astype(float)
+        z = np.column_stack([rng.standard_normal(n), region])
+        effect = self._REGION_EFFECT[region.astype(int)]
+        x = (rng.uniform(size=n) < expit(0.8 * z[:, 0] + 0.7 * effect)).astype(float)
+        return {"x": x, "z": z, "u1": rng.standard_normal(n), "u2": rng.standard_normal(n), "u_y": rng.standard_normal(n)}
+
+    def mediators(self, x, u):
+        z = u["z"]
+        effect = self._REGION_EFFECT[z[:, 1].astype(int)]
+        w1 = 0.9 * x + 0.5 * z[:, 0] + 0.4 * effect + u["u1"]
+        w2 = 0.3 * w1**2 - 0.5 * x + 0.5 * effect + 0.5 * u["u2"]
+        return np.column_stack([w1, w2])
+
+    def outcome_mean(self, x, z, w):
+        effect = self._REGION_EFFECT[z[:, 1].astype(int)]
+        return 0.8 * x + 0.6 * z[:, 0] - 0.7 * effect + 0.6 * w[:, 0] + 0.3 * w[:, 0] * effect + 0.4 * w[:, 1]
+
+    def outcome_mean_frame(self, frame):
+        codes = pd.Categorical(frame["region"], categories=self.REGIONS).codes
+        z = np.column_stack([frame["z1"].to_numpy(float), codes.astype(float)])
+        return self.outcome_mean(frame["x"].to_numpy(float), z, frame[list(self.w_names)].to_numpy(float))
+
+    def sample(self, n, seed=None):
+        sample = super().sample(n, seed)
+        sample.data["region"] = np.asarray(self.REGIONS)[sample.data["region"].to_numpy(int)]
+        return sample
+
+
 @dataclass(frozen=True, eq=True)
 class LinearSFM(StructuralModel):
     """Linear SCM with Z empty: W = α_XW·X + U_W, Y = α_WY·W + α_XY·X + U_Y (the paper's Corollary 1)."""
@@ -224,7 +264,7 @@ class LinearSFM(StructuralModel):
         return self.alpha_wy * w[:, 0] + self.alpha_xy * x
 
 
-_A2, _BINARY, _CONFOUNDED = AppendixA2(), BinarySFM(), ConfoundedSFM()
+_A2, _BINARY, _CONFOUNDED, _MIXED = AppendixA2(), BinarySFM(), ConfoundedSFM(), MixedSFM()
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})
@@ -243,6 +283,13 @@ def make_binary_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
 def make_confounded_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
     """Sample an SFM with continuous Y and a latent confounder of X and Z."""
     return _CONFOUNDED.sample(n, seed)
+
+
+@validate_params({"n": Integer(1), "seed": Optional(Seed())})
+def make_mixed_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
+    """Sample an SFM with continuous Y, Z = {z1, region} (region: four named levels) and W = {w1, w2}:
+    the shape of an administrative table, used by the scale benchmarks and tests."""
+    return _MIXED.sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed()), "alpha_xw": Real(), "alpha_wy": Real(), "alpha_xy": Real()})

@@ -1,0 +1,112 @@
+"""A million rows in a minute: ratios of `fairpath decompose` at scale against one LightGBM fit.
+
+    python benchmarks/bench_scale.py [--sizes 100000,200000,500000,1000000] [--census PATH] [--skip-census]
+
+Writes a synthetic SFM table (``make_mixed_sfm``: continuous Y, Z = {z1, region (4 named levels)},
+W = {w1, w2}, seed 7) per size into ``benchmarks/results/scale/`` as CSV, then, in this process,
+times one default LightGBM fit of Y on the same columns (``lightgbm.LGBMRegressor()``, region as a
+category; the baseline) and, each in its own child process (so that peak memory is its own),
+``fairpath decompose`` on the file with default settings (as a user runs it, report and all:
+``--out``). Prints per size: wall and CPU seconds, peak RSS, seconds per 100k rows, the ratio to the
+baseline fit at 1M rows, and the estimates against the truth in SEs. Then the Census 2018
+decomposition (204,309 rows) against its target of 10 s. Targets (issue 30): 1M rows ≤ 25× the
+baseline fit and ≤ 1 GB peak; Census ≤ 10 s; time per row flat or falling from 100k to 1M.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lightgbm as lgb
+import pandas as pd
+
+from fairpath.datasets import GOV_CENSUS_SFM, make_mixed_sfm
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+RESULTS = ROOT / "benchmarks" / "results" / "scale"
+SEED = 7
+FLAGS = ["--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,region", "--w", "w1,w2", "--y", "y"]
+
+
+def table(n: int) -> Path:
+    """The synthetic table of ``n`` rows (written once, then reused)."""
+    path = RESULTS / f"mixed_{n}.csv"
+    if not path.exists():
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        make_mixed_sfm(n, seed=SEED).data.to_csv(path.with_suffix(".tmp"), index=False)
+        path.with_suffix(".tmp").replace(path)
+    return path
+
+
+def baseline_fit(path: Path) -> float:
+    """Seconds of one default LightGBM fit of Y on the SFM's columns (best of two)."""
+    data = pd.read_csv(path).astype({"region": "category"})
+    features, y = data[["x", "z1", "region", "w1", "w2"]], data["y"]
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        lgb.LGBMRegressor(verbose=-1).fit(features, y)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def cli_run(path: Path, flags: list[str], out: Path) -> dict:
+    """One `fairpath decompose` in a child process: wall, CPU and peak RSS of the child, and its results."""
+    command = [sys.executable, "-m", "fairpath", "decompose", str(path), *flags, "--seed", "1", "--quiet", "--out", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    results = json.loads((out / "results.json").read_text())
+    return {"wall": wall, "cpu": cpu, "peak_mb": after.ru_maxrss / 1024, "results": results}
+
+
+def estimates(results: dict) -> dict[str, tuple[float, float]]:
+    return {row["measure"]: (row["estimate"], row["se"]) for row in results["estimates"] if row["subject"] == "y"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000,200000,500000,1000000")
+    parser.add_argument("--census", type=Path, default=SHARED / "data" / "gov_census.csv")
+    parser.add_argument("--skip-census", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    truth = make_mixed_sfm(10, seed=SEED).truth
+    paths = {n: table(n) for n in sizes}
+    base = baseline_fit(paths[max(sizes)])
+    print(f"baseline: one default LGBMRegressor fit of y on x, z1, region, w1, w2 at {max(sizes):,} rows: {base:.2f} s", flush=True)
+    print(f"{'rows':>9} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'s/100k':>7} {'x fit':>6}   (estimate − truth)/SE: tv ctfde ctfie ctfse")
+    per_row = []
+    for n in sizes:
+        run = cli_run(paths[n], FLAGS, RESULTS / f"out_{n}")
+        found = estimates(run["results"])
+        z = "  ".join(f"{(found[m][0] - truth[m]) / found[m][1]:+.2f}" for m in ("tv", "ctfde", "ctfie", "ctfse"))
+        per_row.append(run["wall"] / n * 1e5)
+        ratio = run["wall"] / base if n == max(sizes) else float("nan")
+        print(f"{n:>9,} {run['wall']:>7.1f} {run['cpu']:>7.1f} {run['peak_mb']:>8.0f} {per_row[-1]:>7.2f} {ratio:>6.1f}   {z}", flush=True)
+    print(f"time per 100k rows, {sizes[0]:,} -> {sizes[-1]:,}: {per_row[0]:.2f} -> {per_row[-1]:.2f} s "
+          f"({'flat or falling' if per_row[-1] <= 1.1 * per_row[0] else 'RISING'})")
+    if not args.skip_census:
+        sfm = GOV_CENSUS_SFM
+        flags = ["--x", sfm.x, "--x0", sfm.x0, "--x1", sfm.x1, "--z", ",".join(sfm.z), "--w", ",".join(sfm.w),
+                 "--y", sfm.y, "--empty-category", "industry"]
+        census = cli_run(args.census, flags, RESULTS / "out_census")
+        print(f"Census 2018 (204,309 rows): {census['wall']:.1f} s wall, {census['cpu']:.1f} s CPU, {census['peak_mb']:.0f} MB "
+              f"(target ≤ 10 s: {'met' if census['wall'] <= 10 else 'MISSED'})")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
