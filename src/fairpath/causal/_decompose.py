@@ -116,10 +116,12 @@ class _Fitter:
         nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.method, self.n_jobs, self.nested, progress)
         overlap = overlap_diagnostic(data.x, nuisances.px_z, nuisances.px_zw, self.eps)
         extreme = overlap.pop("outside")
-        keep = ~extreme if self.trim else np.ones(data.n, dtype=bool)
-        if keep.sum() < 2 or len(np.unique(data.x[keep])) < 2:
+        # Without trimming every row stays: a slice keeps the arrays as views (no copy of n rows each).
+        keep = ~extreme if self.trim else slice(None)
+        kept_x = data.x[keep]
+        if len(kept_x) < 2 or len(np.unique(kept_x)) < 2:
             raise FairpathInputError(
-                f"trimming at eps={self.eps} leaves {int(keep.sum())} rows without both groups; lower eps or turn trimming off"
+                f"trimming at eps={self.eps} leaves {len(kept_x)} rows without both groups; lower eps or turn trimming off"
             )
         # Untrimmed rows outside the bounds are clipped to [eps, 1 − eps], so no weight exceeds
         # (1 − eps)/eps; the diagnostic above reports them.
@@ -130,10 +132,10 @@ class _Fitter:
         for name in self.outcomes:
             restricted = _restrict(nuisances.outcomes[name], keep)
             pseudo[name] = PseudoOutcomes(
-                data.x[keep], data.outcomes[name][keep], px_z, px_zw, restricted, has_w, has_z,
+                kept_x, data.outcomes[name][keep], px_z, px_zw, restricted, has_w, has_z,
                 group_means=self.method.group_means,
             )
-        return pseudo, overlap, int((~keep).sum())
+        return pseudo, overlap, data.n - len(kept_x)
 
 
 def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
@@ -154,7 +156,7 @@ def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
         )
 
 
-def _restrict(nuisances: OutcomeNuisances, keep: np.ndarray) -> OutcomeNuisances:
+def _restrict(nuisances: OutcomeNuisances, keep) -> OutcomeNuisances:
     return OutcomeNuisances(
         mu_xz={k: v[keep] for k, v in nuisances.mu_xz.items()},
         mu_xzw={k: v[keep] for k, v in nuisances.mu_xzw.items()},

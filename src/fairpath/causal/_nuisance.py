@@ -17,7 +17,7 @@ from fairpath._progress import progress as progress_bar
 from fairpath._seeds import FOLD_LAYOUT, FOLDS, child_rng, child_seed
 
 from fairpath.causal._data import PreparedData
-from fairpath.causal._learners import fit_predict
+from fairpath.causal._learners import LARGE_FIT_ROWS, SharedBins, fit_predict
 
 
 @dataclass
@@ -72,9 +72,26 @@ class _Fold:
         self.data, self.learner, self.seed, self.rows, self.per_group = data, learner, seed, rows, per_group
         self.nested = nested
         self.has_z, self.has_w = data.z.shape[1] > 0, data.w.shape[1] > 0
+        # The "gbm" preset at its large-data size bins each feature set of the fold's rows once (SharedBins).
+        self._bins = {} if learner == "gbm" and len(rows.base) >= LARGE_FIT_ROWS else None
 
     def _fit(self, offset, X_train, y_train, X_predict, binary):
         return fit_predict(self.learner, binary, child_seed(self.seed, offset), X_train, y_train, X_predict)
+
+    def _training_data(self, blocks, rows, with_x: bool):
+        """The fit's training matrix of ``rows`` (X's column first when ``with_x``), or with shared bins
+        those rows of the fold's binned matrix (rows outside the fold's ``base`` rows get a matrix)."""
+        x_column = self.data.x[rows] if with_x else None
+        if self._bins is None:
+            return design(blocks, rows, x_column=x_column)
+        base = self.rows.base
+        positions = np.searchsorted(base, rows)
+        if positions.size and (positions[-1] >= len(base) or not np.array_equal(base[positions], rows)):
+            return design(blocks, rows, x_column=x_column)
+        key = (tuple(id(block) for block in blocks), with_x)
+        if key not in self._bins:
+            self._bins[key] = SharedBins(design(blocks, base, x_column=self.data.x[base] if with_x else None))
+        return self._bins[key].rows(positions)
 
     def _by_level(self, offset, blocks, y, rows, predict_rows, binary, levels=(0, 1)):
         """E[y | X = v, features] for each v in ``levels`` at each row set of ``predict_rows``: {v: [arrays]}.
@@ -91,19 +108,19 @@ class _Fold:
                 out[v] = self._fit(offset + v, design(blocks, fit_rows), y[fit_rows], (design(blocks, P) for P in predict_rows), binary)
             return out
         at_level = (design(blocks, P, x_column=float(v)) for v in levels for P in predict_rows)
-        predictions = self._fit(offset, design(blocks, rows, x_column=x[rows]), y[rows], at_level, binary)
+        predictions = self._fit(offset, self._training_data(blocks, rows, with_x=True), y[rows], at_level, binary)
         k = len(predict_rows)
         return {v: predictions[i * k:(i + 1) * k] for i, v in enumerate(levels)}
 
     def propensities(self) -> tuple[np.ndarray, np.ndarray]:
         d, base, t, x = self.data, self.rows.base, self.rows.test, self.data.x.astype(float)
         if self.has_z:
-            (px_z,) = self._fit(1, design((d.z,), base), x[base], [design((d.z,), t)], True)
+            (px_z,) = self._fit(1, self._training_data((d.z,), base, with_x=False), x[base], [design((d.z,), t)], True)
         else:  # a constant: the sample share, which makes the estimates of E[Y | x] exact
             px_z = np.full(len(t), x.mean())
         if not self.has_w:
             return px_z, px_z
-        (px_zw,) = self._fit(2, design((d.z, d.w), base), x[base], [design((d.z, d.w), t)], True)
+        (px_zw,) = self._fit(2, self._training_data((d.z, d.w), base, with_x=False), x[base], [design((d.z, d.w), t)], True)
         return px_z, px_zw
 
     def outcome(self, y: np.ndarray, binary: bool, known: dict[int, np.ndarray] | None = None) -> OutcomeNuisances:
