@@ -9,6 +9,7 @@ and the command line's ``--quiet`` (:func:`set_quiet`) turn both off.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -104,3 +105,33 @@ def progress(iterable=None, *, desc: str, total: int | None = None, enabled: boo
     if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
         return StageLines(iterable, desc=desc, total=total, **options)
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr, dynamic_ncols=True, **options)
+
+
+@contextlib.contextmanager
+def stage(desc: str, rows: int | None = None, *, enabled: bool = True):
+    """A step without steps of its own (reading, preparing a table): its line or bar ends with the rows
+    it handled and the rows per second. ``rows`` may be set on the yielded bar's ``rows`` before the end
+    (a file's rows are known once it is read)."""
+    bar = progress(desc=desc, total=rows, enabled=enabled, unit="row", unit_scale=True, leave=False)
+    bar.rows = rows
+    started = time.monotonic()
+    try:
+        yield bar
+    finally:
+        elapsed = max(time.monotonic() - started, 1e-9)
+        if bar.rows:
+            bar.set_postfix_str(f"{bar.rows / elapsed:,.0f} rows/s")
+            bar.update(bar.rows)
+        bar.close()
+
+
+class RowRate:
+    """Rows fitted per second, shown in a progress bar's postfix; ``add`` is safe from several threads."""
+
+    def __init__(self, bar):
+        self.bar, self.rows, self.started, self._lock = bar, 0, time.monotonic(), threading.Lock()
+
+    def add(self, rows: int) -> None:
+        with self._lock:
+            self.rows += rows
+            self.bar.set_postfix_str(f"{self.rows / max(time.monotonic() - self.started, 1e-9):,.0f} rows/s fitted")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._parallel import run_tasks
+from fairpath._progress import stage
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
     Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, validate_params,
@@ -282,7 +283,8 @@ def decompose(
     started = time.perf_counter()
     outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
     functions = check_predictor_functions(predictor_functions, outcomes[1:])
-    prepared = prepare_data(data, sfm, outcomes)
+    with stage("preparing the data", len(data), enabled=progress):
+        prepared = prepare_data(data, sfm, outcomes)
     prepared.known = known_means(data, sfm, prepared, functions)
     n_rep = resolve_n_rep(n_rep, prepared.n, estimator, n_boot)
     n_folds = resolve_n_folds(n_folds, prepared.n)
@@ -296,7 +298,8 @@ def decompose(
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups)
     pseudo, overlap, n_trimmed = fitter(prepared, seed, progress)
     _warn_overlap(overlap, prepared.n, trim)
-    frames = {name: measure_frame(pseudo[name], measures) for name in outcomes}
+    with stage("pseudo-outcomes", prepared.n * len(outcomes), enabled=progress):
+        frames = {name: measure_frame(pseudo[name], measures) for name in outcomes}
     where = {"scheduler": scheduler, "workers": workers}
     draws = estimator.draws(DrawRequest(frames, prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress, where))
     more = _more_splits(prepared, fitter, measures, seed, n_rep, progress, where)

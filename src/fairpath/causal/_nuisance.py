@@ -13,7 +13,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from fairpath._parallel import single_threaded_blas
-from fairpath._progress import progress as progress_bar
+from fairpath._progress import RowRate, progress as progress_bar
 from fairpath._seeds import FOLD_LAYOUT, FOLDS, child_rng, child_seed
 
 from fairpath.causal._data import PreparedData
@@ -68,15 +68,20 @@ class _Fold:
     medDML); otherwise X enters a pooled regression as a feature and is set to each level.
     """
 
-    def __init__(self, data: PreparedData, learner, seed: int, rows: FoldRows, per_group: bool, nested: bool = True):
+    def __init__(self, data: PreparedData, learner, seed: int, rows: FoldRows, per_group: bool, nested: bool = True,
+                 on_fit=None):
         self.data, self.learner, self.seed, self.rows, self.per_group = data, learner, seed, rows, per_group
         self.nested = nested
+        self.on_fit = on_fit  # called with each fit's training rows (the progress line's rows per second)
         self.has_z, self.has_w = data.z.shape[1] > 0, data.w.shape[1] > 0
         # The "gbm" preset at its large-data size bins each feature set of the fold's rows once (SharedBins).
         self._bins = {} if learner == "gbm" and len(rows.base) >= LARGE_FIT_ROWS else None
 
     def _fit(self, offset, X_train, y_train, X_predict, binary):
-        return fit_predict(self.learner, binary, child_seed(self.seed, offset), X_train, y_train, X_predict)
+        predictions = fit_predict(self.learner, binary, child_seed(self.seed, offset), X_train, y_train, X_predict)
+        if self.on_fit is not None:
+            self.on_fit(len(y_train))
+        return predictions
 
     def _training_data(self, blocks, rows, with_x: bool):
         """The fit's training matrix of ``rows`` (X's column first when ``with_x``), or with shared bins
@@ -221,11 +226,13 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     """
     n = data.n
     layout = _fold_rows(n, n_folds, method, child_rng(seed, FOLD_LAYOUT))
-    bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="fit", enabled=progress, leave=False)
+    bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="task", enabled=progress, leave=False)
+    rate = RowRate(bar)
 
     def run(k: int, name: str | None):
         """One fold's fits of outcome column ``name``, or its propensities (``name`` None)."""
-        fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested)
+        fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested,
+                     on_fit=rate.add)
         part = fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name), data.known.get(name))
         bar.update()
         return part

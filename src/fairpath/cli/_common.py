@@ -10,6 +10,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_table
+from fairpath._progress import stage
 from fairpath._validation import Integer, Jobs, Seed, check_columns_present, flag_type
 
 __all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
@@ -81,7 +82,10 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_data(args: argparse.Namespace, path=None, what: str = "data file") -> pd.DataFrame:
     """The table ``path`` (default: the data argument), read as the flags of :func:`add_data_arguments` say."""
-    return read_table(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
+    with stage(f"reading {path or args.data}") as reading:
+        data = read_table(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
+        reading.rows = len(data)
+    return data
 
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """The Standard Fairness Model flags shared by the tabular subcommands."""
