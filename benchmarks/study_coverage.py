@@ -34,9 +34,10 @@ from tqdm import tqdm
 from fairpath._parallel import run_tasks
 from fairpath.causal import decompose
 from fairpath.cli._common import declared_type
-from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm
+from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm, make_mixed_sfm
 
-MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confounded_sfm": make_confounded_sfm}
+MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confounded_sfm": make_confounded_sfm,
+          "mixed_sfm": make_mixed_sfm}
 MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 SUBJECTS = ("y", "bayes", "bayes-known")
 

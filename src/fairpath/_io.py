@@ -248,6 +248,36 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
         raise FairpathInputError(f"could not parse {what} {str(path)!r} as {'Parquet' if parquet else 'CSV'}: {error}") from error
 
 
+def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(),
+                     blocksize: str = "64MB"):
+    """A CSV or Parquet file as a Dask DataFrame: partitions of about ``blocksize`` (CSV) or the file's row
+    groups (Parquet), read on the Dask workers, with the missing-value and category rules of
+    :func:`read_table`. The header is checked here; the cells are parsed where a computation reads them
+    (the workers need the file at the same path). Needs ``fairpath[dask]``."""
+    try:
+        import dask.dataframe as dd
+    except ImportError as error:
+        raise FairpathInputError("reading a partitioned table needs Dask: pip install 'fairpath[dask]'") from error
+    if not isinstance(path, (str, os.PathLike)) or not Path(path).is_file():
+        raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
+    path = Path(path)
+    empty_category = check_columns_arg("empty_category", empty_category)
+    na_values = check_columns_arg("na_values", na_values, item="missing-value token")
+    categorical = check_columns_arg("categorical", categorical)
+    if path.suffix.lower() in _PARQUET:
+        data = dd.read_parquet(path)
+        _check_named_columns(data.columns, empty_category, "empty-category", path)
+        _check_named_columns(data.columns, categorical, "categorical", path)
+        return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
+    header = _csv_header(path, what)
+    _check_header(header, path, what)
+    _check_named_columns(header, empty_category, "empty-category", path)
+    _check_named_columns(header, categorical, "categorical", path)
+    markers = {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
+    return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
+                       dtype=dict.fromkeys(categorical, "category"))
+
+
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:
     """Parquet keeps missing values apart from strings; an empty string is missing too, as in CSV, unless a
     category, and so are the ``na_values`` tokens."""

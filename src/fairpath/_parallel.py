@@ -13,7 +13,11 @@ Public contract
     every task.
     Each task must take its randomness from its own arguments (a seed), so that where it runs
     changes no number. Needs ``distributed`` only for a scheduler or workers (``pip install
-    'fairpath[dask]'``).
+    'fairpath[dask]'``). A ``shared`` value that is a ``distributed.Future`` (data already on the
+    workers) is passed to the tasks as it is.
+``task_client(scheduler=None, workers=None)``
+    A context yielding the ``run_tasks`` options of a computation that runs several of them: one
+    client for all (a ``LocalCluster`` started once), or ``{}`` to run here.
 ``single_threaded_blas()``
     A context in which BLAS runs on one thread, safe to enter from several threads at once: the
     first to enter sets the limit, the last to leave restores the limits it found.
@@ -95,19 +99,38 @@ def _on_threads(function, tasks, shared, n_jobs) -> Iterator[tuple[int, Any]]:
             yield futures[future], future.result()
 
 
-def _on_dask(function, tasks, shared, scheduler, workers, processes) -> Iterator[tuple[int, Any]]:
+def _distributed():
     try:
         import distributed
     except ImportError as error:
         raise FairpathInputError("running on Dask needs the 'distributed' package: pip install 'fairpath[dask]'") from error
+    return distributed
+
+
+@contextlib.contextmanager
+def task_client(scheduler=None, workers: int | None = None, processes: bool = True) -> Iterator[dict]:
+    """The ``run_tasks`` options for one whole computation: with a scheduler or workers, one Dask client
+    (and ``LocalCluster``) that every ``run_tasks`` call inside uses, instead of one each; else ``{}``."""
+    _check_options(1, scheduler, workers)
+    if scheduler is None and workers is None:
+        yield {}
+        return
+    with contextlib.ExitStack() as stack:
+        yield {"scheduler": _client(_distributed(), scheduler, workers, processes, stack)}
+
+
+def _on_dask(function, tasks, shared, scheduler, workers, processes) -> Iterator[tuple[int, Any]]:
+    distributed = _distributed()
     with contextlib.ExitStack() as stack:
         client = _client(distributed, scheduler, workers, processes, stack)
-        # Data (anything with a shape) goes to the workers once; small settings travel with the function.
-        # hash=False: a fresh key, never one that an earlier run_tasks call is releasing.
-        scattered = {name: client.scatter(value, broadcast=True, hash=False) for name, value in shared.items() if hasattr(value, "shape")}
-        bound = functools.partial(function, **{name: value for name, value in shared.items() if name not in scattered})
+        # Data (anything with a shape) goes to the workers once, futures of data already there stay
+        # there; small settings travel with the function. hash=False: a fresh key, never one that an
+        # earlier run_tasks call is releasing.
+        remote = {name: value if isinstance(value, distributed.Future) else client.scatter(value, broadcast=True, hash=False)
+                  for name, value in shared.items() if hasattr(value, "shape") or isinstance(value, distributed.Future)}
+        bound = functools.partial(function, **{name: value for name, value in shared.items() if name not in remote})
         # pure=False: two equal tasks are still two runs (dask would otherwise merge them by hash).
-        futures = client.map(bound, tasks, pure=False, **scattered)
+        futures = client.map(bound, tasks, pure=False, **remote)
         positions = {future.key: position for position, future in enumerate(futures)}
         for future in distributed.as_completed(futures):
             yield positions[future.key], future.result()

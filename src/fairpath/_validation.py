@@ -271,9 +271,14 @@ def check_figure_file(path, what: str = "figure file", inputs=()) -> Path:
     return path
 
 
-def check_frame(data, what: str = "data") -> pd.DataFrame:
-    """A DataFrame with unique string column names."""
-    if not isinstance(data, pd.DataFrame):
+def is_partitioned_frame(data) -> bool:
+    """A Dask DataFrame (recognised without importing Dask)."""
+    return type(data).__module__.startswith("dask") and hasattr(data, "npartitions") and hasattr(data, "to_delayed")
+
+
+def check_frame(data, what: str = "data", partitioned: bool = False) -> pd.DataFrame:
+    """A DataFrame with unique string column names; with ``partitioned`` a Dask DataFrame too."""
+    if not isinstance(data, pd.DataFrame) and not (partitioned and is_partitioned_frame(data)):
         hint = "; wrap it as pandas.DataFrame(array, columns=[...]) with named columns" if isinstance(data, np.ndarray) else ""
         raise FairpathInputError(f"{what} must be a pandas DataFrame, got {type(data).__name__}{hint}")
     duplicated = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
@@ -654,10 +659,13 @@ class ColumnName(Constraint):
 
 
 class Frame(Constraint):
-    """A pandas DataFrame with unique column names."""
+    """A pandas DataFrame with unique column names (or a Dask DataFrame, with ``partitioned``)."""
+
+    def __init__(self, partitioned: bool = False):
+        self.partitioned = partitioned
 
     def check(self, name, value):
-        check_frame(value, name)
+        check_frame(value, name, self.partitioned)
 
     def invalid(self):
         return (np.zeros((2, 2)), [[1, 2]], None)

@@ -62,6 +62,19 @@ def test_meddml_refits_on_a_dask_scheduler_give_the_local_numbers(csv_path, tmp_
     assert dask == local and local["y"]["ctfde"]["se"] > 0
 
 
+def test_debiasing_on_a_dask_scheduler_reads_the_file_as_partitions_and_gives_the_local_numbers(csv_path, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    args = ["decompose", str(csv_path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2", "--y", "y",
+            "--predictor", "score", "--learner", "gbm", "--seed", "2", "--quiet"]
+    assert main([*args, "--json", str(tmp_path / "local.json")]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster:
+        assert main([*args, "--scheduler", cluster.scheduler_address, "--json", str(tmp_path / "dask.json")]) == 0
+    local, dask = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("local", "dask"))
+    assert dask["estimates"] == local["estimates"] and local["estimates"]["score"]["ctfde"]["se"] > 0
+    assert dask["settings"]["n_rep"] == 5  # a small table: five splits, each with its folds on the workers
+
+
 def test_out_writes_report_and_results_that_open_with_the_finding(csv_path, tmp_path, capsys):
     out = tmp_path / "decomposition"
     assert main(["decompose", str(csv_path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2", "--y", "y",

@@ -27,6 +27,9 @@ class PreparedData:
     n_excluded: int  # rows whose X is neither x0 nor x1
     # predictor column -> {x: f(x, Z, W) per row} for predictors whose function is known (see _known.py)
     known: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
+    # A partitioned table (fairpath.causal._distributed): the future of the whole PreparedData on the
+    # Dask workers, which the cross-fitting tasks read; here z and w are then RemoteColumns.
+    remote: object = None
 
     @property
     def n(self) -> int:
@@ -56,24 +59,32 @@ def group_rows(data: pd.DataFrame, sfm: SFM) -> pd.Series:
     return (data[sfm.x] == sfm.x0) | (data[sfm.x] == sfm.x1)
 
 
-def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int]:
-    column = data[sfm.x]
-    levels = pd.unique(column).tolist()
-    absent = [level for level in (sfm.x0, sfm.x1) if not (column == level).any()]
+def check_levels_present(sfm: SFM, levels: list, counts: dict) -> None:
+    """Both levels of X occur (``levels``: X's levels in order of appearance, ``counts``: rows per x0, x1)."""
+    absent = [level for level in (sfm.x0, sfm.x1) if not counts[level]]
     if absent:
         raise FairpathInputError(
             f"protected attribute {sfm.x!r} has no rows with level(s) {absent}; its levels are {levels[:20]}"
         )
-    keep = group_rows(data, sfm)
-    n_excluded = int((~keep).sum())
+
+
+def warn_excluded(sfm: SFM, n_excluded: int, others) -> None:
+    """Say that ``n_excluded`` rows with X at another level (``others``) are left out."""
     if n_excluded:
-        others = sorted({str(v) for v in column[~keep].unique()})
         warnings.warn(
-            f"{n_excluded} rows excluded because {sfm.x!r} is neither {sfm.x0!r} nor {sfm.x1!r} (levels {others})",
-            stacklevel=3,
+            f"{n_excluded} rows excluded because {sfm.x!r} is neither {sfm.x0!r} nor {sfm.x1!r} (levels {sorted(others)})",
+            stacklevel=4,
         )
-    kept = data.loc[keep]
-    return kept, (kept[sfm.x] == sfm.x1).to_numpy(dtype=np.int8), n_excluded
+
+
+def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int]:
+    column = data[sfm.x]
+    keep = group_rows(data, sfm)
+    x = (column[keep] == sfm.x1).to_numpy(dtype=np.int8)
+    check_levels_present(sfm, pd.unique(column).tolist(), {sfm.x0: int((x == 0).sum()), sfm.x1: int((x == 1).sum())})
+    n_excluded = int((~keep).sum())
+    warn_excluded(sfm, n_excluded, {str(v) for v in column[~keep].unique()})
+    return data.loc[keep], x, n_excluded
 
 
 def encode_covariates(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:

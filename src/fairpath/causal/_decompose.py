@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._parallel import run_tasks
+from fairpath._parallel import run_tasks, task_client
 from fairpath._progress import stage
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, validate_params,
+    Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, is_partitioned_frame, validate_params,
 )
 from fairpath.causal._data import PreparedData, prepare_data
+from fairpath.causal._distributed import prepare_partitioned
 from fairpath.causal._known import check_predictor_functions, known_means
 from fairpath.causal._learners import check_learner, check_learner_for
 from fairpath.causal._measures import MEASURES, measures_need_nested
@@ -111,10 +112,11 @@ class _Fitter:
         self.eps, self.trim, self.method, self.n_jobs, self.nested = eps, trim, method, n_jobs, nested
         self.groups = groups  # (X's column, (x0, x1)) for messages
 
-    def __call__(self, data: PreparedData, seed: int, progress: bool = False):
+    def __call__(self, data: PreparedData, seed: int, progress: bool = False, where: dict | None = None):
         if data.z.shape[1] or data.w.shape[1]:
             check_fold_group_sizes(data.x, self.n_folds, self.groups)  # again on a medDML resample
-        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.method, self.n_jobs, self.nested, progress)
+        nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.method, self.n_jobs, self.nested, progress,
+                              where)
         overlap = overlap_diagnostic(data.x, nuisances.px_z, nuisances.px_zw, self.eps)
         extreme = overlap.pop("outside")
         # Without trimming every row stays: a slice keeps the arrays as views (no copy of n rows each).
@@ -146,14 +148,14 @@ def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
             f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.0%}) have a propensity outside "
             f"[{eps}, {1 - eps}]: the groups barely overlap, so the effects are not estimable from these data "
             "(the result is flagged not estimable; its intervals are not to be trusted)",
-            stacklevel=4,  # the caller of decompose, above its parameter check
+            stacklevel=5,  # the caller of decompose, above its parameter check
         )
     elif overlap["n_outside"]:
         action = "left out (trim=True)" if trim else f"clipped to [{eps}, {1 - eps}] for the estimates"
         warnings.warn(
             f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.1%}) have a propensity outside "
             f"[{eps}, {1 - eps}] (weak overlap); they are {action}",
-            stacklevel=4,  # the caller of decompose, above its parameter check
+            stacklevel=5,  # the caller of decompose, above its parameter check
         )
 
 
@@ -165,19 +167,36 @@ def _restrict(nuisances: OutcomeNuisances, keep) -> OutcomeNuisances:
     )
 
 
-def _split_task(rep: int, *, data: PreparedData, fitter, measures, seed: int):
+def _split_task(rep: int, *, data: PreparedData, fitter, measures, seed: int, where: dict | None = None):
     """One more cross-fitting split (rep ≥ 1) on the same rows, with its own spawned seed."""
-    pseudo, *_ = fitter(data, child_seed(seed, SPLITS, rep))
+    pseudo, *_ = fitter(data, child_seed(seed, SPLITS, rep), where=where)
     return {name: measure_frame(pseudo[name], measures) for name in pseudo}, pseudo
 
 
 def _more_splits(data, fitter, measures, seed, n_rep, progress, where) -> list:
-    """The splits 1 … n_rep − 1 as tasks (on threads or Dask): [(frames, pseudo)] in order."""
+    """The splits 1 … n_rep − 1 as tasks (on threads or Dask): [(frames, pseudo)] in order. The splits of
+    a partitioned table run one after another here, each with its folds as tasks on the workers."""
     if n_rep == 1:
         return []
     shared = {"data": data, "fitter": fitter, "measures": measures, "seed": seed}
-    results = run_tasks(_split_task, range(1, n_rep), shared=shared, **where)
+    if data.remote is not None:
+        results = run_tasks(_split_task, range(1, n_rep), shared={**shared, "where": where})
+    else:
+        results = run_tasks(_split_task, range(1, n_rep), shared=shared, **where)
     return collect_in_order(results, n_rep - 1, "cross-fitting splits", progress)
+
+
+def _check_partitioned(method: str, predictor_functions, where: dict) -> None:
+    """What a Dask DataFrame cannot do: medDML's refits resample its rows, known predictor functions read
+    its rows here, and it needs a cluster to stay on."""
+    if method != "debiasing":
+        raise FairpathInputError(f"method {method!r} resamples the rows for each refit, which a Dask DataFrame cannot: "
+                                 "pass a pandas DataFrame (its refits still run on Dask with scheduler= or workers=)")
+    if predictor_functions:
+        raise FairpathInputError("predictor_functions read the table's rows in this process: pass a pandas DataFrame")
+    if not where:
+        raise FairpathInputError("a Dask DataFrame stays on a Dask cluster: pass scheduler= (an address or a "
+                                 "distributed.Client) or workers= (a local cluster of that many processes)")
 
 
 def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> dict:
@@ -187,7 +206,7 @@ def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> 
 
 
 @validate_params({
-    "data": Frame(), "predictors": Columns(), "method": Options(METHODS), "n_folds": Folds(), "seed": Seed(), "level": Probability(),
+    "data": Frame(partitioned=True), "predictors": Columns(), "method": Options(METHODS), "n_folds": Folds(), "seed": Seed(), "level": Probability(),
     "eps": Real(0.0, 0.5, open_low=True, open_high=True),
     "trim": Optional(Boolean()),  # None: the method's default
     "n_boot": Draws(allow_zero=True),
@@ -283,9 +302,24 @@ def decompose(
     started = time.perf_counter()
     outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
     functions = check_predictor_functions(predictor_functions, outcomes[1:])
-    with stage("preparing the data", len(data), enabled=progress):
-        prepared = prepare_data(data, sfm, outcomes)
-    prepared.known = known_means(data, sfm, prepared, functions)
+    with task_client(scheduler, workers) as where:
+        return _decompose(data, sfm, outcomes, functions, estimator, learner, measures, n_folds, seed, level, eps, trim, n_boot,
+                          nboot1, nboot2, n_rep, n_jobs, where, progress, provenance or _call_provenance(data, predictors, method, seed),
+                          started)
+
+
+def _decompose(data, sfm, outcomes, functions, estimator, learner, measures, n_folds, seed, level, eps, trim, n_boot, nboot1,
+               nboot2, n_rep, n_jobs, where, progress, provenance, started) -> CausalDecomposition:
+    """``decompose`` once its arguments are checked, with ``where`` the run_tasks options of one Dask client (or none)."""
+    if is_partitioned_frame(data):
+        _check_partitioned(estimator.name, functions, where)
+        with stage("preparing the data on the Dask workers", enabled=progress) as preparing:
+            prepared = prepare_partitioned(data, sfm, outcomes, where["scheduler"])
+            preparing.rows = prepared.n
+    else:
+        with stage("preparing the data", len(data), enabled=progress):
+            prepared = prepare_data(data, sfm, outcomes)
+        prepared.known = known_means(data, sfm, prepared, functions)
     n_rep = resolve_n_rep(n_rep, prepared.n, estimator, n_boot)
     n_folds = resolve_n_folds(n_folds, prepared.n)
     groups = (sfm.x, (sfm.x0, sfm.x1))
@@ -296,11 +330,10 @@ def decompose(
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups)
-    pseudo, overlap, n_trimmed = fitter(prepared, seed, progress)
+    pseudo, overlap, n_trimmed = fitter(prepared, seed, progress, where)
     _warn_overlap(overlap, prepared.n, trim)
     with stage("pseudo-outcomes", prepared.n * len(outcomes), enabled=progress):
         frames = {name: measure_frame(pseudo[name], measures) for name in outcomes}
-    where = {"scheduler": scheduler, "workers": workers}
     draws = estimator.draws(DrawRequest(frames, prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress, where))
     more = _more_splits(prepared, fitter, measures, seed, n_rep, progress, where)
     fits = {name: OutcomeFit(frames[name], pseudo[name], None if draws is None else draws[name],
@@ -312,7 +345,7 @@ def decompose(
         "measures": list(measures), "known_means": list(functions),
         # outcomes within [0, 1] (0/1 outcomes, probabilities): their effects read as percentage points
         "share_outcomes": [name for name in outcomes if bool(((prepared.outcomes[name] >= 0) & (prepared.outcomes[name] <= 1)).all())],
-        "provenance": provenance or _call_provenance(data, predictors, method, seed),
+        "provenance": provenance,
     }
     counts = {
         "n": int(prepared.n), "n_x0": int((prepared.x == 0).sum()), "n_x1": int((prepared.x == 1).sum()),

@@ -6,13 +6,14 @@ outcome regressions μ(x, z), μ(x, z, w) and the nested means ν are fitted per
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import Parallel, delayed
 
-from fairpath._parallel import single_threaded_blas
+from fairpath._parallel import run_tasks, single_threaded_blas
 from fairpath._progress import RowRate, progress as progress_bar
 from fairpath._seeds import FOLD_LAYOUT, FOLDS, child_rng, child_seed
 
@@ -209,7 +210,7 @@ def _fold_rows(n: int, n_folds: int, method, rng: np.random.Generator) -> list[F
 
 
 def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int,
-              method, n_jobs: int = 1, nested: bool = True, progress: bool = False) -> Nuisances:
+              method, n_jobs: int = 1, nested: bool = True, progress: bool = False, where: dict | None = None) -> Nuisances:
     """K-fold cross-fitting of all nuisances.
 
     ``method`` (a ``fairpath.causal._methods.EstimationMethod``) splits each fold's training rows
@@ -222,34 +223,22 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     the GIL), one task per fold and outcome column and one per fold's propensities; every fold has
     its own seed (a ``SeedSequence`` child of ``seed``), so results do not depend on ``n_jobs``.
     ``nested=False`` skips the nested means (and their inner split); the other fits keep their
-    seeds and values. ``progress`` shows a bar that advances per task.
+    seeds and values. ``progress`` shows a bar that advances per task. ``where`` (``run_tasks``'
+    scheduler / workers) runs the tasks on Dask instead, with the same numbers.
     """
     n = data.n
-    layout = _fold_rows(n, n_folds, method, child_rng(seed, FOLD_LAYOUT))
-    bar = progress_bar(desc="cross-fitting", total=n_folds * (1 + len(outcomes)), unit="task", enabled=progress, leave=False)
-    rate = RowRate(bar)
-
-    def run(k: int, name: str | None):
-        """One fold's fits of outcome column ``name``, or its propensities (``name`` None)."""
-        fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested,
-                     on_fit=rate.add)
-        part = fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name), data.known.get(name))
-        bar.update()
-        return part
-
+    layout = fold_layout(n, n_folds, method, seed)
     # One task per fold and outcome column (the heavy ones first) rather than per fold: 5 folds on
     # 2 cores would leave one core idle for the last fold. Each task's fits keep their fold's
     # seeds, so the values do not depend on the grouping.
     tasks = [(k, name) for name in outcomes for k in range(n_folds)] + [(k, None) for k in range(n_folds)]
-    # Learners' UserWarnings (e.g. feature names) are silenced here, in the calling thread: the
-    # warning filters are process-wide, and catch_warnings inside the worker threads would
-    # restore them out of order (leaving them changed after decompose returns). BLAS runs on one
-    # thread, also with n_jobs=1: the GLMs' matrices are small, and a multi-threaded BLAS beside
-    # other busy threads (parallel folds, replications, another program) oversubscribes the
-    # cores: 1.5x slower with parallel folds, 5x with n_jobs=1 beside a busy process.
-    with bar, warnings.catch_warnings(), single_threaded_blas():
-        warnings.simplefilter("ignore", UserWarning)
-        parts = dict(zip(tasks, Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(*task) for task in tasks)))
+    settings = {"learner": learner, "n_folds": n_folds, "seed": seed, "method": method, "nested": nested}
+    bar = progress_bar(desc="cross-fitting", total=len(tasks), unit="task", enabled=progress, leave=False)
+    with bar:
+        if where and (where.get("scheduler") is not None or where.get("workers") is not None):
+            parts = _on_dask(data, tasks, settings, where, bar)
+        else:
+            parts = _on_threads(data, tasks, settings, n_jobs, bar)
     px_z, px_zw = np.empty(n), np.empty(n)
     per_outcome = {name: OutcomeNuisances() for name in outcomes}
     for k, rows in enumerate(layout):
@@ -257,6 +246,60 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
         for name in outcomes:
             _scatter(per_outcome[name], parts[(k, name)], rows.test, n)
     return Nuisances(px_z=px_z, px_zw=px_zw, outcomes=per_outcome)
+
+
+def fold_layout(n: int, n_folds: int, method, seed: int) -> list[FoldRows]:
+    """The rows of every fold, from the seed alone (so a worker can rebuild them instead of receiving them)."""
+    return _fold_rows(n, n_folds, method, child_rng(seed, FOLD_LAYOUT))
+
+
+def fold_part(task: tuple[int, str | None], *, data: PreparedData, learner, n_folds: int, seed: int, method, nested: bool,
+              layout: list[FoldRows] | None = None, on_fit=None):
+    """One fold's fits of outcome column ``name``, or its propensities (``name`` None): ``task`` is (k, name)."""
+    k, name = task
+    layout = layout or fold_layout(data.n, n_folds, method, seed)
+    fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested, on_fit=on_fit)
+    return fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name), data.known.get(name))
+
+
+def _on_threads(data, tasks, settings, n_jobs, bar) -> dict:
+    rate = RowRate(bar)
+    layout = fold_layout(data.n, settings["n_folds"], settings["method"], settings["seed"])
+
+    def run(task):
+        part = fold_part(task, data=data, layout=layout, on_fit=rate.add, **settings)
+        bar.update()
+        return part
+
+    # Learners' UserWarnings (e.g. feature names) are silenced here, in the calling thread: the
+    # warning filters are process-wide, and catch_warnings inside the worker threads would
+    # restore them out of order (leaving them changed after decompose returns). BLAS runs on one
+    # thread, also with n_jobs=1: the GLMs' matrices are small, and a multi-threaded BLAS beside
+    # other busy threads (parallel folds, replications, another program) oversubscribes the
+    # cores: 1.5x slower with parallel folds, 5x with n_jobs=1 beside a busy process.
+    with warnings.catch_warnings(), single_threaded_blas():
+        warnings.simplefilter("ignore", UserWarning)
+        return dict(zip(tasks, Parallel(n_jobs=n_jobs, backend="threading")(delayed(run)(task) for task in tasks)))
+
+
+def _quiet_fold_part(task, **options):
+    """``fold_part`` in a Dask worker, which has its own warning filters and one thread."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fold_part(task, **options)
+
+
+def _on_dask(data, tasks, settings, where, bar) -> dict:
+    """The fold tasks on Dask; ``data`` is a PreparedData or the future of one already on the workers
+    (a partitioned table encoded there, see ``fairpath.causal._distributed``)."""
+    shared = {"data": data if data.remote is None else data.remote, **settings}
+    parts, started = {}, time.monotonic()
+    for position, part in run_tasks(_quiet_fold_part, tasks, shared=shared, **where):
+        parts[tasks[position]] = part
+        bar.update()
+        rows = data.n * len(parts) / len(tasks)  # the table's rows cross-fitted so far
+        bar.set_postfix_str(f"{rows / max(time.monotonic() - started, 1e-9):,.0f} table rows/s")
+    return parts
 
 
 def _scatter(target: OutcomeNuisances, part: OutcomeNuisances, rows: np.ndarray, n: int) -> None:

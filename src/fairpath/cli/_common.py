@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_table
+from fairpath._io import read_partitioned, read_table
 from fairpath._progress import stage
 from fairpath._validation import Integer, Jobs, Seed, check_columns_present, flag_type
 
@@ -80,8 +80,11 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
                         help="columns read as categories even where their cells look like numbers")
 
 
-def read_data(args: argparse.Namespace, path=None, what: str = "data file") -> pd.DataFrame:
-    """The table ``path`` (default: the data argument), read as the flags of :func:`add_data_arguments` say."""
+def read_data(args: argparse.Namespace, path=None, what: str = "data file", *, partitioned: bool = False) -> pd.DataFrame:
+    """The table ``path`` (default: the data argument), read as the flags of :func:`add_data_arguments` say;
+    with ``partitioned`` a Dask DataFrame, whose partitions are read where a computation needs them."""
+    if partitioned:
+        return read_partitioned(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
     with stage(f"reading {path or args.data}") as reading:
         data = read_table(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
         reading.rows = len(data)
@@ -98,12 +101,15 @@ def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
 
 
 def sfm_from_args(args, data: pd.DataFrame):
-    """The SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1)."""
+    """The SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1). ``data`` may
+    be a Dask DataFrame: X's distinct values are then computed (on the active Dask client)."""
     from fairpath.causal import SFM, resolve_level
 
     if args.x not in data.columns:
         raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")
     column = data[args.x]
+    if not isinstance(column, pd.Series):
+        column = pd.Series(column.unique().compute(), name=args.x)
     sfm = SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
               z=comma_list(args.z), w=comma_list(args.w), y=args.y)
     check_columns_present(data, sfm.columns, f"data file {str(args.data)!r}")

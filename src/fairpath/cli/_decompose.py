@@ -53,7 +53,8 @@ def register(subparsers) -> None:
     parser.add_argument("--n-rep", type=declared_type("--n-rep", decompose, "n_rep"), default=default("n_rep"),
                         help="debiasing: cross-fitting splits, aggregated by their mean (DoubleML's n_rep); "
                              "auto (default): 5 below 5000 rows, else 1")
-    add_parallel_arguments(parser, "medDML refits, bootstrap blocks and cross-fitting splits", threads=False)
+    add_parallel_arguments(parser, "cross-fitting folds and splits, medDML refits and bootstrap blocks (debiasing then "
+                           "reads the table as partitions, which stay on the Dask workers)", threads=False)
     parser.add_argument("--out", type=Path, help="write report.html, results.json and estimates.csv into this folder "
                         "(default: not written)")
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
@@ -63,6 +64,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from fairpath._io import save_figure
+    from fairpath._parallel import task_client
     from fairpath._validation import check_figure_file, check_output_dir, check_output_file
     from fairpath.causal import decompose
     from fairpath.report import provenance
@@ -73,15 +75,17 @@ def run(args) -> int:
         check_figure_file(args.plot, "--plot file", inputs=[args.data])
     if args.out is not None:
         check_output_dir(args.out, "--out folder")
-    data = read_data(args)
-    sfm = sfm_from_args(args, data)
-    predictors = predictor_columns(args.predictor)
-    result = decompose(
-        data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
-        level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
-        nboot2=args.nboot2, n_rep=args.n_rep, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed),
-        **parallel_options(args),
-    )
+    with task_client(**parallel_options(args)) as where:
+        # On a Dask cluster the debiasing method reads the table as partitions, which stay on the workers.
+        data = read_data(args, partitioned=bool(where) and args.method == "debiasing")
+        sfm = sfm_from_args(args, data)
+        predictors = predictor_columns(args.predictor)
+        result = decompose(
+            data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
+            level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
+            nboot2=args.nboot2, n_rep=args.n_rep, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed),
+            **where,
+        )
     print("\n".join(result.headline()))
     print(result.summary())
     print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))

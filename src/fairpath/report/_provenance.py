@@ -34,11 +34,17 @@ def _versions(extra: tuple) -> dict[str, str]:
 
 
 def api_call(function: str, data, **arguments) -> str:
-    """An API call as text, its data frame named by its shape and the SHA-256 of its values (index excluded)."""
+    """An API call as text, its data frame named by its shape and the SHA-256 of its values (index excluded);
+    a Dask DataFrame, which is not read here, by its partitions, columns and Dask's token of its graph."""
     import pandas as pd
 
-    digest = hashlib.sha256(pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()).hexdigest()
     named = "".join(f", {k}={v!r}" for k, v in arguments.items())
+    if not isinstance(data, pd.DataFrame):
+        from dask.base import tokenize
+
+        return (f"{function}(data=<Dask DataFrame of {data.npartitions} partitions x {len(data.columns)} columns, "
+                f"Dask token {tokenize(data)}>{named})")
+    digest = hashlib.sha256(pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()).hexdigest()
     return (f"{function}(data=<DataFrame {data.shape[0]} rows x {data.shape[1]} columns, SHA-256 of the values "
             f"{digest}>{named})")
 

@@ -1,0 +1,123 @@
+"""Large tables: the settings chosen by size, shared bins, design matrices, and the Dask fold path."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairpath.causal import decompose
+from fairpath.causal._decompose import LARGE_FOLDS, LARGE_ROWS, SMALL_FOLDS, resolve_n_folds
+from fairpath.causal._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, make_learner
+from fairpath.causal._nuisance import design
+from fairpath.datasets import make_mixed_sfm
+
+MAIN = ("tv", "ctfde", "ctfie", "ctfse")
+
+
+@pytest.fixture(scope="module")
+def large():
+    sample = make_mixed_sfm(200_000, seed=11)
+    return sample, decompose(sample.data, sample.sfm, seed=5, measures=MAIN)
+
+
+def test_a_200000_row_decomposition_uses_the_large_data_settings_and_finds_the_truth_within_3_se(large):
+    sample, result = large
+    assert (result.settings_["n_folds"], result.settings_["learner"], result.settings_["n_rep"]) == (LARGE_FOLDS, "gbm", 1)
+    for measure in MAIN:
+        found = result.estimate(measure)
+        assert abs(found.estimate - sample.truth[measure]) <= 3 * found.se, (measure, found, sample.truth[measure])
+        assert 0.003 < found.se < 0.02  # about 1/sqrt(n) on this model's scale: the SE is not inflated either
+
+
+def test_folds_and_learner_follow_the_size():
+    assert [resolve_n_folds("auto", n) for n in (2000, LARGE_ROWS - 1, LARGE_ROWS)] == [SMALL_FOLDS, SMALL_FOLDS, LARGE_FOLDS]
+    assert resolve_n_folds(7, 10**6) == 7
+    small = make_mixed_sfm(2000, seed=1)
+    settings = decompose(small.data, small.sfm, seed=1, measures=["tv"]).settings_
+    assert (settings["n_folds"], settings["learner"]) == (SMALL_FOLDS, "stack")
+
+
+def test_the_gbm_preset_grows_larger_trees_from_its_large_fit_size():
+    small, big = make_learner("gbm", False, 0, LARGE_FIT_ROWS - 1), make_learner("gbm", False, 0, LARGE_FIT_ROWS)
+    assert (small.num_leaves, small.learning_rate) == (15, 0.1)
+    assert (big.num_leaves, big.learning_rate, big.min_child_samples) == (63, 0.2, 100)
+
+
+def test_design_fills_the_same_matrix_as_stacking_copies():
+    rng = np.random.default_rng(0)
+    z, w, x = rng.normal(size=(50, 3)), rng.normal(size=(50, 2)), rng.integers(0, 2, 50)
+    rows = np.array([3, 7, 7, 40])
+    assert np.array_equal(design((z, w), rows, x_column=x[rows]), np.hstack([x[:, None], z, w])[rows])
+    assert np.array_equal(design((z,), rows, x_column=1.0), np.hstack([np.ones((4, 1)), z[rows]]))
+    assert np.array_equal(design((z, w), rows), np.hstack([z, w])[rows])
+
+
+def test_fits_on_shared_bins_keep_their_own_labels_and_match_a_fit_on_the_values():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6000, 4))
+    y1, y2 = X[:, 0] + rng.normal(size=6000), np.sin(2 * X[:, 1]) + rng.normal(size=6000)
+    rows = np.sort(rng.choice(6000, 4000, replace=False))
+    shared = SharedBins(X)
+    first = EarlyStoppingGBM(random_state=3).fit(shared.rows(rows), y1[rows]).predict(X)
+    second = EarlyStoppingGBM(random_state=3).fit(shared.rows(rows), y2[rows]).predict(X)
+    alone = EarlyStoppingGBM(random_state=3).fit(SharedBins(X).rows(rows), y2[rows]).predict(X)
+    assert np.array_equal(second, alone)  # the first fit's labels did not leak into the second
+    on_values = EarlyStoppingGBM(random_state=3).fit(X[rows], y1[rows]).predict(X)
+    assert np.corrcoef(first, on_values)[0, 1] > 0.98  # only the bin edges differ (all rows against the training rows)
+    assert np.corrcoef(first, X[:, 0])[0, 1] > 0.95
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("dask.dataframe")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def test_a_dask_dataframe_is_decomposed_on_the_workers_with_the_local_numbers(cluster):
+    import dask.dataframe as dd
+
+    sample = make_mixed_sfm(3000, seed=2)
+    data = sample.data.assign(x=np.where(np.arange(3000) % 97 == 0, 2, sample.data["x"]))  # rows of another level
+    with pytest.warns(UserWarning, match="31 rows excluded because 'x' is neither 0 nor 1"):
+        local = decompose(data, sample.sfm, seed=3, n_rep=2)
+    with pytest.warns(UserWarning, match="31 rows excluded because 'x' is neither 0 nor 1"):
+        remote = decompose(dd.from_pandas(data, npartitions=4), sample.sfm, seed=3, n_rep=2, scheduler=cluster)
+    pd.testing.assert_frame_equal(local.to_frame(), remote.to_frame())
+    assert remote.counts_["n_excluded"] == 31 and remote.encoded_ == local.encoded_
+    assert "Dask DataFrame of 4 partitions" in remote.settings_["provenance"]["call"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.assign(region="north"), "confounder (Z) column 'region' is constant ('north')"),
+    (lambda d: d.assign(x=1), "protected attribute 'x' has no rows with level(s) [0]"),
+    (lambda d: d.assign(y=d["y"].where(d.index != 2500, np.nan)), "missing values (NaN) in used columns ('y': 1)"),
+])
+def test_a_dask_dataframe_gets_the_messages_of_a_local_one(cluster, change, message):
+    import dask.dataframe as dd
+
+    from fairpath import FairpathInputError
+
+    sample = make_mixed_sfm(3000, seed=2)
+    data = change(sample.data)
+    with pytest.raises(FairpathInputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        decompose(data, sample.sfm, seed=3)
+    with pytest.raises(FairpathInputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        decompose(dd.from_pandas(data, npartitions=3), sample.sfm, seed=3, scheduler=cluster)
+
+
+def test_what_a_dask_dataframe_cannot_do_is_refused_with_the_way_out(cluster):
+    import dask.dataframe as dd
+
+    from fairpath import FairpathInputError
+
+    sample = make_mixed_sfm(600, seed=2)
+    data = dd.from_pandas(sample.data, npartitions=2)
+    with pytest.raises(FairpathInputError, match="method 'medDML' resamples the rows for each refit.*pass a pandas DataFrame"):
+        decompose(data, sample.sfm, method="medDML", scheduler=cluster)
+    with pytest.raises(FairpathInputError, match="a Dask DataFrame stays on a Dask cluster: pass scheduler="):
+        decompose(data, sample.sfm)
+    with pytest.raises(FairpathInputError, match="predictor_functions read the table's rows in this process"):
+        decompose(data.assign(p=data["y"]), sample.sfm, predictors=["p"], predictor_functions={"p": lambda rows: rows["y"]},
+                  scheduler=cluster)
