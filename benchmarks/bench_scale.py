@@ -1,6 +1,7 @@
 """A million rows in a minute: ratios of `fairpath decompose` at scale against one LightGBM fit.
 
     python benchmarks/bench_scale.py [--sizes 100000,200000,500000,1000000] [--census PATH] [--skip-census]
+        [--dask-rows 5000000 [--dask-workers 2] [--skip-local-dask]]
 
 Writes a synthetic SFM table (``make_mixed_sfm``: continuous Y, Z = {z1, region (4 named levels)},
 W = {w1, w2}, seed 7) per size into ``benchmarks/results/scale/`` as CSV, then, in this process,
@@ -11,6 +12,10 @@ category; the baseline) and, each in its own child process (so that peak memory 
 baseline fit at 1M rows, and the estimates against the truth in SEs. Then the Census 2018
 decomposition (204,309 rows) against its target of 10 s. Targets (issue 30): 1M rows ≤ 25× the
 baseline fit and ≤ 1 GB peak; Census ≤ 10 s; time per row flat or falling from 100k to 1M.
+``--dask-rows N`` then decomposes an N-row table with ``--workers`` (a LocalCluster of
+``--dask-workers`` processes: the file read as partitions, the folds as tasks) and, unless
+``--skip-local-dask``, in this machine's one process, and says whether the numbers are equal;
+the peak is the largest process's (client or worker).
 """
 
 from __future__ import annotations
@@ -58,6 +63,21 @@ def baseline_fit(path: Path) -> float:
     return min(times)
 
 
+def dask_section(n: int, workers: int, local: bool) -> None:
+    path = table(n)
+    print(f"{n:,} rows ({path.stat().st_size / 1e6:.0f} MB CSV) on a LocalCluster of {workers} worker processes", flush=True)
+    runs = {"dask": cli_run(path, [*FLAGS, "--workers", str(workers)], RESULTS / f"out_{n}_dask")}
+    if local:
+        runs["local"] = cli_run(path, FLAGS, RESULTS / f"out_{n}_local")
+    for name, run in runs.items():
+        tv = estimates(run["results"])["tv"]
+        print(f"  {name:>5}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, largest process {run['peak_mb']:.0f} MB, "
+              f"{run['wall'] / n * 1e5:.2f} s per 100k rows; tv {tv[0]:.5f} (SE {tv[1]:.5f})", flush=True)
+    if local:
+        same = runs["dask"]["results"]["estimates"] == runs["local"]["results"]["estimates"]
+        print(f"  numbers equal to the local run's: {same}")
+
+
 def cli_run(path: Path, flags: list[str], out: Path) -> dict:
     """One `fairpath decompose` in a child process: wall, CPU and peak RSS of the child, and its results."""
     command = [sys.executable, "-m", "fairpath", "decompose", str(path), *flags, "--seed", "1", "--quiet", "--out", str(out)]
@@ -80,6 +100,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,200000,500000,1000000")
     parser.add_argument("--census", type=Path, default=SHARED / "data" / "gov_census.csv")
     parser.add_argument("--skip-census", action="store_true")
+    parser.add_argument("--dask-rows", type=int, default=0, help="also decompose a table of this many rows with --workers")
+    parser.add_argument("--dask-workers", type=int, default=2)
+    parser.add_argument("--skip-local-dask", action="store_true", help="with --dask-rows: no local run to compare with")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
@@ -105,6 +128,8 @@ def main() -> None:
         census = cli_run(args.census, flags, RESULTS / "out_census")
         print(f"Census 2018 (204,309 rows): {census['wall']:.1f} s wall, {census['cpu']:.1f} s CPU, {census['peak_mb']:.0f} MB "
               f"(target ≤ 10 s: {'met' if census['wall'] <= 10 else 'MISSED'})")
+    if args.dask_rows:
+        dask_section(args.dask_rows, args.dask_workers, not args.skip_local_dask)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

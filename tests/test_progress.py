@@ -102,3 +102,27 @@ def test_an_announcement_prints_one_line_unless_quiet(capsys):
     finally:
         _progress.set_quiet(False)
     assert capsys.readouterr().err == "converting a model once\n"
+
+
+def test_a_slow_stage_ends_with_its_rows_per_second_when_stderr_is_not_a_terminal(capsys, monkeypatch):
+    monkeypatch.setattr(_progress, "STAGE_AFTER_S", 0.05)
+    with _progress.stage("reading big.csv") as reading:
+        time.sleep(0.2)
+        reading.rows = 1_000_000  # known once the file is read
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("reading big.csv: running, 0 done")
+    rate = int(lines[-1].split("(")[1].split(" rows/s")[0].replace(",", ""))
+    assert lines[-1].startswith("reading big.csv: done, 1000000 done (") and 1_000_000 / 0.5 < rate < 1_000_000 / 0.2
+
+
+def test_rows_fitted_per_second_are_counted_across_threads(capsys, monkeypatch):
+    monkeypatch.setattr(_progress, "STAGE_AFTER_S", 0.05)
+    with _progress.progress(total=2, desc="cross-fitting") as bar:
+        rate = _progress.RowRate(bar)
+        time.sleep(0.1)
+        for _ in range(4):
+            rate.add(25_000)
+        bar.update(2)
+    assert rate.rows == 100_000
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("cross-fitting: done, 2/2 done (") and last.split("(")[1].split(" rows/s fitted")[0].replace(",", "").isdigit()

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from fairpath import FairpathInputError
-from fairpath._validation import ColumnName, Columns, Frame, Optional, Text
+from fairpath._validation import ColumnName, Columns, Frame, Optional, Seed, Text
 
 PACKAGES = ("fairpath", "fairpath.causal", "fairpath.datasets", "fairpath.adaptation", "fairpath.parity", "fairpath.repair",
             "fairpath.report", "fairpath.reproduce", "fairpath.text", "fairpath.text.debias")
@@ -33,7 +33,7 @@ NOT_ENTRY_POINTS = {"fairpath.Estimate", "fairpath.parity.CookbookResult", "fair
                     "fairpath.text.PermutationTest", "fairpath.reproduce.LinearCheck", "fairpath.parity.AuditConfig"}
 
 # Valid values for required parameters whose constraint the call checks before the one under test.
-EXAMPLES = {Frame: pd.DataFrame({"a": [1.0, 2.0]}), ColumnName: "a", Columns: [], Text: "a"}
+EXAMPLES = {Frame: pd.DataFrame({"a": [1.0, 2.0]}), ColumnName: "a", Columns: [], Text: "a", Seed: 0}
 
 
 def _public():

@@ -14,7 +14,8 @@ from fairpath._parallel import run_tasks, task_client
 from fairpath._progress import stage
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits, check_columns_arg, check_fit_group_sizes, is_partitioned_frame, validate_params,
+    Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits,
+    check_columns_arg, check_fit_group_sizes, is_partitioned_frame, validate_params,
 )
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._distributed import prepare_partitioned
@@ -241,7 +242,7 @@ def decompose(
 
     Parameters
     ----------
-    data : DataFrame with the SFM's columns and the predictor columns.
+    data : DataFrame with the SFM's columns and the predictor columns (or a Dask DataFrame, with ``scheduler`` or ``workers``).
     sfm : the Standard Fairness Model (:class:`SFM`).
     predictors : predictor columns Ŷ, decomposed alongside Y with the same propensity models.
     predictor_functions : {predictor column: f} for predictors whose function you hold (the fitted
@@ -285,10 +286,12 @@ def decompose(
         undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.97 with five), else 1; always 1
         for medDML or with ``n_boot``. ``settings_["n_rep"]`` holds the number used.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
-    scheduler, workers : run the medDML refits, the bootstrap blocks and the n_rep splits as Dask tasks, on the
-        scheduler at this address (or a ``distributed.Client``) or on a ``LocalCluster`` of this many
-        workers (see :func:`fairpath._parallel.run_tasks`; needs ``fairpath[dask]``). Each task has its
-        own seed, so the numbers equal those of a local run.
+    scheduler, workers : run the cross-fitting folds, the n_rep splits, the medDML refits and the bootstrap
+        blocks as Dask tasks, on the scheduler at this address (or a ``distributed.Client``) or on one
+        ``LocalCluster`` of this many workers for the whole call (see :func:`fairpath._parallel.run_tasks`;
+        needs ``fairpath[dask]``). Each task has its own seed, so the numbers equal those of a local run.
+        ``data`` may then be a Dask DataFrame (debiasing only): it is checked and encoded partition by
+        partition on the workers and never gathered here (see ``fairpath.causal._distributed``).
     progress : show progress bars (cross-fitting, medDML refits, splits) on stderr when it is a terminal.
     provenance : what the result was computed from (see :func:`fairpath.report.provenance`), kept in
         ``settings_["provenance"]`` and shown by the report; by default this call, the data named by the
@@ -302,13 +305,14 @@ def decompose(
     started = time.perf_counter()
     outcomes = [sfm.y, *check_columns_arg("predictors", predictors)]
     functions = check_predictor_functions(predictor_functions, outcomes[1:])
+    provenance = provenance or _call_provenance(data, predictors, method, seed)
     with task_client(scheduler, workers) as where:
-        return _decompose(data, sfm, outcomes, functions, estimator, learner, measures, n_folds, seed, level, eps, trim, n_boot,
-                          nboot1, nboot2, n_rep, n_jobs, where, progress, provenance or _call_provenance(data, predictors, method, seed),
-                          started)
+        return _decompose(data, sfm, outcomes=outcomes, functions=functions, estimator=estimator, learner=learner, measures=measures,
+                          n_folds=n_folds, seed=seed, level=level, eps=eps, trim=trim, n_boot=n_boot, nboot1=nboot1, nboot2=nboot2,
+                          n_rep=n_rep, n_jobs=n_jobs, where=where, progress=progress, provenance=provenance, started=started)
 
 
-def _decompose(data, sfm, outcomes, functions, estimator, learner, measures, n_folds, seed, level, eps, trim, n_boot, nboot1,
+def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, n_folds, seed, level, eps, trim, n_boot, nboot1,
                nboot2, n_rep, n_jobs, where, progress, provenance, started) -> CausalDecomposition:
     """``decompose`` once its arguments are checked, with ``where`` the run_tasks options of one Dask client (or none)."""
     if is_partitioned_frame(data):
