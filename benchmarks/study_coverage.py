@@ -46,7 +46,8 @@ def _path(out: Path, model: str, rep: int) -> Path:
     return out / f"{model}_{rep:04d}.json"
 
 
-def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | str = "auto", subject: str = "y") -> dict:
+def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | str = "auto", subject: str = "y",
+              n_folds: int | str = "auto") -> dict:
     model, rep = task
     sample = MODELS[model](n, seed=10_000 + rep)
     data, options, column = sample.data, {}, None
@@ -57,7 +58,8 @@ def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | s
         if subject == "bayes-known":
             options["predictor_functions"] = {column: sample.outcome_mean}
     started = time.perf_counter()
-    result = decompose(data, sample.sfm, seed=rep, learner=learner, n_rep=n_rep, n_jobs=1, measures=MEASURES, **options)
+    result = decompose(data, sample.sfm, seed=rep, learner=learner, n_rep=n_rep, n_folds=n_folds, n_jobs=1, measures=MEASURES,
+                       **options)
     record = {"model": model, "rep": rep, "n_rep": result.settings_["n_rep"], "seconds": time.perf_counter() - started,
               "loadavg": os.getloadavg()[0]}
     for measure in MEASURES:
@@ -115,6 +117,8 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--n-rep", type=declared_type("--n-rep", decompose, "n_rep"), default="auto",
                         help="cross-fitting splits per replication (decompose's n_rep; default auto)")
+    parser.add_argument("--folds", type=declared_type("--folds", decompose, "n_folds"), default="auto",
+                        help="cross-fitting folds (default: decompose's auto)")
     parser.add_argument("--subject", choices=SUBJECTS, default="y", help="decompose Y, or the Bayes predictor (mean estimated or known)")
     parser.add_argument("--jobs", type=int, default=2, help="threads (default 2)")
     parser.add_argument("--scheduler", default=None, help="run the replications on this Dask scheduler")
@@ -128,7 +132,8 @@ def main() -> None:
     models = args.models.split(",")
     tasks = [(m, r) for m in models for r in range(args.reps) if not _path(args.out, m, r).exists()]
     started = time.perf_counter()
-    replications = run_tasks(replicate, tasks, shared={"n": args.n, "learner": args.learner, "n_rep": args.n_rep, "subject": args.subject}, n_jobs=args.jobs,
+    replications = run_tasks(replicate, tasks, shared={"n": args.n, "learner": args.learner, "n_rep": args.n_rep, "subject": args.subject,
+                                                        "n_folds": args.folds}, n_jobs=args.jobs,
                              scheduler=args.scheduler, workers=args.workers)
     for _, record in tqdm(replications, total=len(tasks), desc="replications"):
         _write(args.out, record)

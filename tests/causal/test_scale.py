@@ -6,7 +6,7 @@ import pytest
 
 from fairpath.causal import decompose
 from fairpath.causal._decompose import LARGE_FOLDS, LARGE_ROWS, SMALL_FOLDS, resolve_n_folds
-from fairpath.causal._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, make_learner
+from fairpath.causal._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, StackedLearner, make_learner
 from fairpath.causal._nuisance import design
 from fairpath.datasets import make_mixed_sfm
 
@@ -21,7 +21,7 @@ def large():
 
 def test_a_200000_row_decomposition_uses_the_large_data_settings_and_finds_the_truth_within_3_se(large):
     sample, result = large
-    assert (result.settings_["n_folds"], result.settings_["learner"], result.settings_["n_rep"]) == (LARGE_FOLDS, "gbm", 1)
+    assert (result.settings_["n_folds"], result.settings_["learner"], result.settings_["n_rep"]) == (LARGE_FOLDS, "stack", 1)
     for measure in MAIN:
         found = result.estimate(measure)
         assert abs(found.estimate - sample.truth[measure]) <= 3 * found.se, (measure, found, sample.truth[measure])
@@ -36,10 +36,21 @@ def test_folds_and_learner_follow_the_size():
     assert (settings["n_folds"], settings["learner"]) == (SMALL_FOLDS, "stack")
 
 
-def test_the_gbm_preset_grows_larger_trees_from_its_large_fit_size():
+def test_the_gbm_and_stack_presets_switch_to_their_large_fit_settings():
     small, big = make_learner("gbm", False, 0, LARGE_FIT_ROWS - 1), make_learner("gbm", False, 0, LARGE_FIT_ROWS)
     assert (small.num_leaves, small.learning_rate) == (15, 0.1)
     assert (big.num_leaves, big.learning_rate, big.min_child_samples) == (63, 0.2, 100)
+    assert not make_learner("stack", False, 0, LARGE_FIT_ROWS - 1).large and make_learner("stack", False, 0, LARGE_FIT_ROWS).large
+
+
+def test_the_large_stack_fits_its_glm_on_a_subsample_and_predicts_in_blocks_as_on_all_rows():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60_000, 30))  # 495 quadratic features: the GLM gets its minimum of 10,000 rows
+    y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=60_000)
+    stack = StackedLearner(large=True, random_state=1).fit(X, y)
+    glm = stack.glm_
+    assert glm is not None and glm.steps[-1][1].n_features_in_ == 495 and stack.glm_rows_ == 10_000
+    assert np.allclose(stack._glm_predict(glm, X), glm.predict(X), rtol=0, atol=1e-12)  # blocks of 8,080 rows
 
 
 def test_design_fills_the_same_matrix_as_stacking_copies():

@@ -37,12 +37,11 @@ NON_ESTIMABLE_SHARE = 0.5
 # (benchmarks/study_coverage.py, 200 replications each).
 AUTO_SPLITS_BELOW_ROWS = 5000
 AUTO_SPLITS = 5
-# From this many rows on, the defaults (n_folds="auto", learner None) switch to the large-data
-# settings: LARGE_FOLDS folds, each holding at least 50,000 rows, and debiasing's GBM instead of
-# the stack. Below, SMALL_FOLDS folds and the stack, as the coverage study at n = 2000 and 5000
-# measured them; at n = 100,000 the large-data settings cover (SE/sd and coverage over 100
-# replications, benchmarks/README.md). Nuisance error shrinks with a fold's training rows, so two
-# folds lose nothing measurable here and cost 40% of five folds' row-fits.
+# From this many rows on, n_folds="auto" takes LARGE_FOLDS folds, each holding at least 50,000
+# rows: two folds' row-fits cost 40% of five's, and at n = 100,000 the stack's intervals cover as
+# with five (confounded_sfm, 30 replications: bias of ctfde −0.0040 against −0.0037, SD 0.015;
+# benchmarks/README.md). Below, SMALL_FOLDS folds, as the coverage study at n = 2000 and 5000
+# measured them.
 LARGE_ROWS = 100_000
 LARGE_FOLDS = 2
 SMALL_FOLDS = 5
@@ -254,11 +253,11 @@ def decompose(
     method : ``"debiasing"`` (one-step influence-function estimator with cross-fitting, the default)
         or ``"medDML"`` (faircause's doubly robust mediation DML with a two-level bootstrap); each
         is an object in ``fairpath.causal._methods`` with the hooks decompose calls.
-    learner : ``"stack"`` (default for debiasing below ``LARGE_ROWS`` = 100,000 rows: every nuisance
-        by a holdout-weighted mix of LightGBM and a quadratic GLM; see :class:`StackedLearner`),
-        ``"gbm"`` (LightGBM with early stopping, its leaves and learning rate set by the fit's size;
-        default for debiasing from ``LARGE_ROWS`` rows on), ``"rf"`` (random forest; default for
-        medDML), ``"linear"``, or any scikit-learn estimator (a classifier only for 0/1 outcome columns).
+    learner : ``"stack"`` (default for debiasing: every nuisance by a holdout-weighted mix of LightGBM
+        and a quadratic GLM, the GLM on a subsample for large fits; see :class:`StackedLearner`),
+        ``"gbm"`` (LightGBM with early stopping, its leaves and learning rate set by the fit's size,
+        its bins shared by a fold's fits), ``"rf"`` (random forest; default for medDML),
+        ``"linear"``, or any scikit-learn estimator (a classifier only for 0/1 outcome columns).
     measures : the measures to estimate (default: all of ``MEASURES``). The nested means ν are
         fitted only when one of them needs it (nde, nie; every cross-world measure with medDML),
         which halves the work for tv, ctfde, ctfie, ctfse.
@@ -329,7 +328,7 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
     groups = (sfm.x, (sfm.x0, sfm.x1))
     if prepared.z.shape[1] or prepared.w.shape[1]:
         check_fold_group_sizes(prepared.x, n_folds, groups)
-    learner = learner if learner is not None else estimator.default_learner(prepared.n >= LARGE_ROWS)
+    learner = learner if learner is not None else estimator.default_learner
     check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
