@@ -80,7 +80,7 @@ def dask_section(n: int, workers: int, local: bool) -> None:
 
 def cli_run(path: Path, flags: list[str], out: Path) -> dict:
     """One `fairpath decompose` in a child process: wall, CPU and peak RSS of the child, and its results."""
-    command = [sys.executable, "-m", "fairpath", "decompose", str(path), *flags, "--seed", "1", "--quiet", "--out", str(out)]
+    command = [sys.executable, "-m", "fairpath.cli", "decompose", str(path), *flags, "--seed", "1", "--quiet", "--out", str(out)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True, text=True)
@@ -92,7 +92,7 @@ def cli_run(path: Path, flags: list[str], out: Path) -> dict:
 
 
 def estimates(results: dict) -> dict[str, tuple[float, float]]:
-    return {row["measure"]: (row["estimate"], row["se"]) for row in results["estimates"] if row["subject"] == "y"}
+    return {measure: (row["estimate"], row["se"]) for measure, row in results["estimates"]["y"].items()}
 
 
 def main() -> None:

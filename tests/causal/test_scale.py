@@ -45,36 +45,26 @@ def test_the_gbm_and_stack_presets_switch_to_their_large_fit_settings():
 
 def test_the_large_stack_fits_its_glm_on_a_subsample_and_predicts_in_blocks_as_on_all_rows():
     rng = np.random.default_rng(2)
-    X = rng.normal(size=(60_000, 30))  # 495 quadratic features: the GLM gets its minimum of 10,000 rows
+    X = rng.normal(size=(60_000, 30))
     y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=60_000)
     stack = StackedLearner(large=True, random_state=1).fit(X, y)
     glm = stack.glm_
-    assert glm is not None and glm.steps[-1][1].n_features_in_ == 495 and stack.glm_rows_ == 10_000
-    assert np.allclose(stack._glm_predict(glm, X), glm.predict(X), rtol=0, atol=1e-12)  # blocks of 8,080 rows
+    # 30 linear terms and the 55 squares and products of the 10 columns the GBM gained most from, the
+    # three that matter among them; 4,000,000 cells of them hold 47,058 rows
+    assert {0, 1, 2} <= set(glm.steps[0][1].interacting) and len(glm.steps[0][1].interacting) == 10
+    assert glm.steps[-1][1].n_features_in_ == 85 and stack.glm_rows_ == 47_058
+    assert np.allclose(stack._glm_predict(glm, X), glm.predict(X), rtol=0, atol=1e-12)  # two blocks
 
 
-def test_design_fills_the_same_matrix_as_stacking_copies():
-    rng = np.random.default_rng(0)
-    z, w, x = rng.normal(size=(50, 3)), rng.normal(size=(50, 2)), rng.integers(0, 2, 50)
-    rows = np.array([3, 7, 7, 40])
-    assert np.array_equal(design((z, w), rows, x_column=x[rows]), np.hstack([x[:, None], z, w])[rows])
-    assert np.array_equal(design((z,), rows, x_column=1.0), np.hstack([np.ones((4, 1)), z[rows]]))
-    assert np.array_equal(design((z, w), rows), np.hstack([z, w])[rows])
+def test_quadratic_features_of_some_columns_are_those_columns_squares_and_products():
+    from fairpath.causal._learners import QuadraticFeatures
 
-
-def test_fits_on_shared_bins_keep_their_own_labels_and_match_a_fit_on_the_values():
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(6000, 4))
-    y1, y2 = X[:, 0] + rng.normal(size=6000), np.sin(2 * X[:, 1]) + rng.normal(size=6000)
-    rows = np.sort(rng.choice(6000, 4000, replace=False))
-    shared = SharedBins(X)
-    first = EarlyStoppingGBM(random_state=3).fit(shared.rows(rows), y1[rows]).predict(X)
-    second = EarlyStoppingGBM(random_state=3).fit(shared.rows(rows), y2[rows]).predict(X)
-    alone = EarlyStoppingGBM(random_state=3).fit(SharedBins(X).rows(rows), y2[rows]).predict(X)
-    assert np.array_equal(second, alone)  # the first fit's labels did not leak into the second
-    on_values = EarlyStoppingGBM(random_state=3).fit(X[rows], y1[rows]).predict(X)
-    assert np.corrcoef(first, on_values)[0, 1] > 0.98  # only the bin edges differ (all rows against the training rows)
-    assert np.corrcoef(first, X[:, 0])[0, 1] > 0.95
+    X = np.random.default_rng(3).normal(size=(200, 4))
+    some, every = QuadraticFeatures([1, 3]).fit(X), QuadraticFeatures().fit(X)
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    raw = np.column_stack([Z, Z[:, 1] ** 2, Z[:, 1] * Z[:, 3], Z[:, 3] ** 2])
+    assert np.allclose(some.transform(X), (raw - raw.mean(axis=0)) / raw.std(axis=0))
+    assert every.transform(X).shape == (200, 14) and some.transform(X).shape == (200, 7)
 
 
 @pytest.fixture(scope="module")
