@@ -67,6 +67,30 @@ def test_quadratic_features_of_some_columns_are_those_columns_squares_and_produc
     assert every.transform(X).shape == (200, 14) and some.transform(X).shape == (200, 7)
 
 
+def test_design_fills_the_same_matrix_as_stacking_copies():
+    rng = np.random.default_rng(0)
+    z, w, x = rng.normal(size=(50, 3)), rng.normal(size=(50, 2)), rng.integers(0, 2, 50)
+    rows = np.array([3, 7, 7, 40])
+    assert np.array_equal(design((z, w), rows, x_column=x[rows]), np.hstack([x[:, None], z, w])[rows])
+    assert np.array_equal(design((z,), rows, x_column=1.0), np.hstack([np.ones((4, 1)), z[rows]]))
+    assert np.array_equal(design((z, w), rows), np.hstack([z, w])[rows])
+
+
+def test_fits_on_shared_bins_keep_their_own_labels_and_match_a_fit_on_the_values():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6000, 4))
+    y1, y2 = X[:, 0] + rng.normal(size=6000), np.sin(2 * X[:, 1]) + rng.normal(size=6000)
+    rows = np.sort(rng.choice(6000, 4000, replace=False))
+    shared = SharedBins(X)
+    first = EarlyStoppingGBM(random_state=3).fit(shared.rows(rows), y1[rows]).predict(X)
+    second = EarlyStoppingGBM(random_state=3).fit(shared.rows(rows), y2[rows]).predict(X)
+    alone = EarlyStoppingGBM(random_state=3).fit(SharedBins(X).rows(rows), y2[rows]).predict(X)
+    assert np.array_equal(second, alone)  # the first fit's labels did not leak into the second
+    on_values = EarlyStoppingGBM(random_state=3).fit(X[rows], y1[rows]).predict(X)
+    assert np.corrcoef(first, on_values)[0, 1] > 0.98  # only the bin edges differ (all rows against the training rows)
+    assert np.corrcoef(first, X[:, 0])[0, 1] > 0.95
+
+
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
