@@ -274,8 +274,13 @@ def read_partitioned(path: str | Path, empty_category=(), what: str = "data file
     _check_named_columns(header, empty_category, "empty-category", path)
     _check_named_columns(header, categorical, "categorical", path)
     markers = {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
-    return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
-                       dtype=dict.fromkeys(categorical, "category"))
+    try:  # Dask parses the first block here, to learn the columns' types
+        return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
+                           dtype=dict.fromkeys(categorical, "category"))
+    except UnicodeDecodeError as error:
+        raise not_utf8_error(path, what, error) from None
+    except Exception as error:  # pandas and pyarrow raise many parser-specific types
+        raise FairpathInputError(f"could not parse {what} {str(path)!r} as CSV: {error}") from error
 
 
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:

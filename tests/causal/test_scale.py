@@ -146,3 +146,19 @@ def test_what_a_dask_dataframe_cannot_do_is_refused_with_the_way_out(cluster):
     with pytest.raises(FairpathInputError, match="predictor_functions read the table's rows in this process"):
         decompose(data.assign(p=data["y"]), sample.sfm, predictors=["p"], predictor_functions={"p": lambda rows: rows["y"]},
                   scheduler=cluster)
+
+
+def test_a_partitioned_file_with_other_types_in_a_later_part_or_not_utf8_is_refused_clearly(cluster, tmp_path):
+    from fairpath import FairpathInputError
+    from fairpath._io import read_partitioned
+
+    sample = make_mixed_sfm(3000, seed=4)
+    lines = sample.data.to_csv(index=False).splitlines()
+    cells = lines[2500].split(",")
+    lines[2500] = ",".join([cells[0], "abc", *cells[2:]])  # z1 of row 2499 is text, in the last block
+    (tmp_path / "types.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(FairpathInputError, match=r"column\(s\) 'z1' \(str where the first rows gave float64\) hold other types"):
+        decompose(read_partitioned(tmp_path / "types.csv", blocksize="40KB"), sample.sfm, scheduler=cluster)
+    (tmp_path / "latin.csv").write_bytes("\n".join(lines[:2000]).replace("north", "nörth").encode("latin-1"))
+    with pytest.raises(FairpathInputError, match="is not UTF-8"):
+        read_partitioned(tmp_path / "latin.csv", blocksize="40KB")

@@ -89,13 +89,18 @@ def _computed(client, tasks: list) -> list:
     """The tasks' results; a partition whose column types differ from the first rows' is refused clearly."""
     try:
         return client.compute(tasks, sync=True)
+    except UnicodeDecodeError as error:
+        raise FairpathInputError(f"a part of the table is not UTF-8 text ({error}); save the file as UTF-8") from None
     except ValueError as error:
         if "Mismatched dtypes" not in str(error):
             raise
+        # Dask lists the columns in a table: | column | found | expected |
+        cells = [line.split("|")[1:4] for line in str(error).splitlines() if line.startswith("| ") and "Column" not in line]
+        found = ", ".join(f"{name.strip()!r} ({was.strip()} where the first rows gave {expected.strip()})" for name, was, expected in cells)
         raise FairpathInputError(
-            "a later part of the table holds other types than its first rows, from which the column types were guessed "
-            f"(e.g. a missing value or a text in a column of integers): {str(error).splitlines()[0]} ... declare the "
-            "column as a category (--categorical), fix the cells, or decompose without --workers / --scheduler"
+            f"column(s) {found or '?'} hold other types in a later part of the table than in its first rows, from which "
+            "Dask guessed the types (e.g. a missing value or a text in a column of integers); fix the cells, declare "
+            "a column as categorical (--categorical), or decompose without --workers / --scheduler"
         ) from None
 
 

@@ -43,8 +43,12 @@ DRAWS_PER_TASK = 250
 
 
 def measure_frame(pseudo: PseudoOutcomes, measures) -> pd.DataFrame:
-    """Per-row contributions (columns: measures) of one outcome's pseudo-outcomes."""
-    return pd.DataFrame({name: sum(sign * pseudo(*key) for sign, key in MEASURE_TERMS[name]) for name in measures})
+    """Per-row contributions (columns: measures) of one outcome's pseudo-outcomes, filled into one
+    array that the frame wraps (a frame built from columns copies them all: 80 MB at 1M rows)."""
+    rows = np.empty((len(pseudo.x), len(measures)))
+    for column, name in enumerate(measures):
+        rows[:, column] = sum(sign * pseudo(*key) for sign, key in MEASURE_TERMS[name])
+    return pd.DataFrame(rows, columns=list(measures), copy=False)
 
 
 def bootstrap_means(values: dict[str, np.ndarray], n_draws: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
