@@ -62,7 +62,7 @@ def test_negative_or_float_seed_on_every_command(command, seed, message, data_fi
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--folds", "1", "--folds must be an integer ≥ 2, got 1"),
-    ("--folds", "five", "--folds must be an integer, got 'five'"),
+    ("--folds", "five", "--folds must be 'auto' or an integer, got 'five'"),
     ("--bootstrap", "-3", "--bootstrap must be an integer ≥ 0, got -3"),
     ("--n-rep", "many", "--n-rep must be 'auto' or an integer, got 'many'"),
 ])

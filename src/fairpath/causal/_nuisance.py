@@ -92,7 +92,9 @@ class _Fold:
             return design(blocks, rows, x_column=x_column)
         base = self.rows.base
         positions = np.searchsorted(base, rows)
-        if positions.size and (positions[-1] >= len(base) or not np.array_equal(base[positions], rows)):
+        # LightGBM takes a subset's rows in increasing order: only sorted rows of ``base`` are shared
+        inside = positions.size and positions.max() < len(base) and np.array_equal(base[positions], rows)
+        if not inside or np.any(np.diff(rows) <= 0):
             return design(blocks, rows, x_column=x_column)
         key = (tuple(id(block) for block in blocks), with_x)
         if key not in self._bins:
