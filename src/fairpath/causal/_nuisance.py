@@ -294,7 +294,14 @@ def _quiet_fold_part(task, **options):
 def _on_dask(data, tasks, settings, where, bar) -> dict:
     """The fold tasks on Dask; ``data`` is a PreparedData or the future of one already on the workers
     (a partitioned table encoded there, see ``fairpath.causal._distributed``)."""
-    shared = {"data": data if data.remote is None else data.remote, **settings}
+    client = where.get("scheduler")
+    if data.remote is not None:
+        remote = data.remote
+    elif hasattr(client, "scatter"):  # a pandas table's arrays travel to the workers once, not with every task
+        remote = client.scatter(data, hash=False)
+    else:
+        remote = data
+    shared = {"data": remote, **settings}
     parts, started = {}, time.monotonic()
     for position, part in run_tasks(_quiet_fold_part, tasks, shared=shared, **where):
         parts[tasks[position]] = part
