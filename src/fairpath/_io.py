@@ -206,6 +206,45 @@ def _check_named_columns(columns, named: list[str], argument: str, path: Path) -
         raise FairpathInputError(f"{argument} column(s) {unknown} are not columns of {str(path)!r}; columns: {list(columns)}")
 
 
+def _checked_source(path, what: str, empty_category, na_values, categorical) -> tuple[Path, list, list, list]:
+    """The arguments of :func:`read_table` and :func:`read_partitioned`, checked: the file and the three lists."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise FairpathInputError(f"{what} must be a path (a string or pathlib.Path), got {path!r} ({type(path).__name__})")
+    path = Path(path)
+    empty_category = check_columns_arg("empty_category", empty_category)
+    na_values = check_columns_arg("na_values", na_values, item="missing-value token")
+    categorical = check_columns_arg("categorical", categorical)
+    if not path.is_file():
+        raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
+    return path, empty_category, na_values, categorical
+
+
+def _check_role_columns(columns, path: Path, empty_category: list[str], categorical: list[str]) -> None:
+    _check_named_columns(columns, empty_category, "empty-category", path)
+    _check_named_columns(columns, categorical, "categorical", path)
+
+
+def _csv_markers(path: Path, what: str, empty_category: list[str], na_values: list[str], categorical: list[str]):
+    """A CSV file's checked header and the missing-value tokens of each of its columns."""
+    header = _csv_header(path, what)
+    _check_header(header, path, what)
+    _check_role_columns(header, path, empty_category, categorical)
+    return header, {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
+
+
+@contextlib.contextmanager
+def _parse_errors(path: Path, what: str, kind: str) -> Iterator[None]:
+    """Parser errors as :class:`FairpathInputError` naming the file (pandas and pyarrow raise many types)."""
+    try:
+        yield
+    except FairpathInputError:
+        raise
+    except UnicodeDecodeError as error:
+        raise not_utf8_error(path, what, error) from None
+    except Exception as error:
+        raise FairpathInputError(f"could not parse {what} {str(path)!r} as {kind}: {error}") from error
+
+
 def read_table(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=()) -> pd.DataFrame:
     """Read a CSV or Parquet file.
 
@@ -216,36 +255,18 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
     Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not UTF-8, duplicated
     column names.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise FairpathInputError(f"{what} must be a path (a string or pathlib.Path), got {path!r} ({type(path).__name__})")
-    path = Path(path)
-    empty_category = check_columns_arg("empty_category", empty_category)
-    na_values = check_columns_arg("na_values", na_values, item="missing-value token")
-    categorical = check_columns_arg("categorical", categorical)
-    if not path.is_file():
-        raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
-    parquet = path.suffix.lower() in _PARQUET
-    try:
-        if parquet:
+    path, empty_category, na_values, categorical = _checked_source(path, what, empty_category, na_values, categorical)
+    if path.suffix.lower() in _PARQUET:
+        with _parse_errors(path, what, "Parquet"):
             data = pd.read_parquet(path)
-            _check_named_columns(data.columns, empty_category, "empty-category", path)
-            _check_named_columns(data.columns, categorical, "categorical", path)
+            _check_role_columns(data.columns, path, empty_category, categorical)
             return _parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
-        header = _csv_header(path, what)
-        _check_header(header, path, what)
-        _check_named_columns(header, empty_category, "empty-category", path)
-        _check_named_columns(header, categorical, "categorical", path)
-        markers = {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
+    with _parse_errors(path, what, "CSV"):
+        header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
         data = pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
         if len(data.columns) and data.iloc[:, -1].isna().any():  # pandas fills a short row's last cells with NaN
             _check_row_lengths(path, len(header), what)
         return data
-    except FairpathInputError:
-        raise
-    except UnicodeDecodeError as error:
-        raise not_utf8_error(path, what, error) from None
-    except Exception as error:  # pandas and pyarrow raise many parser-specific types
-        raise FairpathInputError(f"could not parse {what} {str(path)!r} as {'Parquet' if parquet else 'CSV'}: {error}") from error
 
 
 def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(),
@@ -258,29 +279,16 @@ def read_partitioned(path: str | Path, empty_category=(), what: str = "data file
         import dask.dataframe as dd
     except ImportError as error:
         raise FairpathInputError("reading a partitioned table needs Dask: pip install 'fairpath[dask]'") from error
-    if not isinstance(path, (str, os.PathLike)) or not Path(path).is_file():
-        raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
-    path = Path(path)
-    empty_category = check_columns_arg("empty_category", empty_category)
-    na_values = check_columns_arg("na_values", na_values, item="missing-value token")
-    categorical = check_columns_arg("categorical", categorical)
+    path, empty_category, na_values, categorical = _checked_source(path, what, empty_category, na_values, categorical)
     if path.suffix.lower() in _PARQUET:
-        data = dd.read_parquet(path)
-        _check_named_columns(data.columns, empty_category, "empty-category", path)
-        _check_named_columns(data.columns, categorical, "categorical", path)
-        return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
-    header = _csv_header(path, what)
-    _check_header(header, path, what)
-    _check_named_columns(header, empty_category, "empty-category", path)
-    _check_named_columns(header, categorical, "categorical", path)
-    markers = {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
-    try:  # Dask parses the first block here, to learn the columns' types
+        with _parse_errors(path, what, "Parquet"):
+            data = dd.read_parquet(path)
+            _check_role_columns(data.columns, path, empty_category, categorical)
+            return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
+    with _parse_errors(path, what, "CSV"):  # Dask parses the first block here, to learn the columns' types
+        _, markers = _csv_markers(path, what, empty_category, na_values, categorical)
         return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
                            dtype=dict.fromkeys(categorical, "category"))
-    except UnicodeDecodeError as error:
-        raise not_utf8_error(path, what, error) from None
-    except Exception as error:  # pandas and pyarrow raise many parser-specific types
-        raise FairpathInputError(f"could not parse {what} {str(path)!r} as CSV: {error}") from error
 
 
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:

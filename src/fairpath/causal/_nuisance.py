@@ -237,10 +237,10 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     settings = {"learner": learner, "n_folds": n_folds, "seed": seed, "method": method, "nested": nested}
     bar = progress_bar(desc="cross-fitting", total=len(tasks), unit="task", enabled=progress, leave=False)
     with bar:
-        if where and (where.get("scheduler") is not None or where.get("workers") is not None):
+        if where:  # run_tasks options of a Dask client (task_client); empty to run here
             parts = _on_dask(data, tasks, settings, where, bar)
         else:
-            parts = _on_threads(data, tasks, settings, n_jobs, bar)
+            parts = _on_threads(data, tasks, settings, n_jobs, bar, layout)
     px_z, px_zw = np.empty(n), np.empty(n)
     per_outcome = {name: OutcomeNuisances() for name in outcomes}
     for k, rows in enumerate(layout):
@@ -264,9 +264,8 @@ def fold_part(task: tuple[int, str | None], *, data: PreparedData, learner, n_fo
     return fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name), data.known.get(name))
 
 
-def _on_threads(data, tasks, settings, n_jobs, bar) -> dict:
+def _on_threads(data, tasks, settings, n_jobs, bar, layout) -> dict:
     rate = RowRate(bar)
-    layout = fold_layout(data.n, settings["n_folds"], settings["method"], settings["seed"])
 
     def run(task):
         part = fold_part(task, data=data, layout=layout, on_fit=rate.add, **settings)
