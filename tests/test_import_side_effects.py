@@ -42,8 +42,15 @@ def test_text_specifications_and_metrics_import_without_torch():
     assert _run(code) == "False 0.2"
 
 
+def test_the_settings_dataclasses_import_without_torch():
+    # the command line reads its text flags' defaults and choices from them when it builds its parser
+    code = ("import sys\nfrom fairpath.text import GenerationSettings\nfrom fairpath.text.debias import DebiasConfig\n"
+            "print('torch' in sys.modules, GenerationSettings().n_samples, DebiasConfig.__dataclass_fields__['steps'].default)")
+    assert _run(code) == "False 20 100"
+
+
 def test_torch_dependent_text_names_load_on_first_access():
-    code = "import sys, fairpath.text as text\nsettings = text.GenerationSettings\nprint('torch' in sys.modules, settings.__module__)"
+    code = "import sys, fairpath.text as text\ngenerator = text.HFGenerator\nprint('torch' in sys.modules, generator.__module__)"
     assert _run(code) == "True fairpath.text._generation"
     import fairpath.text
 

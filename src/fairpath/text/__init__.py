@@ -41,9 +41,10 @@ from fairpath.text._scorers import (
     available_scorers,
     get_scorer,
 )
-# The declared settings (fairpath._validation.validate_params), without torch: the command line's flag types.
+# The declared settings (fairpath._validation.validate_params) and GenerationSettings, without torch: the command
+# line's flag types, defaults and choices.
 from fairpath.text._parameters import (DEBIAS_SETTINGS, DEFAULT_DTYPE, DTYPES, ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS,
-                                       POOLINGS, QUALITY_SETTINGS, TEST_SETTINGS)
+                                       POOLINGS, QUALITY_SETTINGS, TEST_SETTINGS, GenerationSettings)
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
 from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 
@@ -52,7 +53,6 @@ from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 _LAZY = {
     "PoolGenerator": "_controlled",
     "GenerationBackend": "_generation",
-    "GenerationSettings": "_generation",
     "HFGenerator": "_generation",
     "SampleRequest": "_generation",
     "load_causal_lm": "_models",

@@ -2,8 +2,8 @@
 
 Public contract
 ---------------
-``GenerationSettings(temperature=1.0, top_k=None, top_p=1.0, max_new_tokens=50, n_samples=20,
-batch_size=64, seed=0, do_sample=True)``
+``GenerationSettings(*, temperature=1.0, top_k=None, top_p=1.0, max_new_tokens=50, n_samples=20,
+batch_size=64, seed=0, do_sample=True)`` (fairpath.text._parameters, a module without torch)
     Frozen dataclass, validated on creation (bad values raise FairpathInputError). ``settings_hash``
     (property) identifies what changes the samples: everything except ``n_samples`` and ``batch_size``.
 ``SampleRequest(prompt, sample_index)``
@@ -39,14 +39,13 @@ import contextlib
 import ctypes
 import functools
 import hashlib
-import json
 import math
 import os
 import sys
 import time
 import weakref
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -54,63 +53,7 @@ import torch
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import validate_params
-from fairpath.text._parameters import GENERATION_SETTINGS, HF_GENERATOR_SETTINGS
-
-# Bumped whenever the sampling algorithm changes, so stored samples from another algorithm never mix in.
-SAMPLER_VERSION = 4
-_SAMPLE_DEFINING = ("temperature", "top_k", "top_p", "max_new_tokens", "seed", "do_sample")
-
-
-@validate_params(GENERATION_SETTINGS, on="__post_init__")
-@dataclass(frozen=True)
-class GenerationSettings:
-    """How continuations are sampled.
-
-    Parameters
-    ----------
-    temperature : float
-        Softmax temperature (> 0 when sampling); 1.0 as in Huang et al. (2020).
-    top_k : int or None
-        Keep only the k most likely tokens; None or 0 keeps all.
-    top_p : float
-        Nucleus sampling: keep the smallest set of tokens whose probability reaches top_p; 1.0 keeps all.
-    max_new_tokens : int
-        Tokens generated per sample at most (50 in the paper); rows stop earlier at EOS.
-    n_samples : int
-        Samples per prompt (1000 in the paper).
-    batch_size : int
-        Rows decoded together; larger batches amortise reading the weights (64-256 suit a CPU).
-    seed : int
-        Makes runs reproducible.
-    do_sample : bool
-        False decodes greedily (temperature, top_k, top_p unused; every sample is the same).
-    """
-
-    temperature: float = 1.0
-    top_k: int | None = None
-    top_p: float = 1.0
-    max_new_tokens: int = 50
-    n_samples: int = 20
-    batch_size: int = 64
-    seed: int = 0
-    do_sample: bool = True
-
-    def __post_init__(self):
-        if self.top_k == 0:
-            object.__setattr__(self, "top_k", None)
-        if self.do_sample and self.temperature <= 0:
-            raise FairpathInputError(f"temperature must be > 0 when sampling, got {self.temperature} (use do_sample=False for greedy decoding)")
-
-    @property
-    def settings_hash(self) -> str:
-        """A short hash of everything that defines the samples (not n_samples, not batch_size)."""
-        fields = {name: getattr(self, name) for name in _SAMPLE_DEFINING}
-        fields["sampler_version"] = SAMPLER_VERSION
-        return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
+from fairpath.text._parameters import HF_GENERATOR_SETTINGS, GenerationSettings
 
 def _positive_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1

@@ -1,20 +1,45 @@
 """Debiasing language models by embedding and sentiment regularization (Huang et al., 2020)."""
 
-from fairpath.text.debias._corpus import (
-    CounterfactualPair,
-    DebiasCorpus,
-    SampledTexts,
-    build_corpus,
-    make_pairs,
-    read_corpus_file,
-    sample_corpus,
-    training_prompts,
-    values_in,
-)
-from fairpath.text.debias._representations import Representation, sentence_representations
-from fairpath.text.debias._sentiment_head import SentimentHead, SentimentProjection, fit_sentiment_projection
-from fairpath.text.debias._study import BASE, SCORES_NAME, DebiasStudy, DebiasStudyResult
-from fairpath.text.debias._training import DebiasConfig, DebiasTrainer
+from importlib import import_module
+
+# DebiasConfig needs no torch (the command line reads its defaults); the names whose modules import torch
+# load on first access, so that ``import fairpath.text.debias`` does not import torch.
+from fairpath.text.debias._config import DebiasConfig
+
+_LAZY = {
+    "CounterfactualPair": "_corpus",
+    "DebiasCorpus": "_corpus",
+    "SampledTexts": "_corpus",
+    "build_corpus": "_corpus",
+    "make_pairs": "_corpus",
+    "read_corpus_file": "_corpus",
+    "sample_corpus": "_corpus",
+    "training_prompts": "_corpus",
+    "values_in": "_corpus",
+    "Representation": "_representations",
+    "sentence_representations": "_representations",
+    "SentimentHead": "_sentiment_head",
+    "SentimentProjection": "_sentiment_head",
+    "fit_sentiment_projection": "_sentiment_head",
+    "BASE": "_study",
+    "SCORES_NAME": "_study",
+    "DebiasStudy": "_study",
+    "DebiasStudyResult": "_study",
+    "DebiasTrainer": "_training",
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BASE",

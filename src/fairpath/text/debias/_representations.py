@@ -49,9 +49,7 @@ import torch.nn.functional as F
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import Integer, Options, validate_params
-from fairpath.text._parameters import POOLINGS
-
-NORMALISATIONS = ("final_norm", "l2", "none")
+from fairpath.text._parameters import NORMALISATIONS, POOLINGS
 
 
 @validate_params({"normalisation": Options(NORMALISATIONS), "pooling": Options(POOLINGS)}, on="__post_init__")

@@ -25,8 +25,7 @@ uninterrupted one in the same dtype.
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
@@ -38,57 +37,13 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_path, atomic_write_text
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import Boolean, validate_params
-from fairpath.text._parameters import DEBIAS_SETTINGS
+from fairpath.text.debias._config import DebiasConfig
 from fairpath.text.debias._corpus import CounterfactualPair
-from fairpath.text.debias._representations import Representation, encode, forward_with_representation
+from fairpath.text.debias._representations import encode, forward_with_representation
 from fairpath.text.debias._sentiment_head import load_tensor_file
 
 CHECKPOINT_NAME = "checkpoint.pt"
 TRAINING_LOG_NAME = "fairpath_debias.json"
-
-
-@validate_params(DEBIAS_SETTINGS, on="__post_init__")
-@dataclass
-class DebiasConfig:
-    """Settings of one debiasing fine-tuning run (one regularizer, one λ)."""
-
-    regularizer: str = "embedding"
-    lam: float = 1.0
-    steps: int = 100
-    batch_size: int = 8
-    learning_rate: float = 5e-4
-    max_length: int = 48
-    method: str = "lora"
-    lora_rank: int = 8
-    lora_alpha: int = 16
-    lora_target_modules: str | list[str] = "all-linear"
-    pooling: str = "sensitive"
-    dtype: str = "float32"
-    layers: tuple[int, ...] = (-2, -1)
-    normalisation: str = "final_norm"
-    skip_first_token: bool = True
-    checkpoint_every: int = 20
-    seed: int = 0
-
-    def __post_init__(self):
-        self.layers = self.representation.layers  # validated, and a tuple also when loaded from JSON
-        if not isinstance(self.lam, (int, float)) or not math.isfinite(self.lam) or self.lam < 0:
-            raise FairpathInputError(f"lambda must be a finite number >= 0 (it weighs the fairness loss), got {self.lam!r}")
-        if self.regularizer == "sentiment" and self.pooling == "position":
-            raise FairpathInputError(
-                "regularizer 'sentiment' compares f_s(h) of one vector per sentence, the kind the sentiment head is "
-                "fitted on; pooling='position' applies to the embedding regularizer only: use pooling 'sensitive' or 'mean'"
-            )
-
-    @property
-    def representation(self) -> Representation:
-        """How h is computed (see :class:`Representation`)."""
-        return Representation(tuple(self.layers), self.normalisation, self.pooling, self.skip_first_token)
-
-    @property
-    def autocast_dtype(self) -> torch.dtype | None:
-        """The dtype of autocast for forward and backward (None: plain fp32)."""
-        return torch.bfloat16 if self.dtype == "bfloat16" else None
 
 
 def cosine_distance(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
