@@ -22,10 +22,39 @@ def test_corrupted_samples_file(tmp_path):
                    settings=GenerationSettings(n_samples=2), progress=False)
 
 
-def test_perplexity_needs_a_local_model():
-    with pytest.raises(FairpathInputError, match="perplexity needs a backend with a local model; PoolGenerator has none"):
-        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], quality=False, corpus=["A is nice."],
+def test_perplexity_is_refused_before_generating_by_a_backend_that_cannot_score_text(tmp_path):
+    # PoolGenerator samples from word pools: it has no model to score text with, and says so through the backend contract
+    backend = PoolGenerator(SPEC)
+    assert not backend.scores_perplexity
+    message = (r"perplexity is not measurable with this backend \(PoolGenerator\): it samples continuations but cannot score text; "
+               r"measure perplexity with a local model \(HFGenerator\), or pass no corpus")
+    with pytest.raises(FairpathInputError, match=message):
+        audit_text(SPEC, backend, scorers=["vader"], quality=False, corpus=["A is nice."], store=tmp_path / "samples",
                    settings=GenerationSettings(n_samples=2), n_permutations=5, progress=False)
+    assert not (tmp_path / "samples").exists()
+    with pytest.raises(FairpathInputError, match=message):
+        backend.token_log_likelihoods(["A is nice."])
+
+
+def test_an_empty_corpus_is_refused_before_generating(tiny_lm_path, tmp_path):
+    from fairpath.text import HFGenerator
+
+    with pytest.raises(FairpathInputError, match="the perplexity corpus has no non-empty lines"):
+        audit_text(SPEC, HFGenerator(tiny_lm_path), scorers=["vader"], quality=False, corpus=["", "  "], store=tmp_path / "samples",
+                   progress=False)
+    assert not (tmp_path / "samples").exists()
+
+
+def test_a_backend_must_be_a_generation_backend(tmp_path):
+    with pytest.raises(FairpathInputError, match=r"backend must be a GenerationBackend \(HFGenerator, OpenAICompatibleBackend, "
+                                                 r"PoolGenerator or a subclass\), got str"):
+        audit_text(SPEC, "gpt2", scorers=["vader"], store=tmp_path / "samples", progress=False)
+    assert not (tmp_path / "samples").exists()
+
+
+def test_options_after_the_spec_and_backend_are_keyword_only():
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        audit_text(SPEC, PoolGenerator(SPEC), ["vader"])
 
 
 def test_bad_permutation_settings_fail_before_generating(tmp_path):

@@ -38,7 +38,7 @@ def test_token_log_likelihoods_match_the_unbatched_loss(tiny_lm):
 def test_perplexity_overall_and_on_sensitive_subset(tiny_lm):
     model, tokenizer = tiny_lm
     spec = FairnessSpec.builtin("country")
-    result = perplexity(model, tokenizer, CORPUS + ["   "], spec, batch_size=3)
+    result = perplexity(model, tokenizer, CORPUS + ["   "], spec=spec, batch_size=3)
     values = token_log_likelihoods(model, tokenizer, CORPUS)
     assert result.n_texts == 4 and result.n_texts_sensitive == 2
     assert result.n_tokens == sum(len(v) for v in values)

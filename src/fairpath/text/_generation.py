@@ -12,8 +12,11 @@ batch_size=64, seed=0, do_sample=True)`` (fairpath.text._parameters, a module wi
 ``GenerationBackend`` (abstract)
     ``model_id`` (str) and ``generate_requests(requests, settings) -> list[str]`` (continuations only,
     one per request, in order). ``generate(prompts, n_samples=None, settings=None, seed=None)`` returns
-    ``list[list[str]]`` (``n_samples`` continuations per prompt). New engines (vLLM, an OpenAI-compatible
-    endpoint) subclass this; nothing downstream changes.
+    ``list[list[str]]`` (``n_samples`` continuations per prompt). ``describe()`` (where the samples come
+    from) and ``dtype`` (the model's precision, "n/a" when unknown) go into an audit's settings. A backend
+    that can score text sets ``scores_perplexity = True`` and implements ``token_log_likelihoods(texts)``;
+    the others refuse a perplexity corpus. New engines (vLLM, an OpenAI-compatible endpoint) subclass
+    this; nothing downstream changes.
 ``HFGenerator(model="default", tokenizer=None, model_id=None, device="cpu", dtype="auto",
 num_threads="auto", workers=1)``
     The backend for a local Hugging Face causal LM ('default', a folder, or a loaded model with its
@@ -74,7 +77,11 @@ def sample_uniforms(prompt: str, sample_index: int, seed: int, length: int) -> n
 
 
 class GenerationBackend(ABC):
-    """A source of continuations. Subclasses implement ``model_id`` and ``generate_requests``."""
+    """A source of continuations. Subclasses implement ``model_id`` and ``generate_requests``; one that can score
+    text under its model also sets ``scores_perplexity`` and implements ``token_log_likelihoods``."""
+
+    # Whether token_log_likelihoods is implemented: an audit measures perplexity only with such a backend.
+    scores_perplexity: bool = False
 
     @property
     @abstractmethod
@@ -84,6 +91,19 @@ class GenerationBackend(ABC):
     @abstractmethod
     def generate_requests(self, requests: Sequence[SampleRequest], settings: GenerationSettings) -> list[str]:
         """One continuation (the generated text only) per request, in the order given."""
+
+    def token_log_likelihoods(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Per-token log-likelihoods of each text under the backend's model (the first token is not predicted)."""
+        raise perplexity_not_measurable(self)
+
+    def describe(self) -> dict:
+        """What a report states about where the samples came from (no secrets)."""
+        return {"backend": type(self).__name__}
+
+    @property
+    def dtype(self) -> str:
+        """The precision of the backend's model ("float32", "bfloat16"), or "n/a" where the backend does not know it."""
+        return "n/a"
 
     def generate(
         self,
@@ -101,6 +121,12 @@ class GenerationBackend(ABC):
         texts = self.generate_requests(requests, settings)
         n = settings.n_samples
         return [texts[k * n : (k + 1) * n] for k in range(len(prompts))]
+
+
+def perplexity_not_measurable(backend: GenerationBackend) -> FairpathInputError:
+    """The error of a perplexity asked of a backend without ``scores_perplexity``."""
+    return FairpathInputError(f"perplexity is not measurable with this backend ({type(backend).__name__}): it samples continuations "
+                              "but cannot score text; measure perplexity with a local model (HFGenerator), or pass no corpus")
 
 
 def _check_prompts(prompts) -> list[str]:
@@ -287,6 +313,17 @@ class HFGenerator(GenerationBackend):
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    scores_perplexity = True
+
+    def token_log_likelihoods(self, texts: Sequence[str]) -> list[np.ndarray]:
+        from fairpath.text._quality import token_log_likelihoods
+
+        return token_log_likelihoods(self.model, self.tokenizer, texts)
+
+    @property
+    def dtype(self) -> str:
+        return str(self.model.dtype).removeprefix("torch.")
 
     def close(self) -> None:
         """Stop the worker processes (started again if the generator is used afterwards)."""

@@ -221,12 +221,27 @@ def token_log_likelihoods(model, tokenizer, texts: Sequence[str], batch_size: in
 
 
 @validate_params({"batch_size": Integer(1)})
-def perplexity(model, tokenizer, texts: Sequence[str], spec=None, batch_size: int = 8) -> PerplexityResult:
+def perplexity(model, tokenizer, texts: Sequence[str], *, spec=None, batch_size: int = 8) -> PerplexityResult:
     """Perplexity of the model on ``texts`` and on the subset that contains a sensitive token of ``spec``."""
+    texts = corpus_texts(texts)
+    return _perplexity_result(texts, token_log_likelihoods(model, tokenizer, texts, batch_size), spec)
+
+
+def backend_perplexity(backend, texts: Sequence[str], spec=None) -> PerplexityResult:
+    """:func:`perplexity` through a generation backend's contract (``GenerationBackend.token_log_likelihoods``)."""
+    texts = corpus_texts(texts)
+    return _perplexity_result(texts, backend.token_log_likelihoods(texts), spec)
+
+
+def corpus_texts(texts: Sequence[str]) -> list[str]:
+    """The non-empty passages of a perplexity corpus (at least one)."""
     texts = [str(t) for t in texts if str(t).strip()]
     if not texts:
         raise FairpathInputError("the perplexity corpus has no non-empty lines; give a text file with one passage per line")
-    log_likelihoods = token_log_likelihoods(model, tokenizer, texts, batch_size)
+    return texts
+
+
+def _perplexity_result(texts: list[str], log_likelihoods: list[np.ndarray], spec) -> PerplexityResult:
     sensitive = [spec.contains_sensitive_token(t) for t in texts] if spec is not None else [False] * len(texts)
 
     def summarise(selected: list[np.ndarray]) -> tuple[float, int]:
