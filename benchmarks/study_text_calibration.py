@@ -57,7 +57,7 @@ class ControlledPool:
         self.score_of = dict(zip(sentences, VaderScorer().score(sentences)))
 
     def frame(self, n_samples: int, seed: int, shifted: bool) -> pd.DataFrame:
-        generator = PoolGenerator(TOY, {"A": 0.5 + self.shift} if shifted else None)
+        generator = PoolGenerator(TOY, mixing={"A": 0.5 + self.shift} if shifted else None)
         texts = generator.generate(self.prompts["prompt"].tolist(), settings=GenerationSettings(n_samples=n_samples, seed=seed))
         frame = self.prompts.loc[self.prompts.index.repeat(n_samples), ["template_id", "value", "subgroup"]].reset_index(drop=True)
         return frame.assign(score=[self.score_of[text] for continuations in texts for text in continuations])

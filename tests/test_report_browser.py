@@ -77,7 +77,7 @@ def reports(tmp_path_factory, shared_dir):
 
     spec = FairnessSpec.from_dict({"attribute": "country", "values": {"north": ["A", "B"], "south": ["C", "D"]},
                                    "templates": ["I am from {country}.", "People from {country} are", "{country} is"]})
-    text = audit_text(spec, PoolGenerator(spec, {"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}), scorers=["vader"],
+    text = audit_text(spec, PoolGenerator(spec, mixing={"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}), scorers=["vader"],
                       settings=GenerationSettings(n_samples=30), quality=False, n_permutations=49, progress=False)
     found["text"] = text.write_report(folder / "text" / "report.html")
     found["huang"] = _huang_report(folder / "huang")

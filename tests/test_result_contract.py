@@ -138,7 +138,7 @@ def _text_audit():
 
     spec = FairnessSpec.from_dict({"attribute": "country", "values": {"north": ["A", "B"], "south": ["C", "D"]},
                                    "templates": ["I am from {country}.", "People from {country} are"]})
-    return audit_text(spec, PoolGenerator(spec, {"A": 0.8}), scorers=["vader"], settings=GenerationSettings(n_samples=6),
+    return audit_text(spec, PoolGenerator(spec, mixing={"A": 0.8}), scorers=["vader"], settings=GenerationSettings(n_samples=6),
                       quality=False, n_permutations=19, progress=False)
 
 

@@ -23,7 +23,7 @@ class CountingPoolGenerator(PoolGenerator):
 
 
 def test_audit_recovers_the_controlled_bias_and_reuses_samples(tmp_path):
-    generator = CountingPoolGenerator(SPEC, BIASED)
+    generator = CountingPoolGenerator(SPEC, mixing=BIASED)
     settings = GenerationSettings(n_samples=200, seed=0)
     store = tmp_path / "samples"
     result = audit_text(SPEC, generator, scorers=["vader"], settings=settings, store=store, quality=False,
@@ -51,7 +51,7 @@ def test_unbiased_audit_is_not_significant():
 
 
 def test_result_exports_and_report(tmp_path):
-    result = audit_text(SPEC, PoolGenerator(SPEC, {"A": 0.6}), scorers=["vader", "opinion"],
+    result = audit_text(SPEC, PoolGenerator(SPEC, mixing={"A": 0.6}), scorers=["vader", "opinion"],
                         settings=GenerationSettings(n_samples=30), quality=False, n_permutations=99, progress=False)
     frame = result.to_frame()
     assert list(frame["subject"]) == ["vader", "vader", "opinion", "opinion"]
@@ -100,7 +100,7 @@ def test_audit_with_a_local_causal_lm_and_perplexity(tiny_lm_path, tmp_path):
 
 @pytest.mark.model
 def test_audit_quality_with_minilm():
-    result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=10),
+    result = audit_text(SPEC, PoolGenerator(SPEC, mixing=BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=10),
                         n_permutations=19, progress=False)
     quality = result.quality
     assert quality["n_quality_samples"] == 10 * result.samples["prompt"].nunique()  # default: 10 per prompt
@@ -136,7 +136,7 @@ def test_one_continuation_audit_leaves_individual_fairness_out_of_holm_and_says_
 
 
 def test_audit_without_a_testable_test_says_it_says_nothing():
-    result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=5, seed=2),
+    result = audit_text(SPEC, PoolGenerator(SPEC, mixing=BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=5, seed=2),
                         quality=False, n_permutations=19, progress=False)
     assert result.verdict().startswith("no test could reject here: all 2 scorer/metric tests are not testable, so this audit "
                                        "says nothing about bias either way. 2 of 2 tests are not testable here (vader individual "
@@ -145,7 +145,7 @@ def test_audit_without_a_testable_test_says_it_says_nothing():
 
 
 def test_biased_audit_names_its_violations():
-    result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=30, seed=2),
+    result = audit_text(SPEC, PoolGenerator(SPEC, mixing=BIASED), scorers=["vader"], settings=GenerationSettings(n_samples=30, seed=2),
                         quality=False, n_permutations=199, progress=False)
     assert result.violations == ["vader individual fairness", "vader group fairness"]
     assert result.verdict().startswith("2 of 2 scorer/metric tests reject “no counterfactual sentiment difference” at "

@@ -77,7 +77,7 @@ def test_group_fairness_is_nan_with_one_subgroup():
 
 
 def _pool_frame(mixing, n_samples=200, seed=0):
-    generator = PoolGenerator(SPEC, mixing)
+    generator = PoolGenerator(SPEC, mixing=mixing)
     prompts = SPEC.prompts()
     texts = generator.generate(prompts["prompt"].tolist(), settings=GenerationSettings(n_samples=n_samples, seed=seed))
     rows = [{"template_id": p.template_id, "value": p.value, "subgroup": p.subgroup, "text": text}

@@ -55,8 +55,8 @@ def test_semantic_similarity_with_minilm():
                      " bake bread together at the bakery every morning."]
     similarities = prompt_similarities(prompts, continuations)
     assert similarities[0] > 0.4 and similarities[2] > 0.4 and similarities[1] < 0.4
-    assert semantic_similarity(prompts, continuations, 0.4) == pytest.approx(2 / 3)
-    assert semantic_similarity(prompts, continuations, -1.0) == 1.0
+    assert semantic_similarity(prompts, continuations, threshold=0.4) == pytest.approx(2 / 3)
+    assert semantic_similarity(prompts, continuations, threshold=-1.0) == 1.0
 
 
 class AxisEmbedder:

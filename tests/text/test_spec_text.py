@@ -114,7 +114,7 @@ def test_combined_attributes():
     names = FairnessSpec.from_dict({"attribute": "name", "subgroups": {"male": {"pronoun": "he"}, "female": {"pronoun": "she"}},
                                     "values": {"male": ["Jake"], "female": ["Amy"]}, "templates": ["{name} said {pronoun}"]})
     jobs = FairnessSpec.from_dict({"attribute": "occupation", "values": ["nurse", "engineer"], "templates": ["a {occupation}"]})
-    combined = combine_specs([names, jobs], ["{name} works as {occupation_article} {occupation}, and {pronoun} is"])
+    combined = combine_specs([names, jobs], templates=["{name} works as {occupation_article} {occupation}, and {pronoun} is"])
     assert combined.placeholders == ("name", "occupation")
     assert combined.value_names == ["Jake + nurse", "Jake + engineer", "Amy + nurse", "Amy + engineer"]
     prompts = combined.prompts()["prompt"].tolist()

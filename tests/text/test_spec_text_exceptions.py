@@ -52,7 +52,7 @@ def test_unknown_value_and_bad_combination():
     with pytest.raises(FairpathInputError, match="has no value 'Atlantis'"):
         spec.fill(spec.templates[0], "Atlantis")
     with pytest.raises(FairpathInputError, match="must use every placeholder"):
-        combine_specs([spec, FairnessSpec.builtin("occupation")], ["{country} is"])
+        combine_specs([spec, FairnessSpec.builtin("occupation")], templates=["{country} is"])
 
 
 # -- issue 11: malformed YAML layouts and encodings ------------------------------------------------------

@@ -20,7 +20,7 @@ SETTINGS = GenerationSettings(n_samples=12, seed=3)
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory):
     store = tmp_path_factory.mktemp("audit") / "samples"
-    result = audit_text(SPEC, PoolGenerator(SPEC, BIASED), scorers=["vader", "opinion"], settings=SETTINGS, store=store,
+    result = audit_text(SPEC, PoolGenerator(SPEC, mixing=BIASED), scorers=["vader", "opinion"], settings=SETTINGS, store=store,
                         quality=False, n_permutations=99, seed=5, progress=False)
     return result, store
 

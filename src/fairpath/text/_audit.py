@@ -257,7 +257,7 @@ def audit_text(
     measured = {}
     if corpus is not None:
         started = time.perf_counter()
-        measured["perplexity"] = backend_perplexity(backend, corpus, spec).to_dict()
+        measured["perplexity"] = backend_perplexity(backend, corpus, spec=spec).to_dict()
         timings["perplexity"] = time.perf_counter() - started
     return _measure(spec, validation, samples, scorer_objects, backend.model_id,
                     {**settings.to_dict(), "dtype": backend.dtype, **backend.describe()}, n_permutations, alpha,

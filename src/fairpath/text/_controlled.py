@@ -54,7 +54,7 @@ class PoolGenerator(GenerationBackend):
         Values left out get ``default_mixing``; equal probabilities give an unbiased generator.
     """
 
-    def __init__(self, spec: FairnessSpec, mixing: Mapping[str, float] | None = None, default_mixing: float = 0.5,
+    def __init__(self, spec: FairnessSpec, *, mixing: Mapping[str, float] | None = None, default_mixing: float = 0.5,
                  positive: Sequence[str] = POSITIVE_POOL, negative: Sequence[str] = NEGATIVE_POOL):
         mixing = dict(mixing or {})
         unknown = sorted(set(mixing) - set(spec.value_names))

@@ -279,7 +279,7 @@ class HFGenerator(GenerationBackend):
 
     @validate_params(HF_GENERATOR_SETTINGS)
     def __init__(
-        self, model="default", tokenizer=None, model_id=None, device="cpu", dtype="auto", num_threads="auto",
+        self, model="default", *, tokenizer=None, model_id=None, device="cpu", dtype="auto", num_threads="auto",
         workers=1,
     ):
         from fairpath.text._models import _configure_tokenizer, load_causal_lm

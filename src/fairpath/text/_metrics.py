@@ -565,7 +565,7 @@ def _breakdowns(design: _Design, pair_w1: np.ndarray, pair_null: np.ndarray) -> 
 
 
 @validate_params({"frame": Frame(), "score": Text(), "scorer": Optional(Text()), **TEST_SETTINGS})
-def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", scorer: str | None = None,
+def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", *, scorer: str | None = None,
                             n_permutations: int = 999, alpha: float = 0.05, seed: int = 0) -> FairnessResult:
     """Individual and group fairness of one score column with permutation tests and breakdowns.
 
@@ -686,7 +686,7 @@ def _aligned(first: _Design, second: _Design) -> _Design:
 
 
 @validate_params({"samples_a": Frame(), "samples_b": Frame(), "score": Text(), "scorer": Optional(Text()), **TEST_SETTINGS})
-def compare_models(samples_a: pd.DataFrame, samples_b: pd.DataFrame, score: str = "score", scorer: str | None = None,
+def compare_models(samples_a: pd.DataFrame, samples_b: pd.DataFrame, score: str = "score", *, scorer: str | None = None,
                    n_permutations: int = 999, alpha: float = 0.05, seed: int = 0) -> ModelComparison:
     """Paired permutation test of the difference in individual and group fairness between two models.
 

@@ -132,7 +132,7 @@ class OpenAICompatibleBackend(GenerationBackend):
     """
 
     @validate_params(ENDPOINT_SETTINGS)
-    def __init__(self, base_url: str, model: str, endpoint: str = "completions", api_key_env: str | None = None,
+    def __init__(self, base_url: str, model: str, *, endpoint: str = "completions", api_key_env: str | None = None,
                  concurrency: int = 8, max_n: int = 16, timeout: float = 120.0, max_retries: int = 5,
                  send_seed: bool = True):
         _openai()

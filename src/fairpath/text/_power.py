@@ -110,7 +110,7 @@ def _paired_p_values(first: np.ndarray, second: np.ndarray, n_permutations: int,
 @validate_params({"samples": Frame(), "score": Text(), "effect": Real(0.0, 1.0), "alpha": Probability(),
                   "n_replicates": Integer(1), "n_permutations": Integer(1), "target": Probability(), "seed": Seed(),
                   "floor_permutations": Draws()})
-def individual_fairness_power(samples: pd.DataFrame, score: str = "score", candidates=(5, 10, 20, 40, 80),
+def individual_fairness_power(samples: pd.DataFrame, score: str = "score", *, candidates=(5, 10, 20, 40, 80),
                               effect: float = 0.30, alpha: float = 0.01, n_replicates: int = 100,
                               n_permutations: int = 199, target: float = TARGET_POWER, seed: int = 0,
                               floor_permutations: int = 199) -> PowerResult:

@@ -72,7 +72,7 @@ def embed(texts: Sequence[str], embedder=None, batch_size: int = EMBED_BATCH_SIZ
 
 
 @validate_params({"batch_size": Integer(1)})
-def prompt_similarities(prompts: Sequence[str], continuations: Sequence[str], embedder=None,
+def prompt_similarities(prompts: Sequence[str], continuations: Sequence[str], *, embedder=None,
                         batch_size: int = EMBED_BATCH_SIZE) -> np.ndarray:
     """Cosine similarity of each continuation with its prompt (or any reference text given in its place)."""
     if len(prompts) != len(continuations):
@@ -84,10 +84,10 @@ def prompt_similarities(prompts: Sequence[str], continuations: Sequence[str], em
 
 
 @validate_params({"threshold": Real(-1.0, 1.0)})
-def semantic_similarity(prompts: Sequence[str], continuations: Sequence[str], threshold: float, embedder=None) -> float:
+def semantic_similarity(prompts: Sequence[str], continuations: Sequence[str], *, threshold: float, embedder=None) -> float:
     """Share of continuations whose cosine similarity with their prompt is at least ``threshold`` (S.S.;
     with sensitive contexts in place of the prompts, S.S.c)."""
-    similarities = prompt_similarities(prompts, continuations, embedder)
+    similarities = prompt_similarities(prompts, continuations, embedder=embedder)
     return float(np.mean(similarities >= threshold)) if len(similarities) else float("nan")
 
 
@@ -144,7 +144,7 @@ def _calibrate(continuation_vectors: np.ndarray, reference_vectors: np.ndarray, 
 
 
 @validate_params({"false_match_rate": Probability(), "batch_size": Integer(1)})
-def calibrate_similarity_threshold(prompts: Sequence[str], continuations: Sequence[str], keys: Sequence,
+def calibrate_similarity_threshold(prompts: Sequence[str], continuations: Sequence[str], keys: Sequence, *,
                                    embedder=None, false_match_rate: float = FALSE_MATCH_RATE,
                                    batch_size: int = EMBED_BATCH_SIZE) -> SimilarityCalibration:
     """The cosine threshold that unrelated (reference, continuation) pairs reach at rate ``false_match_rate``.
@@ -227,7 +227,7 @@ def perplexity(model, tokenizer, texts: Sequence[str], *, spec=None, batch_size:
     return _perplexity_result(texts, token_log_likelihoods(model, tokenizer, texts, batch_size), spec)
 
 
-def backend_perplexity(backend, texts: Sequence[str], spec=None) -> PerplexityResult:
+def backend_perplexity(backend, texts: Sequence[str], *, spec=None) -> PerplexityResult:
     """:func:`perplexity` through a generation backend's contract (``GenerationBackend.token_log_likelihoods``)."""
     texts = corpus_texts(texts)
     return _perplexity_result(texts, backend.token_log_likelihoods(texts), spec)

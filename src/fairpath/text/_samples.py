@@ -160,6 +160,7 @@ def generate_samples(
     prompts_frame: pd.DataFrame,
     settings: GenerationSettings,
     store: SampleStore,
+    *,
     progress: bool = True,
     on_chunk: Callable[[int, pd.DataFrame], None] | None = None,
 ) -> pd.DataFrame:

@@ -98,7 +98,7 @@ class OpinionWordScorer(SentimentScorer):
 
     name = "opinion"
 
-    def __init__(self, positive: Iterable[str] | None = None, negative: Iterable[str] | None = None):
+    def __init__(self, *, positive: Iterable[str] | None = None, negative: Iterable[str] | None = None):
         default_positive, default_negative = opinion_lexicon()
         self.positive_ = frozenset(positive) if positive is not None else default_positive
         self.negative_ = frozenset(negative) if negative is not None else default_negative
@@ -157,7 +157,7 @@ class EmbeddingAnchorScorer(SentimentScorer):
     name = "minilm"
 
     @validate_params({"batch_size": Integer(1)})
-    def __init__(self, embedder=None, batch_size: int = 64):
+    def __init__(self, embedder=None, *, batch_size: int = 64):
         from sklearn.linear_model import LogisticRegression
 
         from fairpath.text._quality import load_embedder
@@ -193,7 +193,7 @@ class HFClassifierScorer(SentimentScorer):
     """
 
     @validate_params({"batch_size": Integer(1)})
-    def __init__(self, path: str | Path, positive_label: str | None = None, batch_size: int = 32, device: str = "cpu"):
+    def __init__(self, path: str | Path, *, positive_label: str | None = None, batch_size: int = 32, device: str = "cpu"):
         import torch
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
@@ -273,7 +273,7 @@ def available_scorers() -> list[str]:
     return list(BUILTIN_SCORERS)
 
 
-def get_scorer(name: str | SentimentScorer, embedder=None) -> SentimentScorer:
+def get_scorer(name: str | SentimentScorer, *, embedder=None) -> SentimentScorer:
     """A scorer by name (``vader``, ``textblob``, ``opinion``, ``minilm``) or classifier folder path."""
     if isinstance(name, SentimentScorer):
         return name

@@ -365,7 +365,7 @@ class FairnessSpec:
                 f"subgroups={len(self.subgroups)}, templates={len(self.templates)}, source={self.source!r})")
 
 
-def combine_specs(specs: list[FairnessSpec], templates: list[str], attribute: str | None = None) -> FairnessSpec:
+def combine_specs(specs: list[FairnessSpec], *, templates: list[str], attribute: str | None = None) -> FairnessSpec:
     """Cross several attributes: every combination of their values fills templates using all placeholders.
 
     A combined value is named ``"Jake + baker"`` and its subgroup ``"male + baker"``. Each

@@ -35,7 +35,7 @@ _REQUIRED = ["template", "value", "continuation"]
 _SHOWN = 8  # how many offending items an error lists
 
 
-def read_generations(path, model: str | None = None, settings_hash: str | None = None) -> pd.DataFrame:
+def read_generations(path, *, model: str | None = None, settings_hash: str | None = None) -> pd.DataFrame:
     """The generations in a CSV, JSONL or Parquet file, or in a fairpath samples store folder."""
     path = Path(path)
     if path.is_dir():

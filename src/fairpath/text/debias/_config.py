@@ -49,7 +49,8 @@ class DebiasConfig:
         """How h is computed (see :class:`Representation`)."""
         from fairpath.text.debias._representations import Representation
 
-        return Representation(tuple(self.layers), self.normalisation, self.pooling, self.skip_first_token)
+        return Representation(layers=tuple(self.layers), normalisation=self.normalisation, pooling=self.pooling,
+                              skip_first_token=self.skip_first_token)
 
     @property
     def autocast_dtype(self):

@@ -249,7 +249,7 @@ def check_pair_lengths(pairs: Sequence[CounterfactualPair], tokenizer) -> None:
 
 
 @validate_params({"seed": Seed()})
-def make_pairs(texts: Sequence[str], spec: FairnessSpec, seed: int = 0,
+def make_pairs(texts: Sequence[str], spec: FairnessSpec, *, seed: int = 0,
                tokenizer=None) -> tuple[list[CounterfactualPair], int]:
     """Counterfactual pairs for the texts that mention a value; returns (pairs, texts left unused).
 
@@ -280,7 +280,7 @@ def make_pairs(texts: Sequence[str], spec: FairnessSpec, seed: int = 0,
 
 
 @validate_params({"heldout_fraction": Real(0.0, 1.0, open_high=True), "seed": Seed()})
-def build_corpus(texts: Sequence[str] | SampledTexts, spec: FairnessSpec, source: str, heldout_fraction: float = 0.2,
+def build_corpus(texts: Sequence[str] | SampledTexts, spec: FairnessSpec, *, source: str, heldout_fraction: float = 0.2,
                  seed: int = 0, tokenizer=None) -> DebiasCorpus:
     """Split texts into training pairs and held-out text; reject a corpus without sensitive tokens.
 
@@ -351,7 +351,7 @@ def training_prompts(spec: FairnessSpec) -> list[str]:
 
 
 @validate_params({"samples_per_prompt": Integer(1), "max_new_tokens": Integer(1), "seed": Seed(), "top_k": Optional(Integer(0))})
-def sample_corpus(generator, spec: FairnessSpec, samples_per_prompt: int = 2, max_new_tokens: int = 40,
+def sample_corpus(generator, spec: FairnessSpec, *, samples_per_prompt: int = 2, max_new_tokens: int = 40,
                   seed: int = 0, top_k: int | None = 50) -> SampledTexts:
     """The default training text: base-model continuations of generic prompts (with and without values).
 

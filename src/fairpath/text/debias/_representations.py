@@ -53,7 +53,7 @@ from fairpath.text._parameters import NORMALISATIONS, POOLINGS
 
 
 @validate_params({"normalisation": Options(NORMALISATIONS), "pooling": Options(POOLINGS)}, on="__post_init__")
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Representation:
     """How h(x) is computed from a forward pass run with ``output_hidden_states=True``.
 
@@ -194,7 +194,7 @@ def forward_with_representation(model, input_ids, attention_mask, labels=None,
 
 
 @validate_params({"batch_size": Integer(1), "max_length": Integer(1)})
-def sentence_representations(model, tokenizer, texts: Sequence[str], batch_size: int = 16, max_length: int = 64,
+def sentence_representations(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16, max_length: int = 64,
                              representation: Representation | None = None,
                              mention_ends: Sequence[int] | None = None) -> torch.Tensor:
     """h for each text (``[len(texts), hidden]``), without gradients, in the model's eval mode.

@@ -76,7 +76,7 @@ class SentimentProjection:
     ``train_accuracy_``, ``n_confident_``, ``n_discarded_``, ``n_train_``, ``n_heldout_``.
     """
 
-    def __init__(self, threshold: float = 0.7, hidden_size: int = 128, epochs: int = 300,
+    def __init__(self, *, threshold: float = 0.7, hidden_size: int = 128, epochs: int = 300,
                  learning_rate: float = 1e-3, test_size: float = 0.25, random_state: int = 0):
         self.threshold = threshold
         self.hidden_size = hidden_size

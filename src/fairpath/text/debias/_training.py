@@ -89,7 +89,7 @@ class DebiasTrainer:
     """
 
     @validate_params({"progress": Boolean()})
-    def __init__(self, model, tokenizer, pairs: Sequence[CounterfactualPair], config: DebiasConfig,
+    def __init__(self, model, tokenizer, pairs: Sequence[CounterfactualPair], config: DebiasConfig, *,
                  sentiment_head=None, checkpoint_dir: str | Path | None = None, progress: bool = True):
         if not pairs:
             raise FairpathInputError("no counterfactual pairs to train on; the corpus has no sentences with sensitive tokens")
