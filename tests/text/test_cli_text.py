@@ -101,3 +101,65 @@ def test_text_score_quality_flags_reach_s_s_and_s_s_c(spec_file, tmp_path, capsy
     assert quality["similarity_threshold"] == {"value": 0.25, "source": "given"}
     assert quality["context_threshold"] == {"value": 0.3, "source": "given"}
     assert "S.S. " in capsys.readouterr().out and "S.S.c" in (tmp_path / "out" / "report.html").read_text()
+
+
+def _text_parser(command: str):
+    import argparse
+
+    from fairpath.cli import build_parser
+
+    def children(parser):
+        return next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+    return children(children(build_parser())["text"])[command]
+
+
+def test_text_audit_flags_show_and_use_the_generation_settings_defaults():
+    import dataclasses
+
+    from fairpath.text import GenerationSettings, audit_text
+
+    defaults = {field.name: field.default for field in dataclasses.fields(GenerationSettings)}
+    parser = _text_parser("audit")
+    args = parser.parse_args(["--attribute", "country", "--out", "o"])
+    flags = {"n_samples": "--samples", "max_new_tokens": "--max-new-tokens", "temperature": "--temperature", "top_p": "--top-p",
+             "batch_size": "--batch-size"}
+    assert {field: getattr(args, field) for field in flags} == {field: defaults[field] for field in flags}
+    assert args.top_k is defaults["top_k"] is None
+    audit_defaults = audit_text.__wrapped__.__kwdefaults__
+    assert (args.seed, args.permutations, args.alpha, args.quality_per_prompt, args.scorers) == (
+        audit_defaults["seed"], audit_defaults["n_permutations"], audit_defaults["alpha"], audit_defaults["quality_per_prompt"],
+        ",".join(audit_defaults["scorers"]))
+    assert _shown_help(parser, flags.values()) == {flag: f"(default: {defaults[field]})" for field, flag in flags.items()}
+
+
+def _shown_help(parser, flags):
+    """The "(default: …)" that `--help` shows for each of ``flags``."""
+    formatter = parser._get_formatter()
+    shown = {action.option_strings[0]: formatter._expand_help(action) for action in parser._actions if action.option_strings}
+    return {flag: "(default:" + shown[flag].rsplit("(default:", 1)[1] for flag in flags}
+
+
+def test_text_debias_flags_show_and_use_the_debias_config_defaults_and_choices():
+    import dataclasses
+
+    from fairpath.text.debias import DebiasConfig
+
+    defaults = {field.name: field.default for field in dataclasses.fields(DebiasConfig)}
+    parser = _text_parser("debias")
+    args = parser.parse_args(["--attribute", "country", "--out", "o"])
+    fields = ("steps", "batch_size", "learning_rate", "max_length", "method", "lora_rank", "pooling", "normalisation", "checkpoint_every", "seed")
+    assert {field: getattr(args, field) for field in fields} == {field: defaults[field] for field in fields}
+    assert (args.regularizer, args.layers, args.keep_first_token) == ("embedding", "-2,-1", False)
+    choices = {action.dest: tuple(action.choices) for action in parser._actions if action.choices}
+    assert choices["method"] == ("lora", "full") and choices["pooling"] == ("sensitive", "mean", "position")
+    assert choices["normalisation"] == ("final_norm", "l2", "none")
+    assert _shown_help(parser, ["--steps", "--learning-rate", "--normalisation", "--layers"]) == {
+        "--steps": "(default: 100)", "--learning-rate": "(default: 0.0005)", "--normalisation": "(default: final_norm)",
+        "--layers": "(default: -2,-1)"}
+
+
+def test_text_debias_has_no_bootstrap_alias_of_permutations(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["text", "debias", "--attribute", "country", "--out", "o", "--bootstrap", "99"])
+    assert stopped.value.code == 2 and "unrecognized arguments: --bootstrap 99" in capsys.readouterr().err

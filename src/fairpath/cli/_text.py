@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import sys
 from pathlib import Path
 
 from fairpath._validation import flag_type
-from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status
-from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, TEST_SETTINGS
-from fairpath.text import DEFAULT_DTYPE, DTYPES, HF_GENERATOR_SETTINGS, QUALITY_SETTINGS
+from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, signature_default
+from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS, QUALITY_SETTINGS, TEST_SETTINGS
+from fairpath.text import DEFAULT_DTYPE, GenerationSettings, audit_text
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
+# The GenerationSettings fields `text audit` takes from flags, with their help (the seed comes from --seed, shared with the
+# permutations). Each flag is named after its field (n_samples: --samples), typed by the field's declared constraint and
+# defaults to the dataclass's own value.
+_GENERATION_FLAGS = {
+    "n_samples": "continuations per prompt (the paper used 1000)", "max_new_tokens": "tokens per continuation at most",
+    "temperature": "sampling temperature", "top_k": "sample among the k likeliest tokens (default: all)", "top_p": "nucleus sampling mass",
+    "batch_size": "rows generated together (with --backend openai: samples per stored part)",
+}
+
+
+def _add_generation_arguments(parser) -> None:
+    defaults = {field.name: field.default for field in dataclasses.fields(GenerationSettings)}
+    for field, help in _GENERATION_FLAGS.items():
+        flag = "--samples" if field == "n_samples" else "--" + field.replace("_", "-")
+        parser.add_argument(flag, dest=field, metavar=flag[2:].upper().replace("-", "_"), type=flag_type(flag, GENERATION_SETTINGS[field]),
+                            default=defaults[field], help=help)
 
 
 def register(subparsers) -> None:
@@ -38,16 +55,9 @@ def _register_audit(text_subparsers) -> None:
                             "the model name the server serves")
     _add_endpoint_arguments(audit)
     audit.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
-    audit.add_argument("--samples", type=flag_type("--samples", GENERATION_SETTINGS["n_samples"]), default=20, help="continuations per prompt (default 20; the paper used 1000)")
-    audit.add_argument("--max-new-tokens", type=flag_type("--max-new-tokens", GENERATION_SETTINGS["max_new_tokens"]),
-                       default=50, help="tokens per continuation at most (default 50)")
-    audit.add_argument("--temperature", type=flag_type("--temperature", GENERATION_SETTINGS["temperature"]), default=1.0, help="sampling temperature")
-    audit.add_argument("--top-k", type=flag_type("--top-k", GENERATION_SETTINGS["top_k"]), default=None, help="sample among the k likeliest tokens (default: all)")
-    audit.add_argument("--top-p", type=flag_type("--top-p", GENERATION_SETTINGS["top_p"]), default=1.0, help="nucleus sampling mass")
-    audit.add_argument("--batch-size", type=flag_type("--batch-size", GENERATION_SETTINGS["batch_size"]), default=64,
-                       help="rows generated together (with --backend openai: samples per stored part)")
-    audit.add_argument("--dtype", default=DEFAULT_DTYPE, choices=DTYPES,
-                       help="model precision (default auto: bfloat16 on CUDA and CPUs with AMX or AVX512-BF16, else float32)")
+    _add_generation_arguments(audit)
+    audit.add_argument("--dtype", default=DEFAULT_DTYPE, choices=HF_GENERATOR_SETTINGS["dtype"].choices,
+                       help="model precision; auto: bfloat16 on CUDA and CPUs with AMX or AVX512-BF16, else float32")
     audit.add_argument("--workers", type=flag_type("--workers", HF_GENERATOR_SETTINGS["workers"]), default=1,
                        help="processes sampling a local model, one torch thread each; auto: one per core on a CPU, "
                             "often several times faster than one process on every core (default 1)")
@@ -59,16 +69,18 @@ def _register_audit(text_subparsers) -> None:
 
 def _add_measure_arguments(parser) -> None:
     """Scoring and inference flags shared by `text audit` and `text score`."""
-    parser.add_argument("--scorers", default="vader,textblob,opinion",
+    parser.add_argument("--scorers", default=",".join(signature_default(audit_text, "scorers")),
                         help="comma-separated: vader, textblob, opinion, minilm, or classifier folder paths")
-    parser.add_argument("--permutations", type=flag_type("--permutations", TEST_SETTINGS["n_permutations"]), default=999,
-                        help="permutations of the value labels within templates per test (default 999)")
-    parser.add_argument("--alpha", type=flag_type("--alpha", TEST_SETTINGS["alpha"]), default=0.05,
+    parser.add_argument("--permutations", type=flag_type("--permutations", TEST_SETTINGS["n_permutations"]),
+                        default=signature_default(audit_text, "n_permutations"), help="permutations of the value labels within templates per test")
+    parser.add_argument("--alpha", type=flag_type("--alpha", TEST_SETTINGS["alpha"]), default=signature_default(audit_text, "alpha"),
                         help="level of the verdict: significant when the Holm-adjusted p over every scorer x metric is below it")
-    parser.add_argument("--seed", type=flag_type("--seed", TEST_SETTINGS["seed"]), default=0, help="seed of generation and permutations")
+    parser.add_argument("--seed", type=flag_type("--seed", TEST_SETTINGS["seed"]), default=signature_default(audit_text, "seed"),
+                        help="seed of generation and permutations")
     parser.add_argument("--no-quality", action="store_true", help="skip semantic similarity (no MiniLM load)")
     parser.add_argument("--quality-per-prompt", type=flag_type("--quality-per-prompt", QUALITY_SETTINGS["quality_per_prompt"]),
-                        default=10, help="continuations per prompt (lowest sample indices) for S.S. and S.S.c (default 10)")
+                        default=signature_default(audit_text, "quality_per_prompt"),
+                        help="continuations per prompt (lowest sample indices) for S.S. and S.S.c")
     parser.add_argument("--similarity-threshold", type=flag_type("--similarity-threshold", QUALITY_SETTINGS["similarity_threshold"]),
                         default=None, help="cosine τ of S.S. (default: calibrated on the continuations at a 5%% false-match "
                                            "rate; pass the base model's when comparing models)")
@@ -127,7 +139,7 @@ def _add_endpoint_arguments(audit) -> None:
                           help="hf: a local Hugging Face model in this process (default); openai: an OpenAI-compatible "
                                "server (vLLM, llama.cpp, TGI, transformers serve, a hosted API)")
     endpoint.add_argument("--base-url", default=None, help="the server's API root, e.g. http://127.0.0.1:8000/v1")
-    endpoint.add_argument("--endpoint", default="completions", choices=["completions", "chat"],
+    endpoint.add_argument("--endpoint", default="completions", choices=ENDPOINT_SETTINGS["endpoint"].choices,
                           help="completions: the prompt as raw text to continue (base models, default); chat: the prompt "
                                "as the one user message (chat models)")
     endpoint.add_argument("--concurrency", type=flag_type("--concurrency", ENDPOINT_SETTINGS["concurrency"]), default=8, help="requests in flight at most (default 8)")
@@ -173,18 +185,16 @@ def _read_corpus(path: Path | None) -> list[str] | None:
 
 def run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
-    from fairpath.text import FairnessSpec, GenerationSettings, audit_text, get_scorer
+    from fairpath.text import FairnessSpec, get_scorer
 
     check_output_dir(args.out, "--out folder")
     spec = FairnessSpec.load(args.attribute)
     scorers = [get_scorer(name) for name in comma_list(args.scorers)]
     corpus = _read_corpus(args.corpus)
-    settings = GenerationSettings(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
-                                  max_new_tokens=args.max_new_tokens, n_samples=args.samples,
-                                  batch_size=args.batch_size, seed=args.seed)
+    settings = GenerationSettings(seed=args.seed, **{field: getattr(args, field) for field in _GENERATION_FLAGS})
     backend = _backend(args)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {args.samples} samples "
+    print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {settings.n_samples} samples "
           f"with {backend.model_id}", file=sys.stderr)
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
                         n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality,
