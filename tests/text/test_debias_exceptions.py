@@ -51,6 +51,21 @@ def test_unknown_regularizer_method_and_pooling():
         DebiasConfig(normalisation="rms")
 
 
+@pytest.mark.parametrize("bad, message", [({"seed": True}, r"seed must be an integer, got True \(bool\)"),
+                                          ({"lora_alpha": 0}, "lora_alpha must be an integer ≥ 1, got 0"),
+                                          ({"skip_first_token": "no"}, r"skip_first_token must be true or false, got 'no' \(str\)"),
+                                          ({"learning_rate": "fast"}, r"learning_rate must be a number, got 'fast' \(str\)"),
+                                          ({"dtype": "auto"}, "unknown dtype 'auto'; use one of float32, bfloat16")])
+def test_every_debias_setting_is_checked_on_creation(bad, message):
+    with pytest.raises(FairpathInputError, match=message):
+        DebiasConfig(**bad)
+
+
+def test_debias_settings_are_keyword_only():
+    with pytest.raises(TypeError, match="takes 1 positional argument but 2 were given"):
+        DebiasConfig("sentiment")
+
+
 def test_corpus_without_sensitive_tokens():
     texts = ["The weather is nice today.", "I like green tea.", "Trains run late on Sundays."]
     with pytest.raises(FairpathInputError, match=r"none of the 3 texts of corpus 'notes.txt' mentions a value of attribute 'occupation'"):

@@ -21,11 +21,21 @@ from fairpath.text._generation import GenerationSettings, HFGenerator
         ({"n_samples": 100_001}, r"n_samples must be an integer ≤ 100,000 \(fairpath's bound\), got 100,001"),
         ({"batch_size": 0}, "batch_size must be an integer ≥ 1, got 0"),
         ({"seed": -1}, "seed must be an integer ≥ 0, got -1"),
+        ({"seed": True}, r"seed must be an integer, got True \(bool\)"),
+        ({"seed": None}, "seed must be a non-negative integer, got None; fairpath results are always seeded"),
+        ({"temperature": "hot"}, r"temperature must be a number, got 'hot' \(str\)"),
+        ({"n_samples": -5}, "n_samples must be an integer ≥ 1, got -5"),
+        ({"do_sample": "yes"}, r"do_sample must be true or false, got 'yes' \(str\)"),
     ],
 )
 def test_bad_settings(kwargs, message):
     with pytest.raises(FairpathInputError, match=message):
         GenerationSettings(**kwargs)
+
+
+def test_settings_are_keyword_only():
+    with pytest.raises(TypeError, match="takes 1 positional argument but 2 were given"):
+        GenerationSettings(0.7)
 
 
 def test_greedy_accepts_any_temperature_and_top_k_zero_means_none():
@@ -66,9 +76,12 @@ def test_bad_model_path(tmp_path):
         HFGenerator(tmp_path)
 
 
-@pytest.mark.parametrize("bad", [0, -2, "many", 1.5])
-def test_bad_thread_count(tiny_byte_lm_path, bad):
-    with pytest.raises(FairpathInputError, match="num_threads must be a positive integer, 'auto' or None"):
+@pytest.mark.parametrize("bad, message", [(0, "num_threads must be an integer ≥ 1, got 0"), (-2, "num_threads must be an integer ≥ 1, got -2"),
+                                          ("many", "num_threads must be 'auto' or an integer ≥ 1, got 'many'"),
+                                          (1.5, r"num_threads must be an integer, got 1\.5 \(float\)"),
+                                          (True, r"num_threads must be an integer, got True \(bool\)")])
+def test_bad_thread_count(tiny_byte_lm_path, bad, message):
+    with pytest.raises(FairpathInputError, match=message):
         HFGenerator(tiny_byte_lm_path, num_threads=bad)
 
 

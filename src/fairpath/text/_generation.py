@@ -58,10 +58,6 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._validation import validate_params
 from fairpath.text._parameters import HF_GENERATOR_SETTINGS, GenerationSettings
 
-def _positive_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
-
-
 class SampleRequest(NamedTuple):
     """Sample number ``sample_index`` of ``prompt``."""
 
@@ -303,8 +299,6 @@ class HFGenerator(GenerationBackend):
                 )
             self.model, self.tokenizer = model, _configure_tokenizer(tokenizer)
             self._model_id = model_id or f"{model.config.name_or_path or type(model).__name__}@{_module_digest(model)}"
-        if not (num_threads in (None, "auto") or _positive_int(num_threads)):
-            raise FairpathInputError(f"num_threads must be a positive integer, 'auto' or None, got {num_threads!r}")
         self.num_threads, self.workers = num_threads, workers
         self._pool = None
         self.eos_token_ids = self._eos_ids()

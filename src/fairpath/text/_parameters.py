@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import (MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, Boolean, Integer, Optional, Options, Probability, Real, Seed, Splits,
+from fairpath._validation import (MAX_PERMUTATIONS, MAX_SAMPLES_PER_PROMPT, AutoInteger, Boolean, Integer, Optional, Options, Probability, Real, Seed, Splits,
                                   Text, validate_params)
 
 # Every permutation test: counterfactual_fairness, compare_models, audit_text, audit_samples.
@@ -31,7 +31,8 @@ GENERATION_SETTINGS = {
 DTYPES = ("auto", "bfloat16", "float32")
 DEFAULT_DTYPE = "auto"
 # HFGenerator ("auto" workers: one per core; Splits is "auto" or a count, as the cross-fitting splits).
-HF_GENERATOR_SETTINGS = {"dtype": Options(DTYPES), "workers": Splits()}
+# num_threads: torch threads while generating ("auto": those left idle; None: torch's own setting).
+HF_GENERATOR_SETTINGS = {"dtype": Options(DTYPES), "workers": Splits(), "num_threads": Optional(AutoInteger(1))}
 
 REGULARIZERS = ("embedding", "sentiment")
 TRAINING_METHODS = ("lora", "full")
