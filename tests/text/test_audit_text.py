@@ -7,6 +7,7 @@ import pytest
 
 from fairpath._stats import holm
 from fairpath.text import FairnessSpec, GenerationSettings, HFGenerator, PoolGenerator, audit_text
+from fairpath.text import perplexity as text_perplexity
 from fairpath.text._scorers import VaderScorer
 
 from toy_spec import BIASED, SPEC  # tests/text is on the import path (no __init__.py)
@@ -87,12 +88,17 @@ def test_result_exports_and_report(tmp_path):
 def test_audit_with_a_local_causal_lm_and_perplexity(tiny_lm_path, tmp_path):
     spec = FairnessSpec.from_dict({"attribute": "country", "values": ["Chile", "Italy"],
                                    "templates": ["{country} is", "People from {country} are"]})
-    result = audit_text(spec, HFGenerator(tiny_lm_path), scorers=["vader"], store=tmp_path / "samples",
+    backend, corpus = HFGenerator(tiny_lm_path), ["Chile is long and thin.", "The sky is blue."]
+    result = audit_text(spec, backend, scorers=["vader"], store=tmp_path / "samples",
                         settings=GenerationSettings(n_samples=4, max_new_tokens=5, batch_size=8), quality=False,
-                        corpus=["Chile is long and thin.", "The sky is blue."], n_permutations=19, progress=False)
+                        corpus=corpus, n_permutations=19, progress=False)
     assert len(result.samples) == 16
     perplexity = result.quality["perplexity"]
     assert perplexity["n_texts"] == 2 and perplexity["n_texts_sensitive"] == 1 and perplexity["perplexity"] > 1
+    # the audit scores text through the backend contract, which gives the model's own perplexity exactly
+    assert backend.scores_perplexity
+    assert perplexity == text_perplexity(backend.model, backend.tokenizer, corpus, spec=spec).to_dict()
+    assert list(result.timings) == ["generation", "perplexity", "scoring", "metrics", "quality"]
     from fairpath.text._generation import resolve_dtype_name
 
     assert result.settings["dtype"] == resolve_dtype_name("auto", "cpu")  # bfloat16 where the CPU computes it natively
