@@ -96,3 +96,28 @@ def test_seed_beyond_numpy_fails_before_generating(tmp_path):
     with pytest.raises(FairpathInputError, match="seed must be an integer ≤ 4294967295, got 4294967296"):
         audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], store=tmp_path / "samples", seed=2**32, progress=False)
     assert not (tmp_path / "samples").exists()
+
+
+def test_settings_must_be_generation_settings(tmp_path):
+    with pytest.raises(FairpathInputError, match=r"settings must be a GenerationSettings, got dict; e\.g\. GenerationSettings\(n_samples=20"):
+        audit_text(SPEC, PoolGenerator(SPEC), scorers=["vader"], settings={"n_samples": 2}, store=tmp_path / "samples", progress=False)
+    assert not (tmp_path / "samples").exists()
+
+
+@pytest.mark.parametrize("bad, message", [({"mixing": {"A": 1.5}}, r"mixing\['A'\] must lie in \[0, 1\], got 1\.5"),
+                                          ({"mixing": {"B": "high"}}, r"mixing\['B'\] must be a number, got 'high' \(str\)"),
+                                          ({"default_mixing": -0.1}, r"default_mixing must lie in \[0, 1\], got -0\.1"),
+                                          ({"mixing": {"Z": 0.5}}, r"mixing names values \['Z'\] that attribute 'country' does not have")])
+def test_pool_generator_mixing_is_checked(bad, message):
+    with pytest.raises(FairpathInputError, match=message):
+        PoolGenerator(SPEC, **bad)
+
+
+def test_one_corpus_string_is_one_passage(tiny_lm_path):
+    from fairpath.text import HFGenerator
+    from fairpath.text._quality import backend_perplexity
+
+    backend = HFGenerator(tiny_lm_path)
+    assert backend_perplexity(backend, "A is nice.").n_texts == 1
+    with pytest.raises(FairpathInputError, match=r"corpus must be a passage or a list of them, got 7 \(int\)"):
+        backend_perplexity(backend, 7)

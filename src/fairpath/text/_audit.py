@@ -242,6 +242,9 @@ def audit_text(
     spec = FairnessSpec.load(spec)
     _check_backend(backend, corpus)
     corpus = corpus_texts(corpus) if corpus is not None else None
+    if settings is not None and not isinstance(settings, GenerationSettings):
+        raise FairpathInputError(f"settings must be a GenerationSettings, got {type(settings).__name__}; "
+                                 "e.g. GenerationSettings(n_samples=20, max_new_tokens=50)")
     settings = settings or GenerationSettings(seed=seed)
     scorer_objects = _scorer_objects(scorers, embedder)  # fail on a bad name before generating
     validation = _validate(spec)

@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._validation import Probability, check_probability, validate_params
 from fairpath.text._generation import GenerationBackend, GenerationSettings, SampleRequest, sample_uniforms
 from fairpath.text._metrics import wasserstein1
 from fairpath.text._spec import FairnessSpec
@@ -54,6 +55,7 @@ class PoolGenerator(GenerationBackend):
         Values left out get ``default_mixing``; equal probabilities give an unbiased generator.
     """
 
+    @validate_params({"default_mixing": Probability(open_ends=False)})
     def __init__(self, spec: FairnessSpec, *, mixing: Mapping[str, float] | None = None, default_mixing: float = 0.5,
                  positive: Sequence[str] = POSITIVE_POOL, negative: Sequence[str] = NEGATIVE_POOL):
         mixing = dict(mixing or {})
@@ -61,9 +63,7 @@ class PoolGenerator(GenerationBackend):
         if unknown:
             raise FairpathInputError(f"mixing names values {unknown} that attribute {spec.attribute!r} does not have")
         self.spec = spec
-        self.mixing = {v: float(mixing.get(v, default_mixing)) for v in spec.value_names}
-        if any(not 0 <= m <= 1 for m in self.mixing.values()):
-            raise FairpathInputError(f"mixing probabilities must lie in [0, 1], got {self.mixing}")
+        self.mixing = {v: check_probability(f"mixing[{v!r}]", mixing.get(v, default_mixing), open_ends=False) for v in spec.value_names}
         self.positive, self.negative = tuple(positive), tuple(negative)
         prompts = spec.prompts()
         self._value_of_prompt = dict(zip(prompts["prompt"], prompts["value"]))

@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import Integer, Probability, Real, validate_params
+from fairpath._validation import Integer, Probability, Real, check_list_arg, validate_params
 
 FALSE_MATCH_RATE = 0.05
 EMBED_BATCH_SIZE = 256  # MiniLM on CPU: larger batches stop paying off around here
@@ -234,8 +234,8 @@ def backend_perplexity(backend, texts: Sequence[str], *, spec=None) -> Perplexit
 
 
 def corpus_texts(texts: Sequence[str]) -> list[str]:
-    """The non-empty passages of a perplexity corpus (at least one)."""
-    texts = [str(t) for t in texts if str(t).strip()]
+    """The non-empty passages of a perplexity corpus (at least one; one string is one passage, not its characters)."""
+    texts = [str(t) for t in check_list_arg("corpus", texts, (str,), "passage") if str(t).strip()]
     if not texts:
         raise FairpathInputError("the perplexity corpus has no non-empty lines; give a text file with one passage per line")
     return texts
