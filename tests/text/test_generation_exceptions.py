@@ -3,7 +3,7 @@
 import pytest
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.text._generation import GenerationSettings, HFGenerator
+from fairpath.text import GenerationSettings, HFGenerator
 
 
 @pytest.mark.parametrize(

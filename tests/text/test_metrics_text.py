@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import binom, wasserstein_distance
 
 from fairpath.text._controlled import PoolGenerator
-from fairpath.text._generation import GenerationSettings
+from fairpath.text import GenerationSettings
 from fairpath._stats import holm
 from fairpath.text._metrics import (
     _Design,

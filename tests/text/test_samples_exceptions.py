@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.text._generation import GenerationSettings, HFGenerator
+from fairpath.text import GenerationSettings, HFGenerator
 from fairpath.text._samples import SAMPLE_COLUMNS, SampleStore, generate_samples
 
 

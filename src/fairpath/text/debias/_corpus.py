@@ -356,11 +356,11 @@ def sample_corpus(generator, spec: FairnessSpec, *, samples_per_prompt: int = 2,
     """The default training text: base-model continuations of generic prompts (with and without values).
 
     ``generator`` is a :class:`fairpath.text._generation.GenerationBackend` (for example
-    ``HFGenerator(model, tokenizer)``). Each text is the prompt followed by its continuation, on one
+    ``HFGenerator(model, tokenizer=tokenizer)``). Each text is the prompt followed by its continuation, on one
     line, and keeps its prompt; the prompts of :func:`heldout_prompts` (of the attribute's prompts,
     with every value, and of :data:`NEUTRAL_PROMPTS`) are marked held out.
     """
-    from fairpath.text._generation import GenerationSettings
+    from fairpath.text._parameters import GenerationSettings
 
     templates = DEFAULT_PROMPTS.get(spec.attribute, GENERIC_PROMPTS)
     held = heldout_prompts(templates) + heldout_prompts(NEUTRAL_PROMPTS)
