@@ -17,7 +17,7 @@ batch_size=64, seed=0, do_sample=True)`` (fairpath.text._parameters, a module wi
     that can score text sets ``scores_perplexity = True`` and implements ``token_log_likelihoods(texts)``;
     the others refuse a perplexity corpus. New engines (vLLM, an OpenAI-compatible endpoint) subclass
     this; nothing downstream changes.
-``HFGenerator(model="default", tokenizer=None, model_id=None, device="cpu", dtype="auto",
+``HFGenerator(model="default", *, tokenizer=None, model_id=None, device="cpu", dtype="auto",
 num_threads="auto", workers=1)``
     The backend for a local Hugging Face causal LM ('default', a folder, or a loaded model with its
     tokenizer). Each batch runs every distinct prompt once, copies its key/value cache to the rows that
@@ -56,7 +56,8 @@ import torch
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import validate_params
-from fairpath.text._parameters import HF_GENERATOR_SETTINGS, GenerationSettings
+from fairpath.text._parameters import DEFAULT_DTYPE, HF_GENERATOR_SETTINGS, GenerationSettings
+
 
 class SampleRequest(NamedTuple):
     """Sample number ``sample_index`` of ``prompt``."""
@@ -273,9 +274,11 @@ class HFGenerator(GenerationBackend):
     Generating sets glibc to keep freed memory for reuse (``_reuse_freed_memory``), process-wide.
     """
 
+    scores_perplexity = True  # token_log_likelihoods scores text under the local model
+
     @validate_params(HF_GENERATOR_SETTINGS)
     def __init__(
-        self, model="default", *, tokenizer=None, model_id=None, device="cpu", dtype="auto", num_threads="auto",
+        self, model="default", *, tokenizer=None, model_id=None, device="cpu", dtype=DEFAULT_DTYPE, num_threads="auto",
         workers=1,
     ):
         from fairpath.text._models import _configure_tokenizer, load_causal_lm
@@ -307,8 +310,6 @@ class HFGenerator(GenerationBackend):
     @property
     def model_id(self) -> str:
         return self._model_id
-
-    scores_perplexity = True
 
     def token_log_likelihoods(self, texts: Sequence[str]) -> list[np.ndarray]:
         from fairpath.text._quality import token_log_likelihoods
