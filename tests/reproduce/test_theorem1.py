@@ -12,7 +12,8 @@ from fairpath._exceptions import FairpathInputError
 from fairpath.cli import main
 from fairpath.datasets import make_appendix_a2
 from fairpath.reproduce import Theorem1Settings, check_linear_case, fit_boosted_predictor, reproduce_theorem1
-from fairpath.reproduce._theorem1 import TASK_FORMAT, Theorem1Study, _check_resumable
+from fairpath._runs import KEY_FILE
+from fairpath.reproduce._theorem1 import TASK_FORMAT, Theorem1Study, task_folder
 
 TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5, n_folds=3,
                         linear_n=1000, seed=4)
@@ -66,7 +67,7 @@ def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path, capsys):
     smaller = reproduce_theorem1(out, settings=part, n_jobs=1, progress=False)
     assert smaller.n_tasks_run_ == 0 and sorted(smaller.figure7_["n"].unique()) == list(part.n_grid)
     assert (smaller.figure8_["n_reps"] == 2).all()
-    with pytest.raises(FairpathInputError, match=r"other settings \(\['seed'\]\)"):
+    with pytest.raises(FairpathInputError, match=r"holds theorem1 task results computed with other seed;"):
         reproduce_theorem1(out, quick=True, n_jobs=1, seed=1, progress=False)
 
     # A graded failure exits 3: saved tasks whose iPPM at the largest n is 0.5 too high put the paired excess's
@@ -141,15 +142,14 @@ def test_settings_validation():
 
 
 def test_saved_tasks_of_another_fairpath_version_are_refused(tmp_path):
-    folder = tmp_path / "tasks"
-    folder.mkdir()
-    _check_resumable(folder, TINY)
-    _check_resumable(folder, dataclasses.replace(TINY, n_reps=5))  # the grid may grow
-    saved = json.loads((folder / "settings.json").read_text())
+    task_folder(tmp_path, TINY)
+    task_folder(tmp_path, dataclasses.replace(TINY, n_reps=5))  # the grid may grow
+    key_file = tmp_path / "tasks" / KEY_FILE
+    saved = json.loads(key_file.read_text())
     assert saved["fairpath"] == fairpath.__version__ and saved["step_version"] == TASK_FORMAT and saved["seed"] == TINY.seed
-    (folder / "settings.json").write_text(json.dumps({**saved, "fairpath": "0.0.1"}))
-    with pytest.raises(FairpathInputError, match=r"tasks' holds task results computed with other settings \(\['fairpath'\]\)"):
-        _check_resumable(folder, TINY)
+    key_file.write_text(json.dumps({**saved, "fairpath": "0.0.1"}))
+    with pytest.raises(FairpathInputError, match=r"tasks' holds theorem1 task results computed with other fairpath;"):
+        task_folder(tmp_path, TINY)
 
 
 def test_a_check_whose_interval_cannot_fit_its_window_is_not_graded(tmp_path):

@@ -27,11 +27,11 @@ from fairpath._validation import Boolean, Draws, Integer, Probability, Real, See
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
-    StepStore,
     decidable,
     grade,
     grade_counts,
     size_phrase,
+    study_steps,
     subsample,
     verdict_phrase,
 )
@@ -278,9 +278,9 @@ def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | 
     rows_available = len(frame)
     frame = subsample(frame, settings.rows, settings.seed)
     record = make_provenance(inputs=[path], call=call, seed=settings.seed)
-    steps = StepStore(out, {"study": "census", **settings.to_dict(), "input_sha256": record["inputs"][0]["sha256"]}, progress)
-    boosted = steps.run("predictor_audit", lambda: _predictor_audit(frame, sfm, settings))
-    fair = steps.run("fair_predictor_audit", lambda: _fair_audit(frame, sfm, settings))
+    steps = study_steps(out, "census", settings, record["inputs"][0]["sha256"], progress)
+    boosted = steps.step("predictor_audit", lambda: _predictor_audit(frame, sfm, settings))
+    fair = steps.step("fair_predictor_audit", lambda: _fair_audit(frame, sfm, settings))
     estimates = pd.DataFrame(boosted["estimates"] + fair["estimates"])
     cookbook = pd.DataFrame(boosted["cookbook"] + fair["cookbook"])
     status = {**boosted["status"], **fair["status"]}
@@ -288,7 +288,7 @@ def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | 
                         settings, record, {"rows": len(frame), "salary_median": float(frame["salary"].median()),
                                            "threshold": settings.threshold, "share_above": float(frame[sfm.y].mean())},
                         time.perf_counter() - start,
-                        sum(step['seconds'] for step in (boosted, fair)), steps.ran, out, rows_available)
+                        sum(steps.timings().values()), steps.ran, out, rows_available)
     study.save(out)
     return study
 

@@ -26,13 +26,13 @@ from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
     PaperValue,
-    StepStore,
     compare,
     decidable,
     estimate_lookup,
     grade,
     grade_counts,
     size_phrase,
+    study_steps,
     subsample,
     verdict_phrase,
 )
@@ -374,10 +374,10 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     rows_available = len(frame)
     frame = subsample(frame, settings.rows, settings.seed)
     record = make_provenance(inputs=[path], call=call, seed=settings.seed)
-    steps = StepStore(out, {"study": "compas", **settings.to_dict(), "input_sha256": record["inputs"][0]["sha256"]}, progress)
-    predictors = steps.run("figure5_predictors", lambda: _figure5_predictors(frame, sfm, settings))
-    fair = steps.run("figure5_fair", lambda: _figure5_fair(frame, sfm, settings))
-    front = steps.run("figure6_frontier", lambda: _figure6(frame, sfm, settings, out, progress))
+    steps = study_steps(out, "compas", settings, record["inputs"][0]["sha256"], progress)
+    predictors = steps.step("figure5_predictors", lambda: _figure5_predictors(frame, sfm, settings))
+    fair = steps.step("figure5_fair", lambda: _figure5_fair(frame, sfm, settings))
+    front = steps.step("figure6_frontier", lambda: _figure6(frame, sfm, settings, out, progress))
     estimates = pd.DataFrame(predictors["estimates"] + fair["estimates"])
     cookbook = pd.DataFrame(predictors["cookbook"] + fair["cookbook"])
     from fairpath.repair import FrontierResult
@@ -386,7 +386,7 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     comparison = _comparison(estimates, cookbook, FrontierResult(runs, front["settings"]).per_point(), settings.level)
     study = CompasStudy(estimates, cookbook, {**predictors["status"], **fair["status"]}, runs, front["settings"], comparison,
                         settings, record, time.perf_counter() - start,
-                        sum(step['seconds'] for step in (predictors, fair, front)), steps.ran, out, len(frame), rows_available)
+                        sum(steps.timings().values()), steps.ran, out, len(frame), rows_available)
     study.save(out)
     return study
 

@@ -11,7 +11,6 @@ finishes, so an interrupted study resumes where it stopped.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 
@@ -20,8 +19,8 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
-from fairpath._fingerprint import key_differences, read_key, resume_key, write_key
-from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame, write_json
+from fairpath._runs import RunFolder
+from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame
 from fairpath._vocabulary import LABELS
 from fairpath._validation import Boolean, Integer, Jobs, NonNegative, Real, Seed, validate_params
 from fairpath.parity import ppm_decomposition
@@ -150,67 +149,33 @@ def run_task(n: int, rep: int, settings: Theorem1Settings) -> dict:
     }
 
 
-def _task_path(folder: Path, n: int, rep: int) -> Path:
-    return folder / f"n{n:06d}_rep{rep:03d}.json"
+def _task_name(task: tuple[int, int]) -> str:
+    n, rep = task
+    return f"n{n:06d}_rep{rep:03d}"
 
 
-def _save_task(folder: Path, result: dict) -> None:
-    # write_json is atomic: an interrupted write never leaves a truncated file that would be skipped.
-    write_json(result, _task_path(folder, result["n"], result["rep"]))
-
-
-def _run_and_save(n, rep, settings, folder) -> tuple[int, int]:
-    _save_task(folder, run_task(n, rep, settings))
-    return n, rep
-
-
-def _check_resumable(folder: Path, settings: Theorem1Settings) -> None:
-    """Saved tasks are reused only under the same key: the settings that shape one task's numbers (each task
-    draws its data from its seed), the task format and the fairpath version; the grid and the numbers of
+def task_folder(out: Path, settings: Theorem1Settings, progress: bool = True) -> RunFolder:
+    """``out/tasks``: saved tasks are reused only under the same key: the settings that shape one task's numbers (each
+    task draws its data from its seed), the task format and the fairpath version; the grid and the numbers of
     repetitions may change (to extend a study or to summarise a part of it)."""
-    key_file = folder / "settings.json"
-    key = resume_key("theorem1 task", TASK_FORMAT, **{name: settings.to_dict()[name] for name in TASK_FIELDS})
-    saved = read_key(key_file)
-    if saved is None:
-        write_key(key_file, key)
-    elif changed := key_differences(saved, key):
-        raise FairpathInputError(
-            f"{str(folder)!r} holds task results computed with other settings ({changed}); "
-            "use another --out folder, or delete that one to start afresh"
-        )
+    return RunFolder(out / "tasks", kind="theorem1 task", version=TASK_FORMAT,
+                     key={name: settings.to_dict()[name] for name in TASK_FIELDS}, progress=progress)
 
 
-def run_tasks(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: bool = True) -> int:
-    """Run the tasks that have no saved file yet, ``n_jobs`` at a time; returns how many ran."""
-    from joblib import Parallel, delayed
-
-    from fairpath._progress import progress as progress_bar
-
-    folder = out / "tasks"
-    folder.mkdir(parents=True, exist_ok=True)
-    _check_resumable(folder, settings)
-    pending = [task for task in settings.tasks() if not _task_path(folder, *task).exists()]
-    if not pending:
-        return 0
+def task_results(out: Path, settings: Theorem1Settings, n_jobs: int = 2, progress: bool = True) -> tuple[list[dict], int]:
+    """Every task's result in the order of ``settings.tasks()``, those without a saved file run ``n_jobs`` at a time
+    (and saved as each finishes); and how many ran."""
+    folder = task_folder(out, settings, progress)
     # Repetition by repetition (largest n first within one), so that a run stopped early leaves the
     # same number of repetitions at every n, which a study with fewer repetitions can summarise.
-    pending.sort(key=lambda task: (task[1], -task[0]))
-    jobs = (delayed(_run_and_save)(n, rep, settings, folder) for n, rep in pending)
-    done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
-    total = len(settings.tasks())
-    for _ in progress_bar(done, total=len(pending), enabled=progress,
-                          desc=f"theorem1 ({total - len(pending)} of {total} tasks saved before)", unit="task"):
-        pass
-    return len(pending)
+    order = sorted(settings.tasks(), key=lambda task: (task[1], -task[0]))
+    results = folder.map(_run_task, order, name=_task_name, shared={"settings": settings}, desc="theorem1", n_jobs=n_jobs)
+    by_task = {(result["n"], result["rep"]): result for result in results}
+    return [by_task[task] for task in settings.tasks()], len(folder.ran)
 
 
-def load_tasks(out: Path, settings: Theorem1Settings) -> list[dict]:
-    folder = out / "tasks"
-    missing = [task for task in settings.tasks() if not _task_path(folder, *task).exists()]
-    if missing:
-        raise FairpathInputError(f"{len(missing)} task result(s) missing in {str(folder)!r} "
-                                 f"(e.g. n, rep = {missing[0]}); run the study first")
-    return [json.loads(_task_path(folder, *task).read_text()) for task in settings.tasks()]
+def _run_task(task: tuple[int, int], settings: Theorem1Settings) -> dict:
+    return run_task(*task, settings)
 
 
 def figure7_table(tasks: list[dict], settings: Theorem1Settings) -> pd.DataFrame:
@@ -566,10 +531,9 @@ def reproduce_theorem1(out: str | Path = "fairpath-theorem1", *, quick: bool = F
         settings = Theorem1Settings.quick(seed) if quick else Theorem1Settings(seed=seed)
     out = Path(out)
     start = time.perf_counter()
-    n_run = run_tasks(out, settings, n_jobs=n_jobs, progress=progress)
+    tasks, n_run = task_results(out, settings, n_jobs=n_jobs, progress=progress)
     linear = check_linear_case(settings.linear_n, seed=settings.seed, alphas=settings.linear_alphas,
                                n_bins=settings.n_bins)
-    tasks = load_tasks(out, settings)
     study = Theorem1Study(figure7_table(tasks, settings), figure8_table(tasks, settings), linear, settings,
                           wall_time_s=time.perf_counter() - start,
                           task_seconds=float(sum(task["seconds"] for task in tasks)), n_tasks_run=n_run, out=out)
