@@ -8,7 +8,9 @@ Public contract
     settings...; see :mod:`fairpath._fingerprint`), saved in ``run_key.json``. A folder under another
     key is refused, naming what differs (``on_other_key="refuse"``: hours of work are never thrown
     away), or its steps are computed again with a warning that names it (``"restart"``). A folder that
-    holds files but no key is of an unknown key.
+    holds files but no key is of an unknown key (hidden files, such as a lock or a temporary, and files
+    in its subfolders do not count: a study may keep stores there that are keyed on their own, such as
+    a text audit's samples).
 ``step(name, compute)``
     The JSON result of step ``name``: read from ``<folder>/<name>.json`` when it is there, else
     ``compute()``, written atomically (:func:`fairpath._io.atomic_path`) the moment it finishes. A run
@@ -54,7 +56,7 @@ class RunFolder:
         self.folder.mkdir(parents=True, exist_ok=True)
         key = resume_key(kind, version, **key)
         saved = read_key(self.folder / KEY_FILE)
-        if saved is None and any(path.name != KEY_FILE for path in self.folder.iterdir()):
+        if saved is None and any(path.is_file() and not path.name.startswith(".") for path in self.folder.iterdir()):
             saved = {}  # results without their key: nothing says what they were computed from
         changed = key_differences(saved, key) if saved is not None else []
         if changed and on_other_key == "refuse":
@@ -138,6 +140,7 @@ class RunFolder:
                 self.save(task_name, value)
                 self.add_time(task_name, seconds)
                 results[pending[index]] = json.loads(to_json_text(value))
+                bar.set_postfix_str(task_name)
                 bar.update()
         return [results[position] for position in range(len(tasks))]
 
