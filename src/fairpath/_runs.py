@@ -42,6 +42,7 @@ from fairpath._results import to_json_text
 
 KEY_FILE = "run_key.json"
 TIMINGS_FILE = "timings.json"
+_MISSING = object()  # a step with no readable file
 
 
 class RunFolder:
@@ -90,16 +91,10 @@ class RunFolder:
     def artefact(self, name: str, compute: Callable[[], Any], *, save: Callable[[Any, Path], Any],
                  load: Callable[[Path], Any], suffix: str = ".json") -> Any:
         """Step ``name`` whose value ``save(value, path)`` writes and ``load(path)`` reads back."""
-        path = self.path(name, suffix)
-        if path.exists():
-            try:
-                value = load(path)
-            except (ValueError, OSError, EOFError, RuntimeError) as error:
-                warnings.warn(f"{path} cannot be read back ({type(error).__name__}: {error}); step {name} is computed again",
-                              stacklevel=3)
-            else:
-                self._say(f"{self.kind} step {name}: done earlier, loaded from {path}")
-                return value
+        value = self._saved(name, load, suffix)
+        if value is not _MISSING:
+            self._say(f"{self.kind} step {name}: done earlier, loaded from {self.path(name, suffix)}")
+            return value
         self._say(f"{self.kind} step {name}: running")
         started = time.perf_counter()
         value = compute()
@@ -109,7 +104,19 @@ class RunFolder:
         self._say(f"{self.kind} step {name}: finished in {seconds:.1f} s")
         return value
 
-    def save(self, name: str, value: Any, *, save: Callable[[Any, Path], Any] = None, suffix: str = ".json") -> None:
+    def _saved(self, name: str, load: Callable[[Path], Any], suffix: str) -> Any:
+        """Step ``name``'s saved value; ``_MISSING`` when there is none or it cannot be read back (then with a warning)."""
+        path = self.path(name, suffix)
+        if not path.exists():
+            return _MISSING
+        try:
+            return load(path)
+        except (ValueError, OSError, EOFError, RuntimeError) as error:
+            warnings.warn(f"{path} cannot be read back ({type(error).__name__}: {error}); step {name} is computed again",
+                          stacklevel=4)
+            return _MISSING
+
+    def save(self, name: str, value: Any, *, save: Callable[[Any, Path], Any] | None = None, suffix: str = ".json") -> None:
         """Write step ``name``'s ``value`` atomically (a value computed elsewhere, e.g. in a worker)."""
         with atomic_path(self.path(name, suffix)) as temporary:
             (save or _save_json)(value, temporary)
@@ -122,13 +129,8 @@ class RunFolder:
         from fairpath._progress import progress as progress_bar
 
         tasks = list(tasks)
-        results: dict[int, Any] = {}
-        for position, task in enumerate(tasks):
-            if self.done(name(task)):
-                try:
-                    results[position] = _load_json(self.path(name(task)))
-                except ValueError as error:
-                    warnings.warn(f"{self.path(name(task))} cannot be read back ({error}); it is computed again", stacklevel=2)
+        saved = {position: self._saved(name(task), _load_json, ".json") for position, task in enumerate(tasks)}
+        results = {position: value for position, value in saved.items() if value is not _MISSING}
         pending = [position for position in range(len(tasks)) if position not in results]
         saved_before = len(tasks) - len(pending)
         bar = progress_bar(total=len(pending), desc=f"{desc} ({saved_before} of {len(tasks)} saved before)",

@@ -37,7 +37,7 @@ def test_damaged_and_deleted_runs_are_recomputed_to_the_uninterrupted_numbers(sa
     steps[0].write_text('{"point": "adapt none", "auc": 0.')  # torn by hand: atomic writes never leave one
     steps[1].unlink()
     (copy / "runs.csv").unlink()
-    with pytest.warns(UserWarning, match=r"cannot be read back .*; it is computed again"):
+    with pytest.warns(UserWarning, match=r"cannot be read back .*; step .* is computed again"):
         resumed = frontier(sample.data, sample.sfm, "none,Z", out_dir=copy, **OPTIONS)
     pd.testing.assert_frame_equal(resumed.runs, full.runs)
     pd.testing.assert_frame_equal(resumed.to_frame(), full.to_frame())
