@@ -1,8 +1,9 @@
 """Small statistical helpers shared by every estimator: normal and percentile intervals, tests against a
 value, equivalence tests, Holm's adjustment.
 
-scipy is imported where a quantile or tail is computed, not with this module: the command line imports it
-for every ``--help``.
+scipy (for quantiles and tails) and the argument checks of :mod:`fairpath._validation` (which bring pandas) are
+imported where they are used, not with this module, which ``import fairpath`` loads: the command line's
+``--help`` must stay fast.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import Probability, Real, validate_params
 
 _NORMAL, _PERCENTILE, _GIVEN = "normal", "percentile", "given"
 
@@ -29,11 +29,17 @@ def p_clause(name: str, p: float) -> str:
     return f"{name} < 1e-16" if p < 1e-16 else f"{name} = {format_p(p)}"
 
 
-@validate_params({"level": Probability()})
+def _check_level(level) -> None:
+    from fairpath._validation import check_probability
+
+    check_probability("level", level)
+
+
 def z_value(level: float) -> float:
     """Two-sided standard-normal quantile for a confidence level such as 0.95."""
     from scipy.stats import norm
 
+    _check_level(level)
     return float(norm.ppf(0.5 + level / 2))
 
 
@@ -44,9 +50,9 @@ def percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
-@validate_params({"margin": Real(0.0, None, open_low=True)})
-def tost_p_value(estimate: float, se: float, margin: float) -> float:
-    """Two one-sided tests of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation)."""
+def equivalence_p_value(estimate: float, se: float, margin: float) -> float:
+    """Two one-sided tests (TOST) of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation); the
+    public, checked form is ``fairpath.parity.tost_p_value``."""
     from scipy.stats import norm
 
     if se <= 0:
@@ -96,13 +102,14 @@ class Estimate:
     @classmethod
     def from_draws(cls, estimate: float, draws: np.ndarray, level: float = 0.95) -> "Estimate":
         """Percentile interval and standard deviation of bootstrap draws (kept for other levels)."""
+        _check_level(level)
         draws = np.asarray(draws, dtype=float)
         return cls(float(estimate), float(draws.std(ddof=1)), *percentile_interval(draws, level), level, _PERCENTILE, draws)
 
-    @validate_params({"level": Probability()})
     def confint(self, level: float = 0.95) -> tuple[float, float]:
         """(low, high) of the interval at ``level``: the stored one at the estimate's own level; else
         estimate ± z·se (normal) or the draws' quantiles (percentile)."""
+        _check_level(level)
         if level == self.level:
             return self.ci_low, self.ci_high
         if self._basis == _NORMAL:
@@ -115,19 +122,23 @@ class Estimate:
             f"Estimate.from_se or Estimate.from_draws), so level={level!r} cannot be computed; ask for level={self.level!r}"
         )
 
-    @validate_params({"null": Real()})
     def p_value(self, null: float = 0.0) -> float:
         """Two-sided p-value of H0: the quantity equals ``null`` (normal approximation with the SE)."""
         from scipy.stats import norm
 
+        from fairpath._validation import check_float
+
+        check_float("null", null)
         if self.se <= 0:
             return 0.0 if self.estimate != null else 1.0
         return float(2 * norm.sf(abs(self.estimate - null) / self.se))
 
-    @validate_params({"margin": Real(0.0, None, open_low=True)})
     def equivalence_p(self, margin: float) -> float:
         """p-value of the equivalence test (TOST) of H0: |quantity| ≥ ``margin`` against |quantity| < ``margin``."""
-        return tost_p_value(self.estimate, self.se, margin)
+        from fairpath._validation import check_float
+
+        check_float("margin", margin, 0.0, open_low=True)
+        return equivalence_p_value(self.estimate, self.se, margin)
 
     def to_dict(self) -> dict:
         return {"estimate": self.estimate, "se": self.se, "ci_low": self.ci_low, "ci_high": self.ci_high, "level": self.level}

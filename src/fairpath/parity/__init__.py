@@ -6,8 +6,7 @@ from fairpath.parity._baselines import GroupThresholdPredictor, UnconstrainedPre
 from fairpath.parity._config import AuditConfig, load_config
 from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
 from fairpath._vocabulary import parse_bn
-from fairpath._stats import holm, tost_p_value
-from fairpath.parity._cookbook import DOCTRINE, CookbookResult, business_necessity_cookbook
+from fairpath.parity._cookbook import DOCTRINE, CookbookResult, business_necessity_cookbook, holm, tost_p_value
 from fairpath.parity._ppm import Bins, PredictiveParity, predictive_parity, quantile_bins
 from fairpath.parity._ppm_decomposition import PPMDecomposition, ppm_decomposition
 from fairpath.parity._report import sfm_diagram

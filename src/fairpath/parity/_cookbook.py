@@ -19,13 +19,20 @@ import pandas as pd  # noqa: E402
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import Columns, Optional, Probability, Real, check_columns_arg, check_comparable_scales, validate_params  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame  # noqa: E402
-from fairpath._stats import holm, p_clause  # noqa: E402
+from fairpath._stats import equivalence_p_value, holm, p_clause  # noqa: E402
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 
 DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
 
 VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "certified"
 VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", "outcome": "#486581"}
+
+
+@validate_params({"margin": Real(0.0, None, open_low=True)})
+def tost_p_value(estimate: float, se: float, margin: float) -> float:
+    """Two one-sided tests of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation); an
+    :class:`~fairpath._stats.Estimate` computes the same as ``equivalence_p(margin)``."""
+    return equivalence_p_value(estimate, se, margin)
 
 
 def _tested_quantity(pathway: str, predictor: str, outcome: str, in_bn: bool) -> str:
