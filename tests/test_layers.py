@@ -1,4 +1,5 @@
-"""Imports flow one way through the package's layers, and no package reaches into another's private modules.
+"""Imports flow one way through the package's layers, no package reaches into another's private modules, and no
+modules import each other in a circle.
 
 The layers, lowest first (the table is documented in ``fairpath/__init__.py``):
 
@@ -67,17 +68,67 @@ def violations(module: str, source: str, is_package: bool = False) -> list[str]:
 
 def scan(root: Path) -> list[str]:
     """Violations of every module under the package folder ``root`` (named ``fairpath``)."""
-    problems = []
-    for path in sorted(root.rglob("*.py")):
-        parts = ("fairpath", *path.relative_to(root).with_suffix("").parts)
-        is_package = parts[-1] == "__init__"
-        module = ".".join(parts[:-1] if is_package else parts)
-        problems += violations(module, path.read_text(encoding="utf-8"), is_package)
-    return problems
+    return [problem for module, (path, is_package) in module_files(root).items()
+            for problem in violations(module, path.read_text(encoding="utf-8"), is_package)]
 
 
 def test_the_package_imports_one_way_and_only_public_names_across_packages():
     assert scan(SOURCE) == []
+
+
+def module_files(root: Path) -> dict[str, tuple[Path, bool]]:
+    """Dotted name -> (file, whether it is a package's ``__init__``) of every module under the folder ``root``."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = ("fairpath", *path.relative_to(root).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return modules
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """The groups of modules under ``root`` that import each other in a circle (the strongly connected components of
+    the import graph, counting imports inside functions too: a lazy import hides a circle, it does not remove it)."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    modules = module_files(root)
+    names = list(modules)
+    index = {name: i for i, name in enumerate(names)}
+
+    def defining(name: str) -> str:  # fairpath.text.FairnessSpec -> fairpath.text
+        while name not in modules:
+            name = name.rsplit(".", 1)[0]
+        return name
+
+    edges = {(index[module], index[defining(name)]) for module, (path, is_package) in modules.items()
+             for _, name in imported_modules(path.read_text(encoding="utf-8"), module, is_package) if defining(name) != module}
+    rows, columns = zip(*edges) if edges else ((), ())
+    graph = coo_matrix((np.ones(len(rows)), (rows, columns)), shape=(len(names), len(names)))
+    count, labels = connected_components(graph, directed=True, connection="strong")
+    groups = [[names[i] for i in np.flatnonzero(labels == label)] for label in range(count)]
+    return [group for group in groups if len(group) > 1]
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    assert import_circles(SOURCE) == []
+
+
+def planted_tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A package folder ``fairpath`` holding ``files`` (path within it -> source)."""
+    root = tmp_path / "fairpath"
+    for name, source in {"__init__.py": "", **files}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(source)
+    return root
+
+
+def test_the_circle_finder_finds_a_planted_circle_through_a_lazy_import(tmp_path):
+    root = planted_tree(tmp_path, {"reproduce/__init__.py": "from fairpath.reproduce._study import Study\n",
+                                   "reproduce/_study.py": "def save():\n    from fairpath.reproduce._report import write\n",
+                                   "reproduce/_report.py": "from fairpath.reproduce._study import MEASURES\n"})
+    assert import_circles(root) == [["fairpath.reproduce._report", "fairpath.reproduce._study"]]
 
 
 def test_every_layer_package_exists():
@@ -109,9 +160,6 @@ def test_the_checker_accepts_downward_public_and_same_package_imports():
 
 
 def test_scan_finds_an_upward_import_planted_in_a_module_tree(tmp_path):
-    root = tmp_path / "fairpath"
-    (root / "causal").mkdir(parents=True)
-    (root / "__init__.py").write_text("")
-    (root / "causal" / "__init__.py").write_text("from fairpath.causal._sfm import SFM\n")
-    (root / "causal" / "_sfm.py").write_text("import numpy\n\n\ndef draw():\n    from fairpath.repair import frontier\n")
+    root = planted_tree(tmp_path, {"causal/__init__.py": "from fairpath.causal._sfm import SFM\n",
+                                   "causal/_sfm.py": "import numpy\n\n\ndef draw():\n    from fairpath.repair import frontier\n"})
     assert scan(root) == ["fairpath.causal._sfm:5 imports fairpath.repair.frontier: layer causal must not import the higher layer repair"]

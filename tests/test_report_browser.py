@@ -67,7 +67,7 @@ def reports(tmp_path_factory, shared_dir):
     tiny = CompasSettings(rows=600, repeats=2, bn_sets=("none", "ZW"), constrained=False, trees=30, n_folds=2, n_boot=10,
                           learner="linear")
     found["reproduce"] = reproduce_compas(folder / "compas", data=shared_dir / "data" / "compas_sp2pp.csv", settings=tiny,
-                                          progress=False).out_ / "report.html"
+                                          progress=False).out / "report.html"
     from fairpath.text import (
         FairnessSpec,
         GenerationSettings,
@@ -86,7 +86,7 @@ def reports(tmp_path_factory, shared_dir):
 
     found["census"] = reproduce_census(folder / "census", data=shared_dir / "data" / "census_20k.csv", progress=False,
                                        settings=CensusSettings(rows=1000, max_rounds=10, cv_folds=2, n_folds=2, n_boot=10,
-                                                               learner="linear")).out_ / "report.html"
+                                                               learner="linear")).out / "report.html"
     found.update(_text_cli_reports(folder))
     found["decompose"] = _decompose_report(csv, sample.sfm, folder / "decompose")
     return found

@@ -26,6 +26,7 @@ import csv
 import fcntl
 import io
 import os
+import shutil
 import tempfile
 import tomllib
 from pathlib import Path
@@ -360,6 +361,30 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | Path) -> Iterator[Path]:
+    """A temporary folder next to ``path`` to build a whole folder in (a model, a cache); on success it takes the
+    place of ``path`` (a stale ``path`` is removed first; when another process put one there meanwhile, that
+    equivalent copy wins), on error it is removed and ``path`` is left as it was. Its files get the modes of
+    files written here without it (``mkdtemp`` and some writers make them private)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield temporary
+        temporary.chmod(0o777 & ~_umask())
+        for file in temporary.rglob("*"):
+            file.chmod(0o777 & ~_umask() if file.is_dir() else _FILE_MODE)
+        if path.exists():
+            shutil.rmtree(path)
+        try:
+            temporary.rename(path)
+        except OSError:  # another process finished first
+            pass
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def atomic_write_bytes(data: bytes, path: str | Path) -> Path:

@@ -12,6 +12,10 @@ The contract every result class keeps (``tests/test_result_contract.py``):
   panel, for a plot of several panels: :func:`panel_axes`); options after ``ax`` are keyword-only. The
   paper studies plot their main figure and name the others (``plot_figure8``, ``frontier.plot``).
 - Public data are read-only: :class:`ReadOnly` attributes or frozen dataclasses.
+
+A result made of :class:`~fairpath._stats.Estimate` objects also answers ``confint(level=0.95)`` (a
+:func:`confint_frame` with the rows of ``to_frame()``) and ``p_value(<what its estimate() takes>, null=0.0)``,
+computed on request from what each estimate keeps.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_write_text, write_csv
 
 CORE_COLUMNS = ("subject", "measure", "estimate", "se", "ci_low", "ci_high", "level")
+CONFINT_COLUMNS = ("subject", "measure", "estimate", "ci_low", "ci_high", "level")
 _REPR_ROWS = 3  # rows of to_frame() shown in the one-line repr
 
 
@@ -73,6 +78,22 @@ def result_frame(rows) -> pd.DataFrame:
     interval = np.isfinite(frame["ci_low"]) & np.isfinite(frame["ci_high"])
     frame["level"] = frame["level"].where(interval)
     return frame[[*CORE_COLUMNS, *[c for c in frame.columns if c not in CORE_COLUMNS]]]
+
+
+def confint_frame(rows, level: float) -> pd.DataFrame:
+    """A result's ``confint(level)`` table from ``(fields, estimate)`` pairs, ``fields`` holding subject, measure
+    and any other columns: :data:`CONFINT_COLUMNS` first (each interval from ``estimate.confint(level)``), then
+    the others. As in ``to_frame()``, ``level`` is NaN where the interval is not finite."""
+    records = []
+    for fields, estimate in rows:
+        low, high = estimate.confint(level)
+        records.append({**fields, "estimate": estimate.estimate, "ci_low": low, "ci_high": high, "level": level})
+    frame = pd.DataFrame(records)
+    frame = frame.reindex(columns=[*CONFINT_COLUMNS, *[c for c in frame.columns if c not in CONFINT_COLUMNS]])
+    for column in CONFINT_COLUMNS[2:]:
+        frame[column] = frame[column].astype(float)
+    frame["level"] = frame["level"].where(np.isfinite(frame["ci_low"]) & np.isfinite(frame["ci_high"]))
+    return frame
 
 
 def interval_bars(low, high) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._runs import KEY_FILE
+from fairpath._seeds import REPEATS, child_seed
 from fairpath.causal import SFM
 from fairpath.datasets import make_binary_sfm
 from fairpath.repair import decision_spm, frontier, parse_bn_sets
@@ -50,9 +52,9 @@ def test_frontier_points_order_and_resume(small, tmp_path):
     assert json.loads(result.to_json())["settings"]["repeats"] == 1
 
     # A second call reads the finished runs instead of recomputing them; a deleted run is redone.
-    runs = pd.read_csv(tmp_path / "runs.csv")
-    runs.loc[runs.point == "adapt ZW", "auc"] = 0.123
-    runs[runs.point != "unconstrained"].to_csv(tmp_path / "runs.csv", index=False)
+    (saved,) = (tmp_path / "runs").glob("adapt_ZW-seed*.json")
+    saved.write_text(json.dumps({**json.loads(saved.read_text()), "auc": 0.123}))
+    next((tmp_path / "runs").glob("unconstrained-seed*.json")).unlink()
     again = frontier(small.data, small.sfm, "none,ZW", repeats=1, engine="linear", learner=LogisticRegression(), n_boot=10,
                       out_dir=tmp_path, progress=False)
     rows = again.runs.set_index("point")
@@ -65,7 +67,7 @@ def test_frontier_recomputes_a_folder_with_other_settings_and_refuses_a_continuo
     # (settings, data, SFM) now recomputes the folder's runs and warns.
     options = dict(engine="linear", n_boot=10, unconstrained=False, constrained=False, progress=False)
     frontier(small.data, small.sfm, "none", repeats=1, out_dir=tmp_path, **options)
-    with pytest.warns(UserWarning, match=r"holds frontier runs of other settings; they are computed again"):
+    with pytest.warns(UserWarning, match=r"holds frontier results of other settings; they are computed again"):
         again = frontier(small.data, small.sfm, "none", repeats=2, out_dir=tmp_path, **options)
     pd.testing.assert_frame_equal(again.runs, frontier(small.data, small.sfm, "none", repeats=2, **options).runs)
     continuous = small.data.assign(y=np.linspace(0, 1, len(small.data)))
@@ -91,7 +93,7 @@ def test_frontier_rerun_on_other_inputs_gives_a_fresh_runs_numbers(tmp_path):
     sample = make_binary_sfm(300, seed=3)
     first = frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME).runs
     for name, data, sfm, changed in _other_inputs(sample):
-        with pytest.warns(UserWarning, match=rf"holds frontier runs of other {changed}; they are computed again"):
+        with pytest.warns(UserWarning, match=rf"holds frontier results of other {changed}; they are computed again"):
             rerun = frontier(data, sfm, "none", out_dir=tmp_path, **RESUME).runs
         fresh = frontier(data, sfm, "none", **RESUME).runs
         pd.testing.assert_frame_equal(rerun, fresh, check_dtype=False, obj=name)
@@ -104,18 +106,18 @@ def test_frontier_rerun_on_other_inputs_gives_a_fresh_runs_numbers(tmp_path):
 def test_frontier_rerun_on_the_same_inputs_resumes_without_computing(tmp_path, recwarn):
     sample = make_binary_sfm(300, seed=3)
     first = frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME).runs
-    runs_file = tmp_path / "runs.csv"
-    written = runs_file.stat().st_mtime_ns
+    steps = sorted((tmp_path / "runs").glob("*-seed*.json"))
+    written = [step.stat().st_mtime_ns for step in steps]
     # The same content in a new frame (extra columns, another index) is the same input.
     same = sample.data.assign(extra=1).set_index(sample.data.index + 1000)
     resumed = frontier(same, sample.sfm, "none", out_dir=tmp_path, **RESUME).runs
-    assert runs_file.stat().st_mtime_ns == written  # nothing computed: every run came from the file
+    assert [step.stat().st_mtime_ns for step in steps] == written  # nothing computed: every run came from its file
     pd.testing.assert_frame_equal(resumed, first, check_dtype=False)
     assert not [w for w in recwarn if "computed again" in str(w.message)]
-    (tmp_path / "frontier_settings.json").unlink()  # runs without their key are not trusted
-    with pytest.warns(UserWarning, match=r"holds frontier runs of other data, fairpath, .*sfm, step, step_version; they are computed again"):
+    (tmp_path / "runs" / KEY_FILE).unlink()  # runs without their key are not trusted
+    with pytest.warns(UserWarning, match=r"holds frontier results of other data, fairpath, .*sfm, step, step_version; they are computed again"):
         frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **RESUME)
-    assert runs_file.stat().st_mtime_ns != written
+    assert [step.stat().st_mtime_ns for step in steps] != written
 
 
 @pytest.mark.filterwarnings("ignore:.*bootstrap draws left some")
@@ -131,7 +133,9 @@ def test_frontier_on_threads_and_on_a_dask_local_cluster_equals_the_one_thread_r
             distributed.Client(cluster) as client:
         on_dask = frontier(tiny.data, tiny.sfm, "ZW", scheduler=client, **kwargs).runs
     assert list(one["point"]) == ["adapt ZW", "adapt ZW", "unconstrained", "unconstrained"]
-    assert list(one["seed"]) == [3, 4, 3, 4] and one["auc"].nunique() == 4
+    # the repeats are seeded by SeedSequence children of the seed, so seeds 3 and 4 share no repeat
+    assert list(one["seed"]) == [child_seed(3, REPEATS, 0), child_seed(3, REPEATS, 1)] * 2 and one["auc"].nunique() == 4
+    assert not set(one["seed"]) & set(frontier(tiny.data, tiny.sfm, "ZW", **{**kwargs, "seed": 4}).runs["seed"])
     pd.testing.assert_frame_equal(threads, one)
     pd.testing.assert_frame_equal(on_dask, one)
 

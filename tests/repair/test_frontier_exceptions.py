@@ -1,5 +1,5 @@
-"""The frontier's resume file: a torn or damaged runs.csv is detected and its bad rows computed again;
-degenerate arguments are refused before any fit."""
+"""The frontier's resume folder: damaged or deleted runs are computed again; degenerate arguments are refused
+before any fit. (The resume mechanism itself, kill -9 included, is tested once, in tests/test_runs.py.)"""
 
 from __future__ import annotations
 
@@ -29,55 +29,28 @@ def uninterrupted(sample, tmp_path_factory):
     return out, frontier(sample.data, sample.sfm, "none,Z", out_dir=out, **OPTIONS)
 
 
-def _resume(sample, uninterrupted, tmp_path, damage):
+def test_damaged_and_deleted_runs_are_recomputed_to_the_uninterrupted_numbers(sample, uninterrupted, tmp_path):
     out, full = uninterrupted
     copy = tmp_path / "resumed"
     shutil.copytree(out, copy)
-    damage(copy / "runs.csv")
-    with pytest.warns(UserWarning, match=r"row\(s\) of .*runs\.csv are incomplete, invalid or repeated; those runs are computed again"):
+    steps = sorted((copy / "runs").glob("*-seed*.json"))
+    steps[0].write_text('{"point": "adapt none", "auc": 0.')  # torn by hand: atomic writes never leave one
+    steps[1].unlink()
+    (copy / "runs.csv").unlink()
+    with pytest.warns(UserWarning, match=r"cannot be read back .*; step .* is computed again"):
         resumed = frontier(sample.data, sample.sfm, "none,Z", out_dir=copy, **OPTIONS)
-    pd.testing.assert_frame_equal(resumed.runs, full.runs, check_dtype=False)
-    pd.testing.assert_frame_equal(resumed.to_frame(), full.to_frame(), check_dtype=False)
-    return copy
+    pd.testing.assert_frame_equal(resumed.runs, full.runs)
+    pd.testing.assert_frame_equal(resumed.to_frame(), full.to_frame())
+    assert (copy / "runs.csv").read_text() == (out / "runs.csv").read_text()
 
 
-def test_torn_last_row_is_recomputed_and_the_result_equals_an_uninterrupted_run(sample, uninterrupted, tmp_path):
-    def tear(path):
-        text = path.read_bytes()
-        path.write_bytes(text[: len(text) - 9])  # cut the last row in the middle of a number
-
-    copy = _resume(sample, uninterrupted, tmp_path, tear)
-    assert (copy / "runs.csv").read_text() == (uninterrupted[0] / "runs.csv").read_text()
-
-
-def test_invalid_and_repeated_rows_are_recomputed(sample, uninterrupted, tmp_path):
-    def damage(path):
-        lines = path.read_text().splitlines()
-        cells = lines[2].split(",")
-        cells[RUN_COLUMNS.index("auc")] = "inf"
-        lines[2] = ",".join(cells)
-        lines.insert(4, lines[4])  # the same run twice
-        lines[5] = lines[5].replace("adapt", "adapt ?")  # a point that is not a task of this run
-        path.write_text("\n".join(lines) + "\n")
-
-    _resume(sample, uninterrupted, tmp_path, damage)
-
-
-def test_a_file_that_is_not_a_runs_file(sample, uninterrupted, tmp_path):
-    copy = tmp_path / "other"
-    shutil.copytree(uninterrupted[0], copy)
-    (copy / "runs.csv").write_text("a,b\n1,2\n")
-    with pytest.raises(FairpathInputError, match=r"runs\.csv is not a frontier runs file \(its header is not point,kind"):
-        frontier(sample.data, sample.sfm, "none,Z", out_dir=copy, **OPTIONS)
-
-
-def test_runs_file_is_rewritten_whole(uninterrupted):
+def test_runs_file_holds_every_run(uninterrupted):
     out, full = uninterrupted
     saved = pd.read_csv(out / "runs.csv")
     assert list(saved.columns) == RUN_COLUMNS and len(saved) == len(full.runs) == 6
-    key = ["point", "seed"]
-    assert np.array_equal(saved.sort_values(key)["auc"].to_numpy(), full.runs.sort_values(key)["auc"].to_numpy(dtype=float))
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    assert np.array_equal(saved["auc"].to_numpy(), full.runs["auc"].to_numpy(dtype=float))
+    assert len(list((out / "runs").glob("*-seed*.json"))) == 6
+    assert not [p for p in out.rglob(".*") if p.name != ".fairpath.lock"]  # no temporary file is left
 
 
 @pytest.mark.parametrize("options, message", [

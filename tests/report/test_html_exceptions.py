@@ -128,7 +128,7 @@ def test_reproduce_compas_report(shared_dir, tmp_path):
     data.write_bytes((shared_dir / "data" / "compas_sp2pp.csv").read_bytes())
     tiny = CompasSettings(rows=600, repeats=2, bn_sets=("none", "ZW"), constrained=False, trees=30, n_folds=2, n_boot=10, learner="linear")
     study = reproduce_compas(tmp_path / f"out{SCRIPT.replace('/', '')}", data=data, settings=tiny, progress=False)
-    assert_escaped((study.out_ / "report.html").read_text(encoding="utf-8"), shown=ESCAPED[1:])  # the file name, escaped
+    assert_escaped((study.out / "report.html").read_text(encoding="utf-8"), shown=ESCAPED[1:])  # the file name, escaped
 
 
 def test_reproduce_huang_report(tmp_path):

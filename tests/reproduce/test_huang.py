@@ -82,7 +82,7 @@ def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, cap
     assert summary["provenance"]["inputs"][0]["name"] == "corpus.txt" and summary["provenance"]["dtype"] in ("float32", "bfloat16")
     # other settings in the same folder are refused before any stage, naming what differs
     assert main([*args[:-2], "--samples", "4", "--out", str(out)]) == 2
-    assert "holds a debiasing study computed with other ['audit_samples']" in capsys.readouterr().err
+    assert "holds debiasing study results computed with other audit_samples;" in capsys.readouterr().err
     assert stamps == {p: p.stat().st_mtime_ns for p in stamps}
 
 
@@ -129,7 +129,7 @@ def test_the_design_sizes_the_audits_from_a_pilot_whose_samples_the_base_audit_r
     if "power" in record:  # the power of every candidate up to the cap, at the target's effect and level
         assert [row["n"] for row in record["power"]["table"]] == [4]
         assert (record["power"]["effect"], record["power"]["alpha"], record["power"]["target"]) == (0.3, 0.01, 0.8)
-    assert json.loads((tmp_path / "out" / "country" / "design.json").read_text()) == json.loads(json.dumps(record))
+    assert json.loads((tmp_path / "out" / "design-country.json").read_text()) == json.loads(json.dumps(record))
     # the pilot's samples are the base audit's first ones: 3 per prompt of the 2 templates x 10 countries, stored
     stored = SampleStore(tmp_path / "out" / "country" / "audits" / "base" / "samples").load()
     assert len(stored) == 3 * 20 and sorted(stored["sample_index"].unique()) == [0, 1, 2]

@@ -12,7 +12,8 @@ from fairpath._exceptions import FairpathInputError
 from fairpath.cli import main
 from fairpath.datasets import make_appendix_a2
 from fairpath.reproduce import Theorem1Settings, check_linear_case, fit_boosted_predictor, reproduce_theorem1
-from fairpath.reproduce._theorem1 import TASK_FORMAT, Theorem1Study, _check_resumable
+from fairpath._runs import KEY_FILE
+from fairpath.reproduce._theorem1 import TASK_FORMAT, Theorem1Study, task_folder
 
 TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5, n_folds=3,
                         linear_n=1000, seed=4)
@@ -58,15 +59,15 @@ def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path, capsys):
     removed = sorted((out / "tasks").glob("n*.json"))[0]
     removed.unlink()
     study = reproduce_theorem1(out, quick=True, n_jobs=1, seed=0, progress=False)
-    assert study.n_tasks_run_ == 1 and removed.exists()
-    pd.testing.assert_frame_equal(study.figure7_.reset_index(drop=True), figure7, check_dtype=False, atol=1e-12)
+    assert study.n_tasks_run == 1 and removed.exists()
+    pd.testing.assert_frame_equal(study.figure7.reset_index(drop=True), figure7, check_dtype=False, atol=1e-12)
 
     # Fewer repetitions or sizes reuse the saved tasks; other task settings are refused.
     part = dataclasses.replace(settings, n_grid=settings.n_grid[1:], per_bin_reps=2)
     smaller = reproduce_theorem1(out, settings=part, n_jobs=1, progress=False)
-    assert smaller.n_tasks_run_ == 0 and sorted(smaller.figure7_["n"].unique()) == list(part.n_grid)
-    assert (smaller.figure8_["n_reps"] == 2).all()
-    with pytest.raises(FairpathInputError, match=r"other settings \(\['seed'\]\)"):
+    assert smaller.n_tasks_run == 0 and sorted(smaller.figure7["n"].unique()) == list(part.n_grid)
+    assert (smaller.figure8["n_reps"] == 2).all()
+    with pytest.raises(FairpathInputError, match=r"holds theorem1 task results computed with other seed;"):
         reproduce_theorem1(out, quick=True, n_jobs=1, seed=1, progress=False)
 
     # A graded failure exits 3: saved tasks whose iPPM at the largest n is 0.5 too high put the paired excess's
@@ -84,23 +85,23 @@ def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path, capsys):
 
 def test_tiny_study_object_checks_and_plots(tmp_path):
     study = reproduce_theorem1(tmp_path, settings=TINY, n_jobs=1, progress=False)
-    assert study.n_tasks_run_ == len(TINY.tasks()) == 4 + 1
-    assert set(study.figure7_["quantity"]) == {"iterm1", "iterm2", "ippm"}
-    assert all(isinstance(check["passed"], bool) for check in study.checks_.values())
+    assert study.n_tasks_run == len(TINY.tasks()) == 4 + 1
+    assert set(study.figure7["quantity"]) == {"iterm1", "iterm2", "ippm"}
+    assert all(isinstance(check["passed"], bool) for check in study.checks.values())
     assert "Theorem1Study" in study.summary() and "per_bin_term1" in study.summary()
     frame = study.to_frame()
     assert set(frame["measure"]) == {"iterm1", "iterm2", "ippm"} and frame[["se", "ci_low", "level"]].isna().all().all()
     # Every check can fail: shift the iPPM at the largest n by 0.2 (its terms and per-bin table kept).
-    figure7 = study.figure7_.copy()
+    figure7 = study.figure7.copy()
     largest = (figure7["quantity"] == "ippm") & (figure7["n"] == max(TINY.n_grid))
     figure7.loc[largest, "mean"] += 0.2
     figure7.loc[(figure7["quantity"] == "iterm1") & (figure7["n"] == max(TINY.n_grid)), "mean"] += 0.2
-    figure8 = study.figure8_.assign(within_2sd=False)
+    figure8 = study.figure8.assign(within_2sd=False)
     linear = check_linear_case(n=1000, seed=0, tolerance=1e-6)
     broken = Theorem1Study(figure7, figure8, linear, TINY, 1.0, 1.0, 0, tmp_path)
-    assert not broken.checks_["ippm_matches_bayes_predictor"]["passed"]
-    assert not broken.checks_["terms_cancel"]["passed"] and not broken.checks_["per_bin_term1"]["passed"]
-    assert not broken.checks_["linear_corollary1"]["passed"] and not broken.passed
+    assert not broken.checks["ippm_matches_bayes_predictor"]["passed"]
+    assert not broken.checks["terms_cancel"]["passed"] and not broken.checks["per_bin_term1"]["passed"]
+    assert not broken.checks["linear_corollary1"]["passed"] and not broken.passed
     assert "[FAIL] ippm_matches_bayes_predictor" in broken.summary() and "99% CI" in broken.summary()
     noise = figure7.loc[largest].iloc[0]
     assert noise["sd_excess_over_bayes"] > 0 and noise["n_reps"] == TINY.n_reps
@@ -141,32 +142,31 @@ def test_settings_validation():
 
 
 def test_saved_tasks_of_another_fairpath_version_are_refused(tmp_path):
-    folder = tmp_path / "tasks"
-    folder.mkdir()
-    _check_resumable(folder, TINY)
-    _check_resumable(folder, dataclasses.replace(TINY, n_reps=5))  # the grid may grow
-    saved = json.loads((folder / "settings.json").read_text())
+    task_folder(tmp_path, TINY)
+    task_folder(tmp_path, dataclasses.replace(TINY, n_reps=5))  # the grid may grow
+    key_file = tmp_path / "tasks" / KEY_FILE
+    saved = json.loads(key_file.read_text())
     assert saved["fairpath"] == fairpath.__version__ and saved["step_version"] == TASK_FORMAT and saved["seed"] == TINY.seed
-    (folder / "settings.json").write_text(json.dumps({**saved, "fairpath": "0.0.1"}))
-    with pytest.raises(FairpathInputError, match=r"tasks' holds task results computed with other settings \(\['fairpath'\]\)"):
-        _check_resumable(folder, TINY)
+    key_file.write_text(json.dumps({**saved, "fairpath": "0.0.1"}))
+    with pytest.raises(FairpathInputError, match=r"tasks' holds theorem1 task results computed with other fairpath;"):
+        task_folder(tmp_path, TINY)
 
 
 def test_a_check_whose_interval_cannot_fit_its_window_is_not_graded(tmp_path):
     study = reproduce_theorem1(tmp_path, settings=TINY, n_jobs=1, progress=False)
-    figure7 = study.figure7_.copy()
+    figure7 = study.figure7.copy()
     largest = (figure7["quantity"] == "ippm") & (figure7["n"] == max(TINY.n_grid))
     # the paired excess at the largest n, with a spread over repetitions whose 99% CI (2.576·0.1/√2 = ±0.1821) cannot
     # fit within ±0.05, and an excess of 0.1 that keeps it reaching into that window: not graded, whatever it says
     figure7.loc[largest, "sd_excess_over_bayes"] = 0.1
     figure7.loc[largest, "mean"] = figure7.loc[largest, "mean_bayes_predictor"] + 0.1
-    wide = Theorem1Study(figure7, study.figure8_, study.linear_, TINY, 1.0, 1.0, 0, tmp_path)
-    check = wide.checks_["ippm_matches_bayes_predictor"]
+    wide = Theorem1Study(figure7, study.figure8, study.linear, TINY, 1.0, 1.0, 0, tmp_path)
+    check = wide.checks["ippm_matches_bayes_predictor"]
     assert not check["passed"] and not check["graded"]
     assert check["reason"].startswith("not graded at this size: its 99% CI (±0.1821) is wider than the ±0.05 window")
     assert "[NOT GRADED] ippm_matches_bayes_predictor" in wide.summary()
     # the same spread 100 times smaller fits the window: the check is graded, and fails on its 0.1 excess
     figure7.loc[largest, "sd_excess_over_bayes"] = 0.001
-    narrow = Theorem1Study(figure7, study.figure8_, study.linear_, TINY, 1.0, 1.0, 0, tmp_path)
-    assert narrow.checks_["ippm_matches_bayes_predictor"]["graded"] and not narrow.passed
+    narrow = Theorem1Study(figure7, study.figure8, study.linear, TINY, 1.0, 1.0, 0, tmp_path)
+    assert narrow.checks["ippm_matches_bayes_predictor"]["graded"] and not narrow.passed
     assert "[FAIL] ippm_matches_bayes_predictor" in narrow.summary()

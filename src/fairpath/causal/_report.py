@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairpath._stats import p_clause
 from fairpath._vocabulary import LABELS
 from fairpath.report import Section, format_ci, format_p, provenance_lines, write_report
 
@@ -35,7 +36,7 @@ def verdict_line(decomposition, outcome: str) -> str:
     estimates = {m: decomposition.estimate(m, outcome) for m in measures}
     level = decomposition.level
     parts = {m: f"{LABELS[m]} {_amount(e.estimate, share)} ({level:.0%} CI {_interval(e, share)}, "
-                f"p {'< 1e-16' if e.p_value < 1e-16 else '= ' + format_p(e.p_value)})" for m, e in estimates.items()}
+                f"{p_clause('p', e.p_value())})" for m, e in estimates.items()}
     sums = " − ".join(parts[m] for m in measures if m != "tv")
     text = f"{outcome}: {parts['tv']} = {sums}" if "tv" in parts and sums else f"{outcome}: " + "; ".join(parts.values())
     shown = [LABELS[m] for m, e in estimates.items() if significant(e)]
@@ -66,7 +67,7 @@ def estimates_table(decomposition) -> pd.DataFrame:
         for measure in decomposition.measures:
             e = decomposition.estimate(measure, outcome)
             rows.append({"outcome": outcome, "measure": LABELS.get(measure, measure), "estimate": f"{e.estimate:+.4f}",
-                         "se": f"{e.se:.4f}", f"{level:.0%} CI": format_ci(e.ci_low, e.ci_high), "p (H0: 0)": format_p(e.p_value),
+                         "se": f"{e.se:.4f}", f"{level:.0%} CI": format_ci(e.ci_low, e.ci_high), "p (H0: 0)": format_p(e.p_value()),
                          "significant": "yes" if significant(e) else "no"})
     return pd.DataFrame(rows)
 

@@ -10,8 +10,9 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import write_csv
-from fairpath._results import ReadOnly, ResultMixin, estimate_row, interval_bars, panel_axes, result_frame
+from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, interval_bars, panel_axes, result_frame
 from fairpath._stats import Estimate
+from fairpath._validation import Probability, Real, validate_params
 from fairpath._vocabulary import LABELS
 from fairpath.causal._measures import DESCRIPTIONS, MEASURES, needs_nested
 from fairpath.causal._methods import resolve_method
@@ -66,6 +67,9 @@ class CausalDecomposition(ResultMixin):
 
     ``to_frame()`` lists subject (the outcome column), measure, estimate, se, ci_low, ci_high, level;
     ``difference`` gives the paired comparison of one measure between two outcome columns (the Cookbook's test).
+    Inference on request: ``confint(level)`` gives every interval at another level and ``p_value(measure, outcome,
+    null=δ)`` tests against another value; each :class:`~fairpath._stats.Estimate` (also a ``difference`` or
+    ``contrast``) has the same methods.
     """
 
     sfm = ReadOnly()
@@ -149,6 +153,19 @@ class CausalDecomposition(ResultMixin):
         row_sets = [a[measure].to_numpy() - b[measure].to_numpy() for a, b in zip(fit.all_rows, ref.all_rows)]
         draws = None if fit.draws is None else fit.draws[measure].to_numpy() - ref.draws[measure].to_numpy()
         return self._from_rows(row_sets, draws)
+
+    @validate_params({"level": Probability()})
+    def confint(self, level: float = 0.95) -> pd.DataFrame:
+        """Every interval at ``level``, computed from what each estimate keeps (the SE of a normal interval, the
+        draws of a percentile one): subject (the outcome column), measure, estimate, ci_low, ci_high, level.
+        At the decomposition's own level these are ``to_frame()``'s intervals."""
+        return confint_frame((({"subject": outcome, "measure": measure}, self.estimate(measure, outcome))
+                              for outcome in self.outcomes for measure in self.measures), level)
+
+    @validate_params({"null": Real()})
+    def p_value(self, measure: str, outcome: str | None = None, *, null: float = 0.0) -> float:
+        """Two-sided p-value of H0: ``measure`` of ``outcome`` (default: Y) equals ``null`` (normal approximation)."""
+        return self.estimate(measure, outcome).p_value(null)
 
     def psi(self, x_z, x_w, x_y, outcome: str | None = None) -> Estimate:
         """ψ(xz, xw, xy) = E[Y_{xy, W_{xw}} | X = xz] with levels coded 0 (x0) and 1 (x1);

@@ -67,7 +67,7 @@ def register(subparsers) -> None:
         "frontier",
         help="SPM / iPPM / AUC frontier across BN sets (the paper's Figure 6)",
         description="For each BN set (named by resolving variables: none, Z, W, ZW) and seed: adapt, learn, score "
-        "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs.csv.",
+        "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs/ (all of them in OUT/runs.csv at the end).",
     )
     _add_shared_arguments(front)
     front.add_argument("--bn-sets", default="none;SE;IE;IE,SE",

@@ -64,7 +64,7 @@ def _run_paper_study(args: argparse.Namespace) -> int:
     # its provenance records the command as typed (fairpath.report._provenance.running_command)
     study = run(args.out, data=args.data, quick=args.quick, seed=args.seed, progress=not args.quiet)
     print(study.summary())
-    print(f"wrote {study.out_ / 'report.html'}, {study.out_ / 'comparison.csv'}, {study.out_ / 'summary.json'} and the figures")
+    print(f"wrote {study.out / 'report.html'}, {study.out / 'comparison.csv'}, {study.out / 'summary.json'} and the figures")
     return 0
 
 
@@ -77,7 +77,7 @@ def _run_theorem1(args: argparse.Namespace) -> int:
     study = reproduce_theorem1(args.out, quick=args.quick, n_jobs=args.n_jobs, seed=args.seed)
     print(study.summary())
     for name in ("report.html", "figure7.png", "figure8.png", "linear_check.png", "summary.json"):
-        print(f"wrote {study.out_ / name}")
+        print(f"wrote {study.out / name}")
     if not study.passed:
         print(f"fairpath: a graded acceptance check failed (see above); exit status {CHECK_FAILED}", file=sys.stderr)
         return CHECK_FAILED

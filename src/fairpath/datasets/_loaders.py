@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_table
+from fairpath._io import atomic_write_bytes, read_table
 from fairpath.causal import SFM
 
 COMPAS_URL = "https://raw.githubusercontent.com/propublica/compas-analysis/master/compas-scores-two-years.csv"
@@ -79,7 +79,7 @@ def _download_compas() -> Path:
         digest = hashlib.sha256(payload).hexdigest()
         if digest != COMPAS_SHA256:
             raise FairpathInputError(f"downloaded COMPAS file has SHA-256 {digest}, expected {COMPAS_SHA256}; not used")
-        target.write_bytes(payload)
+        atomic_write_bytes(payload, target)
     return target
 
 

@@ -7,18 +7,19 @@ For each causal pathway P ∈ {DE, IE, SE} and each predictor ŷ:
 The three p-values of a predictor are Holm-adjusted (family-wise error ≤ alpha per predictor).
 Rejecting shows a violation. Not rejecting shows nothing by itself, so an optional equivalence test
 (two one-sided tests, margin δ, also Holm-adjusted) can certify |tested quantity| < δ.
+Every test is computed by the tested quantity's :class:`~fairpath._stats.Estimate` (``p_value``,
+``equivalence_p``): the decomposition's ``estimate`` or its paired ``difference``.
 """
 
 from __future__ import annotations
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import Columns, Optional, Probability, Real, check_columns_arg, check_comparable_scales, validate_params  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame  # noqa: E402
-from fairpath._stats import holm, p_clause  # noqa: E402  (holm re-exported by fairpath.parity)
+from fairpath._stats import equivalence_p_value, holm, p_clause  # noqa: E402
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 
 DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
@@ -29,12 +30,9 @@ VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3e
 
 @validate_params({"margin": Real(0.0, None, open_low=True)})
 def tost_p_value(estimate: float, se: float, margin: float) -> float:
-    """Two one-sided tests of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation)."""
-    if se <= 0:
-        return 0.0 if abs(estimate) < margin else 1.0
-    p_lower = stats.norm.sf((estimate + margin) / se)  # H0: θ ≤ −margin
-    p_upper = stats.norm.cdf((estimate - margin) / se)  # H0: θ ≥ +margin
-    return float(max(p_lower, p_upper))
+    """Two one-sided tests of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation); an
+    :class:`~fairpath._stats.Estimate` computes the same as ``equivalence_p(margin)``."""
+    return equivalence_p_value(estimate, se, margin)
 
 
 def _tested_quantity(pathway: str, predictor: str, outcome: str, in_bn: bool) -> str:
@@ -246,8 +244,8 @@ def _test_pathway(decomposition, predictor: str, outcome: str, pathway: str, in_
         "ci_low": est.ci_low,
         "ci_high": est.ci_high,
         "level": est.level,
-        "p_value": est.p_value,
-        "tost_p": tost_p_value(est.estimate, est.se, margin) if margin is not None else np.nan,
+        "p_value": est.p_value(),
+        "tost_p": est.equivalence_p(margin) if margin is not None else np.nan,
     }
 
 

@@ -17,8 +17,8 @@ from scipy import stats  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
-from fairpath._validation import ColumnName, Draws, Frame, Integer, Probability, Seed, validate_params  # noqa: E402
-from fairpath._results import ReadOnly, ResultMixin, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
+from fairpath._validation import ColumnName, Draws, Frame, Integer, Probability, Real, Seed, check_choice, validate_params  # noqa: E402
+from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
 
@@ -137,6 +137,19 @@ class PredictiveParity(ResultMixin):
     def to_frame(self) -> pd.DataFrame:
         """One row per measure: subject (the predictor), measure, estimate, se, ci_low, ci_high, level."""
         return result_frame([estimate_row(self.predictor, name, est) for name, est in self.measures().items()])
+
+    @validate_params({"level": Probability()})
+    def confint(self, level: float = 0.95) -> pd.DataFrame:
+        """Every measure's percentile interval at ``level`` from its kept bootstrap draws: subject (the predictor),
+        measure, estimate, ci_low, ci_high, level."""
+        return confint_frame((({"subject": self.predictor, "measure": name}, est) for name, est in self.measures().items()), level)
+
+    @validate_params({"null": Real()})
+    def p_value(self, measure: str, *, null: float = 0.0) -> float:
+        """Two-sided p-value of H0: ``measure`` (ippm, ippm_weighted, spm, auc) equals ``null`` (normal approximation
+        with the bootstrap SE)."""
+        measures = self.measures()
+        return measures[check_choice("measure", measure, measures)].p_value(null)
 
     def to_dict(self) -> dict:
         return {

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import ColumnName, Draws, Frame, Integer, Optional, Options, Probability, Seed, validate_params
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
+from fairpath._validation import ColumnName, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, validate_params
+from fairpath._results import ReadOnly, ResultMixin, confint_frame, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
 from fairpath.parity._ppm import quantile_bins
@@ -61,8 +61,9 @@ class PPMDecomposition(ResultMixin):
     settings_ = ReadOnly()
 
     def __init__(self, per_bin, integrated, *, predictor, outcome, x, x0, x1, n_x0, n_x1, n_excluded,
-                 incomplete_bins, settings):
+                 incomplete_bins, settings, bin_estimates):
         self.per_bin_ = per_bin
+        self._bin_estimates = bin_estimates  # quantity -> the Estimate of every bin, with its draws
         self.integrated_ = integrated
         self.predictor = predictor
         self.outcome = outcome
@@ -87,9 +88,24 @@ class PPMDecomposition(ResultMixin):
         rows = self.per_bin_.loc[self.per_bin_["bin"] == bin]
         if rows.empty:
             raise FairpathInputError(f"bin {bin!r} does not exist; bins are 1..{len(self.per_bin_)}")
-        row = rows.iloc[0]
-        return Estimate(row[quantity], row[f"{quantity}_se"], row[f"{quantity}_ci_low"],
-                        row[f"{quantity}_ci_high"], self.settings_["level"])
+        return self._bin_estimates[quantity][rows.index[0]]
+
+    @validate_params({"level": Probability()})
+    def confint(self, level: float = 0.95) -> pd.DataFrame:
+        """Every interval at ``level``, the percentile interval of the kept bootstrap draws (NaN without draws):
+        the rows of ``to_frame()`` (subject, measure, estimate, ci_low, ci_high, level, bin)."""
+        per_bin = [({"subject": self.predictor, "measure": quantity, "bin": b}, self.estimate(quantity, b))
+                   for quantity in QUANTITIES for b in self.per_bin_["bin"]]
+        integrated = [({"subject": self.predictor, "measure": name, "bin": pd.NA}, est) for name, est in self.integrated_.items()]
+        frame = confint_frame(per_bin + integrated, level)
+        frame["bin"] = frame["bin"].astype("Int64")
+        return frame
+
+    @validate_params({"null": Real()})
+    def p_value(self, quantity: str, bin: int | None = None, *, null: float = 0.0) -> float:
+        """Two-sided p-value of H0: ``quantity`` (integrated, or of ``bin``) equals ``null`` (normal approximation
+        with the bootstrap SE)."""
+        return self.estimate(quantity, bin).p_value(null)
 
     def to_frame(self) -> pd.DataFrame:
         """Long table: subject (the predictor), measure (term1, term2, ppm per bin; iterm1, iterm2, ippm with
@@ -221,7 +237,7 @@ def ppm_decomposition(
     point = _terms(*cell_means)
     draws = _bootstrap_terms(outcome, counterfactual, codes, is_x1, n_cells, n_boot, seed)
     complete = np.setdiff1d(np.arange(n_cells), incomplete)
-    per_bin = _per_bin_table(point, draws, bins, counts, level)
+    per_bin, bin_estimates = _per_bin(point, draws, bins, counts, level)
     integrated = {
         INTEGRATED[q]: _estimate(point[q][complete].mean(),
                                  None if draws is None else draws[q][:, complete].mean(axis=1), level)
@@ -233,7 +249,7 @@ def ppm_decomposition(
                 "bootstrap": "rows resampled within each (bin, group) cell, Y_x0 taken as given; percentile intervals"}
     return PPMDecomposition(per_bin, integrated, predictor=predictor, outcome=sfm.y, x=sfm.x, x0=sfm.x0, x1=sfm.x1,
                             n_x0=(~is_x1).sum(), n_x1=is_x1.sum(), n_excluded=(~keep).sum(),
-                            incomplete_bins=incomplete + 1, settings=settings)
+                            incomplete_bins=incomplete + 1, settings=settings, bin_estimates=bin_estimates)
 
 
 def _select_rows(data, sfm, predictor) -> tuple[np.ndarray, np.ndarray]:
@@ -323,20 +339,22 @@ def _bootstrap_terms(outcome, counterfactual, codes, is_x1, n_cells, n_boot, see
 
 
 def _estimate(point: float, draws: np.ndarray | None, level: float) -> Estimate:
-    if draws is None or not np.isfinite(point):
-        return Estimate(float(point), float("nan"), float("nan"), float("nan"), level)
+    if draws is None or not np.isfinite(point):  # no interval at any level: a NaN SE
+        return Estimate.from_se(float(point), float("nan"), level)
     return Estimate.from_draws(point, draws, level)
 
 
-def _per_bin_table(point, draws, bins, counts, level) -> pd.DataFrame:
+def _per_bin(point, draws, bins, counts, level) -> tuple[pd.DataFrame, dict[str, list[Estimate]]]:
+    """The per-bin table and, per quantity, the Estimate of every bin (the table's numbers, with their draws)."""
     n_cells = bins.n_bins
     table = pd.DataFrame({"bin": np.arange(1, n_cells + 1), "label": bins.labels, "lower": bins.lower,
                           "upper": bins.upper, "n_x0": counts[0], "n_x1": counts[1]})
+    estimates = {}
     for quantity in QUANTITIES:
-        estimates = [_estimate(point[quantity][b], None if draws is None else draws[quantity][:, b], level)
-                     for b in range(n_cells)]
-        table[quantity] = [e.estimate for e in estimates]
-        table[f"{quantity}_se"] = [e.se for e in estimates]
-        table[f"{quantity}_ci_low"] = [e.ci_low for e in estimates]
-        table[f"{quantity}_ci_high"] = [e.ci_high for e in estimates]
-    return table
+        estimates[quantity] = [_estimate(point[quantity][b], None if draws is None else draws[quantity][:, b], level)
+                               for b in range(n_cells)]
+        table[quantity] = [e.estimate for e in estimates[quantity]]
+        table[f"{quantity}_se"] = [e.se for e in estimates[quantity]]
+        table[f"{quantity}_ci_low"] = [e.ci_low for e in estimates[quantity]]
+        table[f"{quantity}_ci_high"] = [e.ci_high for e in estimates[quantity]]
+    return table, estimates

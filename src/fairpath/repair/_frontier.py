@@ -4,12 +4,13 @@ For every BN set (named by its resolving variables: none, Z, W, ZW) and every se
 train the learner on the fair twins, take its out-of-fold scores, and measure SPM (the decision
 thresholded at a quantile of the scores, 0.68 as in the paper's code), iPPM and AUC (on the
 scores). The unconstrained learner (all of X, Z, W) and the constrained-learning predictors of each
-BN set are extra points. Every finished (point, seed) row is saved to ``runs.csv`` in the
-output folder (the whole file rewritten atomically), so an interrupted run resumes where it stopped;
-a resume keeps only complete, valid rows of the file and computes the others again. The rows are reused
-only under the same key (``frontier_settings.json``: a fingerprint of the SFM's columns, the SFM, every
-setting, the learner's parameters and the code version); under another the folder's runs are computed
-again and a warning names what changed. The runs are
+BN set are extra points. The repeats are seeded by children of the seed (``numpy.random.SeedSequence``,
+see fairpath._seeds), so runs at seeds 0 and 1 share no repeat. Every finished (point, seed) run is a
+step of the run folder ``OUT/runs`` (fairpath._runs), saved atomically as it finishes, so an
+interrupted run resumes where it stopped; ``OUT/runs.csv`` holds them all at the end. The runs are
+reused only under the same key (a fingerprint of the SFM's columns, the SFM, every setting, the
+learner's parameters and the code version); under another the folder's runs are computed again and a
+warning names what changed. The runs are
 independent tasks (``n_jobs`` threads, or a Dask ``scheduler`` / local ``workers``; see
 fairpath._parallel): each takes its randomness from its seed, so where it runs changes no number.
 """
@@ -17,8 +18,6 @@ fairpath._parallel): each takes its randomness from its seed, so where it runs c
 from __future__ import annotations
 
 import contextlib
-import csv
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +26,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._fingerprint import fingerprint, key_differences, read_key, resume_key, write_key
-from fairpath._io import locked_folder, read_text, write_csv
+from fairpath._fingerprint import fingerprint
+from fairpath._io import locked_folder, write_csv
 from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
@@ -36,6 +35,8 @@ from fairpath._validation import (
     check_outcome_varies, check_output_dir, validate_params,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
+from fairpath._runs import RunFolder
+from fairpath._seeds import REPEATS, child_seed
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
 from fairpath.causal import check_sfm, decompose
 from fairpath.parity import predictive_parity
@@ -44,8 +45,9 @@ from fairpath.repair._predictor import FairPredictor, check_fold_sizes, default_
 
 # Frontier BN sets are named by their resolving variables, as in the paper's figure.
 BN_OF_RESOLVING = {name: bn for bn, name in RESOLVING_NAMES.items()}
-# Raised whenever a run's numbers change for the same inputs: saved runs of another version are computed again.
-FRONTIER_VERSION = 1
+# Raised whenever a run's numbers change for the same inputs: saved runs of another version are computed again
+# (2: the repeats are seeded by SeedSequence children of the seed, not seed, seed + 1, ...).
+FRONTIER_VERSION = 2
 RUN_COLUMNS = ["point", "kind", "bn_set", "seed", "spm", "ippm", "auc", "ippm_bins"]
 
 
@@ -187,75 +189,6 @@ class FrontierResult(ResultMixin):
         return fig
 
 
-def _runs_file(out_dir: Path | None, key: dict) -> Path | None:
-    """``out_dir/runs.csv``. Its runs are reused only under the same key (data, SFM, settings, code version);
-    under another key the folder's runs are computed again, and a warning names what changed."""
-    if out_dir is None:
-        return None
-    check_output_dir(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    key_file, runs_file = out_dir / "frontier_settings.json", out_dir / "runs.csv"
-    saved = read_key(key_file)
-    if saved is None and runs_file.exists():
-        saved = {}  # runs without their key: nothing says what they were computed from
-    changed = key_differences(saved, key) if saved is not None else []
-    if changed:
-        warnings.warn(f"{out_dir} holds frontier runs of other {', '.join(changed)}; they are computed again "
-                      "(runs.csv is replaced)", stacklevel=3)
-        runs_file.unlink(missing_ok=True)
-    if saved is None or changed:
-        write_key(key_file, key)
-    return runs_file
-
-
-def _parse_run(fields: list[str], known: set) -> dict | None:
-    """One row of runs.csv, or None when it is not a complete, finite row of a task of this run."""
-    if len(fields) != len(RUN_COLUMNS):
-        return None
-    row = dict(zip(RUN_COLUMNS, fields))
-    try:
-        row["seed"], row["ippm_bins"] = int(row["seed"]), int(row["ippm_bins"])
-        for name in ("spm", "ippm", "auc"):
-            row[name] = float(row[name])
-    except ValueError:
-        return None
-    if (row["point"], row["kind"], row["bn_set"], row["seed"]) not in known:
-        return None
-    if not all(np.isfinite(row[name]) for name in ("spm", "ippm", "auc")):
-        return None
-    return row
-
-
-def load_runs(path: Path, tasks: list[tuple]) -> pd.DataFrame:
-    """The finished runs in ``path`` that can be trusted: the header must be :data:`RUN_COLUMNS`; a row is
-    kept only if it is complete (a last line without its newline was torn by an interrupted write), names
-    a task of this run once, and holds finite metrics. The other rows are reported and computed again."""
-    text = read_text(path, "frontier runs file")
-    lines = text.split("\n")
-    torn = lines.pop() != ""  # a complete file ends with a newline, leaving an empty last piece
-    if not lines or next(csv.reader([lines[0]]), []) != RUN_COLUMNS:
-        raise FairpathInputError(
-            f"{path} is not a frontier runs file (its header is not {','.join(RUN_COLUMNS)}); delete it or use another --out folder"
-        )
-    known = set(tasks)
-    rows, seen, rejected = [], set(), int(torn)
-    for fields in csv.reader(lines[1:]):
-        row = _parse_run(fields, known)
-        if row is None or (row["point"], row["seed"]) in seen:
-            rejected += 1
-            continue
-        seen.add((row["point"], row["seed"]))
-        rows.append(row)
-    if rejected:
-        warnings.warn(f"{rejected} row(s) of {path} are incomplete, invalid or repeated; those runs are computed again", stacklevel=3)
-    return pd.DataFrame(rows, columns=RUN_COLUMNS)
-
-
-def _save_runs(runs: pd.DataFrame, path: Path) -> None:
-    # Written whole and atomically after every run: an interruption leaves the previous complete file.
-    write_csv(runs[RUN_COLUMNS], path, lineterminator="\n")
-
-
 @validate_params({
     "data": Frame(), "repeats": Integer(1, MAX_REPEATS), "quantile": Probability(), "reference": Options(("x0", "x1")), "unconstrained": Boolean(),
     "constrained": Boolean(), "n_folds": Integer(2), "n_bins": Integer(2), "n_boot": Draws(), "seed": Seed(), "progress": Boolean(),
@@ -275,47 +208,59 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
     settings = {"bn_sets": bn_sets, "repeats": repeats, "quantile": quantile, "reference": reference, "engine": str(engine),
                 "learner": "forest" if learner is None else type(learner).__name__, "unconstrained": unconstrained,
                 "constrained": constrained, "n_folds": n_folds, "n_bins": n_bins, "n_boot": n_boot, "seed": seed, "n": len(data)}
-    tasks = [(f"adapt {b}", "adaptation", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
+    seeds = [child_seed(seed, REPEATS, repeat) for repeat in range(repeats)]
+    tasks = [(f"adapt {b}", "adaptation", b, s) for s in seeds for b in bn_sets]
     if unconstrained:
-        tasks += [("unconstrained", "unconstrained", "-", s) for s in range(seed, seed + repeats)]
+        tasks += [("unconstrained", "unconstrained", "-", s) for s in seeds]
     if constrained:
-        tasks += [(f"constrained {b}", "constrained", b, s) for s in range(seed, seed + repeats) for b in bn_sets]
+        tasks += [(f"constrained {b}", "constrained", b, s) for s in seeds for b in bn_sets]
     with locked_folder(out_dir) if out_dir is not None else contextlib.nullcontext():
         runs = _computed_runs(data, sfm, tasks, settings, Path(out_dir) if out_dir is not None else None, progress,
                               n_jobs=n_jobs, scheduler=scheduler, workers=workers, reference=reference, learner=learner,
                               engine=engine, n_folds=n_folds, quantile=quantile, n_bins=n_bins, n_boot=n_boot)
-    order = {t[0]: i for i, t in enumerate(tasks)}
-    runs = runs.assign(_order=runs["point"].map(order)).sort_values(["_order", "seed"], kind="stable").drop(columns="_order")
-    return FrontierResult(runs.reset_index(drop=True), settings)
+    return FrontierResult(runs, settings)
 
 
 def _computed_runs(data, sfm, tasks, settings, out_dir, progress, *, n_jobs, scheduler, workers, **options) -> pd.DataFrame:
-    """Every task's run: those finished in ``out_dir`` read back, the others computed (and saved as they finish)."""
-    runs_file = _runs_file(out_dir, _resume_key(data, sfm, settings, options["learner"]))
-    runs = load_runs(runs_file, tasks) if runs_file is not None and runs_file.exists() else pd.DataFrame(columns=RUN_COLUMNS)
-    done = set(zip(runs["point"], runs["seed"]))
-
-    pending = [t for t in tasks if (t[0], t[3]) not in done]
+    """Every task's run: those saved in ``out_dir/runs`` read back, the others computed (and saved as each finishes)."""
     where = {"n_jobs": n_jobs, "scheduler": scheduler, "workers": workers}
+    if out_dir is None:
+        folder = None
+    else:
+        check_output_dir(out_dir)
+        folder = RunFolder(out_dir / "runs", kind="frontier", version=FRONTIER_VERSION, on_other_key="restart",
+                           key=_resume_key(data, sfm, settings, options["learner"]), progress=progress)
     # The constrained points need the decomposition of their seed: computed once per seed, first.
-    seeds = sorted({t[3] for t in pending if t[1] == "constrained"})
+    seeds = sorted({t[3] for t in tasks if t[1] == "constrained" and (folder is None or not folder.done(_run_name(t)))})
     targets = {seeds[i]: r for i, r in run_tasks(_targets, seeds, shared={"data": data, "sfm": sfm}, **where)}
     shared = {"data": data, "sfm": sfm, **options, "targets": targets}
-    with progress_bar(total=len(pending), desc="frontier", unit="run", enabled=progress) as bar:
-        for _, row in run_tasks(_run, pending, shared=shared, **where):
-            bar.set_postfix_str(f"{row['point']}, seed {row['seed']}")
-            bar.update()
-            runs = pd.concat([runs, pd.DataFrame([row])], ignore_index=True) if len(runs) else pd.DataFrame([row])
-            if runs_file is not None:
-                _save_runs(runs, runs_file)
+    if folder is None:
+        found = dict(progress_bar(run_tasks(_run, tasks, shared=shared, **where), total=len(tasks), desc="frontier", unit="run",
+                                  enabled=progress))
+        return _by_point([found[position] for position in range(len(tasks))], tasks)
+    runs = _by_point(folder.map(_run, tasks, name=_run_name, shared=shared, desc="frontier", **where), tasks)
+    write_csv(runs, out_dir / "runs.csv", lineterminator="\n")
     return runs
+
+
+def _by_point(rows: list[dict], tasks) -> pd.DataFrame:
+    """The runs (in the order of the tasks, repeat by repeat) point by point, each point's repeats in order."""
+    order = {t[0]: i for i, t in enumerate(tasks)}
+    runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    runs = runs.assign(_order=runs["point"].map(order)).sort_values("_order", kind="stable").drop(columns="_order")
+    return runs.reset_index(drop=True)
+
+
+def _run_name(task) -> str:
+    """The step file of a (point, seed) run: ``adapt_ZW-seed123``."""
+    point, _, _, seed = task
+    return f"{point.replace(' ', '_')}-seed{seed}"
 
 
 def _resume_key(data: pd.DataFrame, sfm, settings: dict, learner) -> dict:
     """What a run's numbers depend on: the used columns' content, the SFM, every setting, the learner's parameters."""
     parameters = learner.get_params() if hasattr(learner, "get_params") else learner
-    return resume_key("frontier", FRONTIER_VERSION, data=fingerprint(data[sfm.columns]), sfm=sfm.to_dict(), settings=settings,
-                      learner=parameters)
+    return {"data": fingerprint(data[sfm.columns]), "sfm": sfm.to_dict(), "settings": settings, "learner": parameters}
 
 
 def _check_arguments(data, sfm, n_folds) -> None:

@@ -24,14 +24,16 @@ from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._stats import p_clause
 from fairpath._validation import Boolean, Draws, Integer, Probability, Real, Seed, validate_params
+from fairpath.report import Section, write_report
+from fairpath.reproduce._report import comparison_section, cookbook_section, estimates_table, settings_block
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
-    StepStore,
     decidable,
     grade,
     grade_counts,
     size_phrase,
+    study_steps,
     subsample,
     verdict_phrase,
 )
@@ -191,7 +193,7 @@ class CensusStudy(ResultMixin):
     wall_time_s = ReadOnly()
     steps_run = ReadOnly()
     compute_seconds = ReadOnly()
-    out_ = ReadOnly()
+    out = ReadOnly()
     rows_available = ReadOnly()
 
     def __init__(self, estimates, cookbook, status, comparison, rounds, settings, provenance, outcome_summary, wall_time_s,
@@ -208,7 +210,7 @@ class CensusStudy(ResultMixin):
         self.wall_time_s = wall_time_s
         self.steps_run = steps_run
         self.compute_seconds = compute_seconds  # the steps' own times, also those computed in earlier runs
-        self.out_ = out
+        self.out = out
         self.rows_available = rows_available
 
     @property
@@ -251,8 +253,6 @@ class CensusStudy(ResultMixin):
 
     def save(self, out: Path) -> dict[str, Path]:
         from fairpath.report import styled
-        from fairpath.reproduce._report import write_census_report
-
         out = Path(out)
         paths = {"figure9": out / "figure9.png", "comparison": out / "comparison.csv", "estimates": out / "estimates.csv"}
         with styled():
@@ -278,9 +278,9 @@ def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | 
     rows_available = len(frame)
     frame = subsample(frame, settings.rows, settings.seed)
     record = make_provenance(inputs=[path], call=call, seed=settings.seed)
-    steps = StepStore(out, {"study": "census", **settings.to_dict(), "input_sha256": record["inputs"][0]["sha256"]}, progress)
-    boosted = steps.run("predictor_audit", lambda: _predictor_audit(frame, sfm, settings))
-    fair = steps.run("fair_predictor_audit", lambda: _fair_audit(frame, sfm, settings))
+    steps = study_steps(out, "census", settings, record["inputs"][0]["sha256"], progress)
+    boosted = steps.step("predictor_audit", lambda: _predictor_audit(frame, sfm, settings))
+    fair = steps.step("fair_predictor_audit", lambda: _fair_audit(frame, sfm, settings))
     estimates = pd.DataFrame(boosted["estimates"] + fair["estimates"])
     cookbook = pd.DataFrame(boosted["cookbook"] + fair["cookbook"])
     status = {**boosted["status"], **fair["status"]}
@@ -288,10 +288,32 @@ def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | 
                         settings, record, {"rows": len(frame), "salary_median": float(frame["salary"].median()),
                                            "threshold": settings.threshold, "share_above": float(frame[sfm.y].mean())},
                         time.perf_counter() - start,
-                        sum(step['seconds'] for step in (boosted, fair)), steps.ran, out, rows_available)
+                        sum(steps.timings().values()), steps.ran, out, rows_available)
     study.save(out)
     return study
 
 
 def series_legend() -> str:
     return "<ul>" + "".join(f"<li><strong>{html.escape(k)}</strong>: {html.escape(v)}</li>" for k, v in SERIES_MEANING.items()) + "</ul>"
+
+
+def write_census_report(study, path) -> Path:
+    level = study.settings.level
+    summary = (f"<p><strong>{html.escape(study.headline())}</strong></p>"
+               f"<p>The paper's Census 2018 experiment (Appendix F, Figure 9) rerun by fairpath on "
+               f"{html.escape(study.provenance['inputs'][0]['name'])}: {html.escape(study.size)}.</p>")
+    figure9 = Section(
+        "Figure 9: decomposition of the outcome, the boosted predictor and the fair predictor",
+        f"<p>Y = 1 when the salary exceeds {study.outcome_summary['threshold']:,.0f} $, the paper's median "
+        f"({100 * study.outcome_summary['share_above']:.1f}% of the rows; the median salary in this file is "
+        f"{study.outcome_summary['salary_median']:,.0f} $). Series:</p>" + series_legend(),
+        anchor="figure9",
+    ).add_figure(study.plot(), f"Bars: fairpath's estimates with {level:.0%} confidence intervals.")
+    figure9.add_table(estimates_table(study.estimates, MEASURES, SERIES), f"Estimates with {level:.0%} CIs, in %")
+    cookbook = cookbook_section(study.cookbook, SERIES, (
+        "<p>Z (age, race, hispanic origin, citizenship, nativity, economic region) is in the BN set: the spurious "
+        "effect is permitted and must equal the outcome's; the direct and indirect effects must vanish.</p>"
+    ), level)
+    sections = [figure9, cookbook, comparison_section(study.comparison, study.size)]
+    return write_report(path, "fairpath reproduce census: the paper's Appendix F", sections, summary,
+                        settings_block(study))

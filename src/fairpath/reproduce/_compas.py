@@ -22,17 +22,19 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
 from fairpath._validation import Boolean, Draws, Integer, Probability, Seed, validate_params
+from fairpath.report import Section, write_report
+from fairpath.reproduce._report import comparison_section, cookbook_section, estimates_table, settings_block
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
     PaperValue,
-    StepStore,
     compare,
     decidable,
     estimate_lookup,
     grade,
     grade_counts,
     size_phrase,
+    study_steps,
     subsample,
     verdict_phrase,
 )
@@ -206,7 +208,7 @@ class CompasStudy(ResultMixin):
     wall_time_s = ReadOnly()
     steps_run = ReadOnly()
     compute_seconds = ReadOnly()
-    out_ = ReadOnly()
+    out = ReadOnly()
     n_rows = ReadOnly()
     rows_available = ReadOnly()
 
@@ -223,7 +225,7 @@ class CompasStudy(ResultMixin):
         self.wall_time_s = wall_time_s
         self.steps_run = steps_run
         self.compute_seconds = compute_seconds  # the steps' own times, also those computed in earlier runs
-        self.out_ = out
+        self.out = out
         self.n_rows = n_rows  # rows studied, of the rows_available in the input
         self.rows_available = rows_available
 
@@ -276,8 +278,6 @@ class CompasStudy(ResultMixin):
 
     def save(self, out: Path) -> dict[str, Path]:
         from fairpath.report import styled
-        from fairpath.reproduce._report import write_compas_report
-
         out = Path(out)
         paths = {"figure5": out / "figure5.png", "figure6": out / "figure6.png"}
         with styled():
@@ -374,10 +374,10 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     rows_available = len(frame)
     frame = subsample(frame, settings.rows, settings.seed)
     record = make_provenance(inputs=[path], call=call, seed=settings.seed)
-    steps = StepStore(out, {"study": "compas", **settings.to_dict(), "input_sha256": record["inputs"][0]["sha256"]}, progress)
-    predictors = steps.run("figure5_predictors", lambda: _figure5_predictors(frame, sfm, settings))
-    fair = steps.run("figure5_fair", lambda: _figure5_fair(frame, sfm, settings))
-    front = steps.run("figure6_frontier", lambda: _figure6(frame, sfm, settings, out, progress))
+    steps = study_steps(out, "compas", settings, record["inputs"][0]["sha256"], progress)
+    predictors = steps.step("figure5_predictors", lambda: _figure5_predictors(frame, sfm, settings))
+    fair = steps.step("figure5_fair", lambda: _figure5_fair(frame, sfm, settings))
+    front = steps.step("figure6_frontier", lambda: _figure6(frame, sfm, settings, out, progress))
     estimates = pd.DataFrame(predictors["estimates"] + fair["estimates"])
     cookbook = pd.DataFrame(predictors["cookbook"] + fair["cookbook"])
     from fairpath.repair import FrontierResult
@@ -386,7 +386,7 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     comparison = _comparison(estimates, cookbook, FrontierResult(runs, front["settings"]).per_point(), settings.level)
     study = CompasStudy(estimates, cookbook, {**predictors["status"], **fair["status"]}, runs, front["settings"], comparison,
                         settings, record, time.perf_counter() - start,
-                        sum(step['seconds'] for step in (predictors, fair, front)), steps.ran, out, len(frame), rows_available)
+                        sum(steps.timings().values()), steps.ran, out, len(frame), rows_available)
     study.save(out)
     return study
 
@@ -395,3 +395,28 @@ def series_legend() -> str:
     """HTML list explaining each series of Figure 5."""
     return "<ul>" + "".join(f"<li><strong>{html.escape(k)}</strong>: {html.escape(v)}</li>" for k, v in SERIES_MEANING.items()) + "</ul>"
 
+
+def write_compas_report(study, path) -> Path:
+    from fairpath.repair import frontier_section
+
+    level = study.settings.level
+    summary = (f"<p><strong>{html.escape(study.headline())}</strong></p>"
+               f"<p>The paper's COMPAS experiments (Sec. 4, Figures 5 and 6) rerun by fairpath on "
+               f"{html.escape(study.provenance['inputs'][0]['name'])}: {html.escape(study.size)}. The paper's point: "
+               "Northpointe fails, the causally fair predictor passes.</p>")
+    figure5 = Section(
+        "Figure 5: decomposition of the outcome and of four predictors",
+        "<p>TV (the SPM) = Ctf-DE − Ctf-IE − Ctf-SE. Series:</p>" + series_legend(),
+        anchor="figure5",
+    ).add_figure(study.plot_figure5(), f"Bars: fairpath's estimates with {level:.0%} confidence intervals; black diamonds: "
+                                       "the values the paper states.")
+    figure5.add_table(estimates_table(study.estimates, MEASURES, SERIES),
+                      f"Estimates with {level:.0%} CIs, in % (all measures: estimates.csv)")
+    cookbook = cookbook_section(study.cookbook, SERIES, (
+        "<p>Pathways outside BN must carry no effect (H0: Ctf-P(ŷ) = 0); SE is in BN, so Ŷ must carry the outcome's "
+        "spurious effect (H0: Ctf-SE(ŷ) = Ctf-SE(y)). A verdict rejects at family-wise level 0.05 (Holm).</p>"
+    ), level)
+    figure6 = frontier_section(study.frontier, "Figure 6: the SPM – iPPM – AUC frontier across BN sets", anchor="figure6")
+    sections = [figure5, cookbook, figure6, comparison_section(study.comparison, study.size)]
+    return write_report(path, "fairpath reproduce compas: the paper's Figures 5 and 6", sections, summary,
+                        settings_block(study))

@@ -30,10 +30,9 @@ perplexity rises by at most 10% and S.S. falls by at most 5 points.
 
 from __future__ import annotations
 
-import json
+import functools
 import math
 import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -41,8 +40,10 @@ from pathlib import Path
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._progress import announce
 from fairpath._io import save_figure, write_csv, write_parquet
 from fairpath._results import ResultMixin, result_frame, write_json
+from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, validate_params
 from fairpath.text import DEFAULT_DTYPE, DTYPES
 from fairpath.reproduce._huang_report import tradeoff_figure, write_huang_report
@@ -53,6 +54,7 @@ _TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vad
 TARGET = {"individual_change": -0.30, "p": 0.01, "perplexity_change": 0.10, "ss_points": -5.0}
 POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the target's fall at its p
 _POWER_CANDIDATES = (10, 20, 30, 40, 60, 80, 120, 160)
+HUANG_VERSION = 1  # the format of the study's own steps (the designs), in its run folder's key
 
 # The issue's names for DebiasStudyResult.table's columns.
 _RENAMED = {"lam": "lambda", "individual": "individual_fairness", "group": "group_fairness"}
@@ -205,7 +207,7 @@ class HuangStudy:
     """Run or resume the whole study under ``out`` (see the module docstring)."""
 
     @validate_params({"progress": Boolean()})
-    def __init__(self, out: str | Path, model: str = "default", settings: HuangSettings | None = None,
+    def __init__(self, out: str | Path, *, model: str = "default", settings: HuangSettings | None = None,
                  corpus=None, device: str = "auto", progress: bool = True):
         self.out = Path(out)
         self.model = str(model)
@@ -216,7 +218,7 @@ class HuangStudy:
 
     def _log(self, message: str) -> None:
         if self.progress:
-            print(f"[huang {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+            announce(f"[huang {time.strftime('%H:%M:%S')}] {message}")
 
     def debias_study(self, attribute: str, audit_samples: int):
         from fairpath.text.debias import DebiasConfig, DebiasStudy
@@ -234,16 +236,17 @@ class HuangStudy:
                            progress=self.progress, device=self.device, dtype=s.dtype)
 
     def design(self, attribute: str) -> dict:
-        """Samples per prompt for ``attribute``: given, or from the power calculation on a pilot of the base model."""
+        """Samples per prompt for ``attribute``: given, or from the power calculation on a pilot of the base model
+        (a step of the study's run folder, so that a rerun does not run the pilot again)."""
+        s = self.settings
+        if s.audit_samples is not None:
+            return {"samples_per_prompt": s.audit_samples, "chosen_by": "the audit_samples setting"}
+        return self.run_folder.step(f"design-{attribute}", lambda: self._design(attribute))
+
+    def _design(self, attribute: str) -> dict:
         from fairpath.text import individual_fairness_power
 
         s = self.settings
-        path = self.out / attribute / "design.json"
-        if s.audit_samples is not None:
-            return {"samples_per_prompt": s.audit_samples, "chosen_by": "the audit_samples setting"}
-        if path.exists():
-            return json.loads(path.read_text())
-        started = time.perf_counter()
         self._log(f"{attribute}: pilot audit of the base model ({s.pilot_samples} samples per prompt) for the power calculation")
         pilot = self.debias_study(attribute, s.pilot_samples).pilot_scores(s.pilot_samples)
         candidates = sorted({n for n in _POWER_CANDIDATES if s.pilot_samples <= n < s.max_audit_samples} | {s.max_audit_samples})
@@ -254,20 +257,19 @@ class HuangStudy:
         except FairpathInputError as error:  # no excess above the pilot's floor: nothing to size a fall of
             record = {"samples_per_prompt": s.max_audit_samples, "pilot_samples": s.pilot_samples,
                       "chosen_by": f"the cap max_audit_samples={s.max_audit_samples} (power not computable: {error})",
-                      "power_at_chosen": float("nan"), "seconds": time.perf_counter() - started}
+                      "power_at_chosen": float("nan")}
         else:
             chosen = analysis.chosen_n or s.max_audit_samples
             record = {"samples_per_prompt": chosen, "pilot_samples": s.pilot_samples,
                       "chosen_by": "power" if analysis.chosen_n else f"the cap max_audit_samples={s.max_audit_samples} (power below target)",
                       "power_at_chosen": float(analysis.table.set_index("n")["power"].get(chosen, float("nan"))),
-                      "power": analysis.to_dict(), "seconds": time.perf_counter() - started}
-        write_json(record, path)
+                      "power": analysis.to_dict()}
         self._log(f"{attribute}: {record['samples_per_prompt']} samples per prompt ({record['chosen_by']}; power {record['power_at_chosen']:.2f})")
         return record
 
     def run(self) -> HuangResult:
         started = time.perf_counter()
-        self.out.mkdir(parents=True, exist_ok=True)
+        self.run_folder  # a folder of other settings is refused now, not after the trainings
         tables, scores, design = [], [], {}
         for number, attribute in enumerate(self.settings.attributes, 1):
             design[attribute] = self.design(attribute)
@@ -291,15 +293,20 @@ class HuangStudy:
         return result
 
     def _wall_seconds(self, this_session: float) -> float:
-        """Wall-clock seconds of every session that worked on ``out`` (``sessions.json``), this one included.
+        """Wall-clock seconds of every session that worked on ``out``, this one included.
 
         Stage timings would overcount: models train two at a time.
         """
-        path = self.out / "sessions.json"
-        sessions = json.loads(path.read_text()) if path.exists() else []
-        sessions.append({"ended": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(this_session, 1)})
-        write_json(sessions, path)
-        return round(sum(session["seconds"] for session in sessions), 1)
+        self.run_folder.add_time("sessions", this_session)
+        return round(self.run_folder.timings()["sessions"], 1)
+
+    @functools.cached_property
+    def run_folder(self) -> RunFolder:
+        """``out`` as a run folder: its design steps are valid under the settings that shape the pilot and the power
+        calculation (each attribute's debiasing study in ``out/<attribute>`` keeps its own key)."""
+        design = ("templates", "pilot_samples", "max_audit_samples", "audit_max_new_tokens", "n_permutations", "seed", "dtype")
+        return RunFolder(self.out, kind="huang study", version=HUANG_VERSION, progress=False,
+                         key={"model": self.model, **{name: getattr(self.settings, name) for name in design}})
 
     def _provenance(self) -> dict:
         from fairpath.report import provenance

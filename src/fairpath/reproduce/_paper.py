@@ -1,8 +1,8 @@
-"""Shared parts of the paper's reproductions: resumable steps, the paper's numbers beside fairpath's.
+"""Shared parts of the paper's reproductions: their run folder, the paper's numbers beside fairpath's.
 
-A study runs as named steps; each step's result is written atomically to ``OUT/steps/<name>.json``
-as soon as it finishes, and a rerun with the same settings, input file and fairpath version loads it
-instead of recomputing (any other is refused, naming what differs). The
+A study runs as named steps of a :class:`fairpath._runs.RunFolder` in ``OUT/steps`` (see
+:func:`study_steps`): each step's result is written atomically as soon as it finishes, and a rerun
+with the same settings, input file and fairpath version loads it instead of recomputing. The
 comparison table puts every number the paper states beside fairpath's estimate and says, in one
 sentence, whether the difference lies within the stated uncertainty.
 """
@@ -10,9 +10,6 @@ sentence, whether the difference lies within the stated uncertainty.
 from __future__ import annotations
 
 import dataclasses
-import json
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._fingerprint import key_differences, read_key, resume_key, write_key
-from fairpath._io import atomic_write_text
-from fairpath._results import to_json_text
+from fairpath._runs import RunFolder
 from fairpath._stats import p_clause
 
 class PaperSettings:
@@ -37,50 +32,17 @@ class PaperSettings:
 
 
 
-# The steps' format, in their resume key: raised whenever a step file gains or changes a field (format 2: the
-# estimates tables name their series ``subject``, as every result's to_frame() does).
-STEP_FORMAT = 2
+# The steps' format, in their resume key: raised whenever a step file gains or changes a field (format 3: the
+# seconds a step took live in the run folder's timings.json, not in the step).
+STEP_FORMAT = 3
 
 
-class StepStore:
-    """Per-step result files under ``out/steps``, valid only under the key they were computed with: the settings
-    (the study's input file among them, by its SHA-256), the step format and the fairpath version. A folder of
-    another key is refused, naming what differs: a study's steps take minutes to hours, so none is thrown away."""
-
-    def __init__(self, out: str | Path, settings: dict, progress: bool = True):
-        self.folder = Path(out) / "steps"
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.progress = progress
-        self.ran: list[str] = []
-        key_file = self.folder / "settings.json"
-        key = resume_key("paper study steps", STEP_FORMAT, **settings)
-        saved = read_key(key_file)
-        if saved is None:
-            write_key(key_file, key)
-        elif changed := key_differences(saved, key):
-            raise FairpathInputError(
-                f"{self.folder} holds steps computed with other settings ({changed}); "
-                "use another --out folder or delete it to start afresh"
-            )
-
-    def run(self, name: str, compute) -> dict:
-        """The result of step ``name``: loaded when its file exists, else computed and saved at once."""
-        path = self.folder / f"{name}.json"
-        if path.exists():
-            self._say(f"step {name}: done earlier, loaded from {path}")
-            return json.loads(path.read_text())
-        self._say(f"step {name}: running")
-        start = time.perf_counter()
-        result = json.loads(to_json_text(compute()))
-        result["seconds"] = time.perf_counter() - start
-        atomic_write_text(to_json_text(result), path)
-        self.ran.append(name)
-        self._say(f"step {name}: finished in {result['seconds']:.1f} s")
-        return result
-
-    def _say(self, message: str) -> None:
-        if self.progress:
-            print(message, file=sys.stderr, flush=True)
+def study_steps(out: str | Path, study: str, settings: PaperSettings, input_sha256: str, progress: bool) -> RunFolder:
+    """The run folder ``out/steps`` of a paper study: its steps are valid under the settings, the input file (by its
+    SHA-256), the step format and the fairpath version; a folder of another key is refused, naming what differs (a
+    study's steps take minutes to hours, so none is thrown away)."""
+    return RunFolder(Path(out) / "steps", kind="paper study", version=STEP_FORMAT,
+                     key={"study": study, **settings.to_dict(), "input_sha256": input_sha256}, progress=progress)
 
 
 @dataclass(frozen=True)

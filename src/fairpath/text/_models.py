@@ -28,13 +28,12 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import torch
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import atomic_folder
 from fairpath._progress import announce
 
 DEFAULT_MODEL = "default"
@@ -85,23 +84,9 @@ def _is_current(folder: Path, source: dict) -> bool:
 
 
 def _build_atomically(target: Path, build) -> Path:
-    """Run ``build(tmp_folder)`` and move the folder into place; a concurrent builder's result wins."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        build(tmp)
-        # mkdtemp (and some writers) make files private; the cache is meant to be shared
-        tmp.chmod(0o755)
-        for file in tmp.iterdir():
-            file.chmod(0o644)
-        if target.exists():  # stale copy (another GGUF version): replace it
-            shutil.rmtree(target, ignore_errors=True)
-        try:
-            tmp.rename(target)
-        except OSError:  # another process finished first; its copy is equivalent
-            pass
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    """Run ``build(tmp_folder)`` and move the folder into place (:func:`fairpath._io.atomic_folder`)."""
+    with atomic_folder(target) as folder:
+        build(folder)
     return target
 
 

@@ -33,6 +33,7 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._io import write_parquet
 from fairpath.text._generation import GenerationBackend, GenerationSettings, SampleRequest
 from fairpath._validation import Boolean, validate_params
 
@@ -69,10 +70,7 @@ class SampleStore:
         self.path.mkdir(parents=True, exist_ok=True)
         # Names sort by write time; the random suffix keeps concurrent writers apart.
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
-        final, temporary = self.path / name, self.path / f".{name}.tmp"
-        _normalise(frame[SAMPLE_COLUMNS]).to_parquet(temporary, index=False)
-        os.replace(temporary, final)
-        return final
+        return write_parquet(_normalise(frame[SAMPLE_COLUMNS]), self.path / name)
 
     def load(self, model: str | None = None, settings_hash: str | None = None, prompts: Iterable[str] | None = None) -> pd.DataFrame:
         """Stored samples, optionally only those of one model, settings hash and set of prompts."""

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from fairpath._io import atomic_path
 from fairpath._exceptions import FairpathInputError
 from fairpath.text.debias._representations import Representation
 from fairpath._validation import Integer, Probability, Real, Seed, validate_params
@@ -164,14 +165,13 @@ class SentimentProjection:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the fitted head and its summary (one torch file)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the fitted head and its summary (one torch file, atomically)."""
         representation = self.head_.representation
-        torch.save({"params": self.get_params(), "summary": self.summary(), "input_size": self.head_.center.numel(),
-                    "representation": asdict(representation) if representation is not None else None,
-                    "state": self.head_.state_dict()}, path)
-        return path
+        with atomic_path(path) as temporary:
+            torch.save({"params": self.get_params(), "summary": self.summary(), "input_size": self.head_.center.numel(),
+                        "representation": asdict(representation) if representation is not None else None,
+                        "state": self.head_.state_dict()}, temporary)
+        return Path(path)
 
     @classmethod
     def load(cls, path: str | Path) -> "SentimentProjection":

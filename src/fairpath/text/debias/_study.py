@@ -8,13 +8,15 @@ rerun skips what is done and resumes an interrupted training from its checkpoint
 
 Layout of ``out_dir``: ``corpus.json``, ``sentiment_head.pt``, ``models/<name>/`` (Hugging Face
 folders), ``checkpoints/<name>/``, ``audits/<name>/`` (samples, audit JSON, evaluation JSON),
-``study.json`` and ``report.html``. ``study_key.json`` holds what the stages were computed with; a rerun
-under another key is refused, naming what differs (see ``DebiasStudy._check_resumable``).
+``study.json`` and ``report.html``. The folder is a :class:`fairpath._runs.RunFolder`: each stage is a step
+saved atomically as it finishes, ``run_key.json`` holds what the stages were computed with and a rerun under
+another key is refused, naming what differs (see ``DebiasStudy.run_folder``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import json
 import multiprocessing
@@ -28,9 +30,10 @@ from typing import Sequence
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._fingerprint import digest, key_differences, read_key, resume_key, write_key
+from fairpath._fingerprint import digest
 from fairpath._io import write_parquet
-from fairpath._results import ResultMixin, panel_axes, result_frame, write_json
+from fairpath._results import ResultMixin, panel_axes, result_frame
+from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, Options, check_float, check_list_arg, validate_params
 from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, TEST_SETTINGS
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
@@ -38,7 +41,7 @@ from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, Debi
 
 BASE = "base"
 CONTROL = "control"  # λ = 0: fine-tuned exactly as every regularized model, without the fairness loss
-STUDY_VERSION = 2  # raised whenever a stage's saved result changes for the same inputs
+STUDY_VERSION = 3  # raised whenever a stage's saved result changes for the same inputs (3: stages of a RunFolder)
 SCORES_NAME = "scores.parquet"
 
 
@@ -263,7 +266,7 @@ class DebiasStudy:
     @validate_params({"n_permutations": TEST_SETTINGS["n_permutations"], "semantic": Boolean(), "quality_per_prompt": Integer(1),
                       "generation_batch_size": Integer(1), "seed": TEST_SETTINGS["seed"], "progress": Boolean(),
                       "dtype": Options(DTYPES)})
-    def __init__(self, out_dir: str | Path, attribute="occupation", model="default",
+    def __init__(self, out_dir: str | Path, *, attribute="occupation", model="default",
                  regularizers: Sequence[str] = ("embedding",), lambdas: Sequence[float] = (1.0, 10.0, 100.0),
                  training: DebiasConfig | None = None, corpus=None, corpus_samples_per_prompt: int = 2,
                  corpus_max_new_tokens: int = 40, audit_samples: int = 20, audit_max_new_tokens: int = 30,
@@ -302,15 +305,27 @@ class DebiasStudy:
         self.audit_settings()
 
     # -- stages -------------------------------------------------------------------------------
-    def _timed(self, key: str, started: float) -> None:
-        """Add the seconds since ``started`` to stage ``key`` in ``timings.json`` at once, so interrupted sessions still count."""
-        self._add_time(key, time.perf_counter() - started)
+    @functools.cached_property
+    def run_folder(self) -> RunFolder:
+        """``out_dir`` as a run folder, refused when its stages were computed under another key (hours of training
+        are never thrown away).
 
-    def _add_time(self, key: str, seconds: float) -> None:
-        path = self.out_dir / "timings.json"
-        timings = json.loads(path.read_text()) if path.exists() else {}
-        timings[key] = round(timings.get(key, 0.0) + seconds, 3)
-        write_json(timings, path)
+        The key: the base model's identity (its weights' digest), the specification's content, the corpus
+        (its texts, or how it is sampled), the training settings, the audits' settings, the seed, the code
+        version and the precision. Not in it: the grid of runs (each model has its own folder, so a grid may
+        grow), the batch size (the samples do not depend on it) and the device.
+        """
+        from fairpath.text._models import model_id
+
+        if isinstance(self.corpus, (str, Path)):
+            corpus = digest(read_corpus_file(self.corpus))
+        else:
+            corpus = {"sampled": [self.corpus_samples_per_prompt, self.corpus_max_new_tokens]} if self.corpus is None else digest(list(self.corpus))
+        key = {"model": model_id(self.model), "spec": self.spec.to_dict(), "corpus": corpus, "training": asdict(self.training),
+               "audit_samples": self.audit_samples, "audit_max_new_tokens": self.audit_max_new_tokens, "scorers": list(self.scorers),
+               "n_permutations": self.n_permutations, "semantic": self.semantic, "quality_per_prompt": self.quality_per_prompt,
+               "seed": self.seed, "dtype": self.dtype}
+        return RunFolder(self.out_dir, kind="debiasing study", version=STUDY_VERSION, key=key, progress=False)
 
     def _load_base(self):
         from fairpath.text._models import load_causal_lm
@@ -318,17 +333,15 @@ class DebiasStudy:
         return load_causal_lm(self.model, device=self.device)
 
     def prepare_corpus(self) -> DebiasCorpus:
-        path = self.out_dir / "corpus.json"
-        if path.exists():
-            return DebiasCorpus.load(path)
-        started = time.perf_counter()
+        return self.run_folder.artefact("corpus", self._build_corpus, save=DebiasCorpus.save, load=DebiasCorpus.load)
+
+    def _build_corpus(self) -> DebiasCorpus:
         tokenizer = None
         if self.training.pooling == "position":
             from fairpath.text._models import load_tokenizer
 
             tokenizer = load_tokenizer(self.model)
         if self.corpus is None:
-
             with self._generator(self.model) as generator:
                 texts = sample_corpus(generator, self.spec, self.corpus_samples_per_prompt, self.corpus_max_new_tokens, seed=self.seed)
             source = (f"sampled from the base model: {self.corpus_samples_per_prompt} continuations of "
@@ -337,25 +350,19 @@ class DebiasStudy:
             texts, source = read_corpus_file(self.corpus), str(self.corpus)
         else:
             texts, source = list(self.corpus), "texts given in Python"
-        corpus = build_corpus(texts, self.spec, source, seed=self.seed, tokenizer=tokenizer)
-        corpus.save(path)
-        self._timed("corpus", started)
-        return corpus
+        return build_corpus(texts, self.spec, source, seed=self.seed, tokenizer=tokenizer)
 
     def prepare_sentiment_head(self, corpus: DebiasCorpus):
         from fairpath.text.debias._sentiment_head import SentimentProjection, fit_sentiment_projection
 
-        path = self.out_dir / "sentiment_head.pt"
-        if path.exists():
-            return SentimentProjection.load(path)
-        started = time.perf_counter()
-        model, tokenizer = self._load_base()
-        texts, ends = corpus.train_mentions
-        projection = fit_sentiment_projection(model, tokenizer, texts, scorer="vader", representation=self.training.representation,
-                                              mention_ends=ends, random_state=self.seed)
-        projection.save(path)
-        self._timed("sentiment_head", started)
-        return projection
+        def fit() -> SentimentProjection:
+            model, tokenizer = self._load_base()
+            texts, ends = corpus.train_mentions
+            return fit_sentiment_projection(model, tokenizer, texts, scorer="vader", representation=self.training.representation,
+                                            mention_ends=ends, random_state=self.seed)
+
+        return self.run_folder.artefact("sentiment_head", fit, save=SentimentProjection.save, load=SentimentProjection.load,
+                                        suffix=".pt")
 
     def model_folder(self, config: DebiasConfig) -> Path:
         return self.out_dir / "models" / model_name(config.regularizer, config.lam)
@@ -386,7 +393,7 @@ class DebiasStudy:
         pending = [config for config in self.runs if not (self.model_folder(config) / TRAINING_LOG_NAME).exists()]
         processes = min(len(pending), os.cpu_count() or 1) if self.device == "cpu" else 1
         def record(config: DebiasConfig, seconds: float) -> None:  # as each ends, so an interrupted study keeps it
-            self._add_time(f"training:{model_name(config.regularizer, config.lam)}", seconds)
+            self.run_folder.add_time(f"training:{model_name(config.regularizer, config.lam)}", seconds)
 
         if processes <= 1:
             for config in pending:
@@ -398,14 +405,13 @@ class DebiasStudy:
                 record(jobs[job], job.result())
 
     def evaluate(self, name: str, model_path: str, corpus: DebiasCorpus) -> dict:
-        """Audit one model (resumable through its sample store) and measure S.S.; cached as JSON."""
+        """Audit one model (resumable through its sample store) and measure S.S.: the step ``audits/<name>/evaluation``."""
+        return self.run_folder.step(f"audits/{name}/evaluation", lambda: self._evaluation(name, model_path, corpus))
+
+    def _evaluation(self, name: str, model_path: str, corpus: DebiasCorpus) -> dict:
         from fairpath.text._audit import audit_text
 
         folder = self.out_dir / "audits" / name
-        cached = folder / "evaluation.json"
-        if cached.exists():
-            return json.loads(cached.read_text())
-        started = time.perf_counter()
         with self._generator(model_path) as backend:
             result = audit_text(self.spec, backend, scorers=self.scorers, settings=self.audit_settings(), store=folder / "samples",
                                 n_permutations=self.n_permutations, seed=self.seed, quality=self.semantic,
@@ -414,16 +420,13 @@ class DebiasStudy:
         result.to_json(folder / "audit.json")
         write_parquet(result.samples, folder / SCORES_NAME)
         ppl = result.quality["perplexity"]
-        record = {"model": name, "path": str(model_path), "model_id": backend.model_id,
-                  "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
-                  **{key: result.quality[key] for key in _THRESHOLDS if key in result.quality},
-                  "perplexity": ppl["perplexity"],
-                  "perplexity_sensitive": ppl["perplexity_sensitive"],
-                  "timings_s": result.timings,
-                  "fairness": {scorer: _fairness_numbers(f) for scorer, f in result.fairness.items()}}
-        write_json(record, cached)
-        self._timed(f"evaluation:{name}", started)
-        return record
+        return {"model": name, "path": str(model_path), "model_id": backend.model_id,
+                "ss": result.quality.get("ss", float("nan")), "ssc": result.quality.get("ssc", float("nan")),
+                **{key: result.quality[key] for key in _THRESHOLDS if key in result.quality},
+                "perplexity": ppl["perplexity"],
+                "perplexity_sensitive": ppl["perplexity_sensitive"],
+                "timings_s": result.timings,
+                "fairness": {scorer: _fairness_numbers(f) for scorer, f in result.fairness.items()}}
 
     @contextlib.contextmanager
     def _generator(self, model):
@@ -446,7 +449,7 @@ class DebiasStudy:
         """
         if name == BASE or not self.semantic:
             return {}
-        base = json.loads((self.out_dir / "audits" / BASE / "evaluation.json").read_text())
+        base = json.loads(self.run_folder.path(f"audits/{BASE}/evaluation").read_text())
         return {key: base[key]["value"] for key in _THRESHOLDS}
 
     def pilot_scores(self, n_samples: int) -> pd.DataFrame:
@@ -470,19 +473,16 @@ class DebiasStudy:
         """
         from fairpath.text._metrics import compare_models
 
-        path = self.out_dir / "comparisons" / f"{name}.{scorer}.json"
-        if path.exists():
-            return json.loads(path.read_text())
-        started = time.perf_counter()
-        control, other = (pd.read_parquet(self.out_dir / "audits" / model / SCORES_NAME) for model in (CONTROL, name))
-        test = compare_models(control, other, score=f"score_{scorer}", scorer=scorer, n_permutations=self.n_permutations,
-                              seed=self.seed)
-        record = {"model": name, "scorer": scorer, "individual_difference": test.individual.estimate,
-                  "individual_p": test.individual.p_value, "group_difference": test.group.estimate,
-                  "group_p": test.group.p_value, "n_permutations": test.n_permutations}
-        write_json(record, path)
-        self._timed(f"comparison:{name}", started)
-        return record
+        def test() -> dict:
+            control, other = (pd.read_parquet(self.out_dir / "audits" / model / SCORES_NAME) for model in (CONTROL, name))
+            result = compare_models(control, other, score=f"score_{scorer}", scorer=scorer, n_permutations=self.n_permutations,
+                                    seed=self.seed)
+            return {"model": name, "scorer": scorer, "individual_difference": result.individual.estimate,
+                    "individual_p": result.individual.p_value, "group_difference": result.group.estimate,
+                    "group_p": result.group.p_value, "n_permutations": result.n_permutations}
+
+        record = self.run_folder.step(f"comparisons/{name}.{scorer}", test)
+        return {key: float("nan") if value is None else value for key, value in record.items()}  # JSON keeps NaN as null
 
     def audit_settings(self):
         from fairpath.text._generation import GenerationSettings
@@ -492,8 +492,6 @@ class DebiasStudy:
 
     # -- the whole study ----------------------------------------------------------------------
     def run(self) -> DebiasStudyResult:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self._check_resumable()
         corpus = self.prepare_corpus()
         projection = self.prepare_sentiment_head(corpus) if any(r.regularizer == "sentiment" for r in self.runs) else None
         # The base model first, then each model right after its training: an interrupted study
@@ -527,37 +525,6 @@ class DebiasStudy:
         result.write_report(self.out_dir / "report.html", scorer=self.scorers[0])
         return result
 
-    def _check_resumable(self) -> None:
-        """Refuse a folder whose stages were computed under another key (hours of training are never thrown away).
-
-        The key: the base model's identity (its weights' digest), the specification's content, the corpus
-        (its texts, or how it is sampled), the training settings, the audits' settings, the seed and the code
-        version and the precision. Not in it: the grid of runs (each model has its own folder, so a grid may
-        grow), the batch size (the samples do not depend on it) and the device.
-        """
-        from fairpath.text._models import model_id
-
-        if isinstance(self.corpus, (str, Path)):
-            corpus = digest(read_corpus_file(self.corpus))
-        else:
-            corpus = {"sampled": [self.corpus_samples_per_prompt, self.corpus_max_new_tokens]} if self.corpus is None else digest(list(self.corpus))
-        key = resume_key("debias study", STUDY_VERSION, model=model_id(self.model), spec=self.spec.to_dict(), corpus=corpus,
-                         training=asdict(self.training), audit_samples=self.audit_samples,
-                         audit_max_new_tokens=self.audit_max_new_tokens, scorers=list(self.scorers),
-                         n_permutations=self.n_permutations, semantic=self.semantic, quality_per_prompt=self.quality_per_prompt,
-                         seed=self.seed, dtype=self.dtype)
-        key_file = self.out_dir / "study_key.json"
-        saved = read_key(key_file)
-        if saved is None and (self.out_dir / "corpus.json").exists():
-            saved = {}  # stages saved by a fairpath that wrote no key: nothing says what they were computed with
-        if saved is None:
-            write_key(key_file, key)
-        elif changed := key_differences(saved, key):
-            raise FairpathInputError(
-                f"{str(self.out_dir)!r} holds a debiasing study computed with other {changed}; "
-                "use another output folder, or delete that one to start afresh"
-            )
-
     def settings(self) -> dict:
         return {"model": self.model, "attribute": self.spec.source, "training": asdict(self.training),
                 "runs": [model_name(c.regularizer, c.lam) for c in self.runs],
@@ -567,8 +534,7 @@ class DebiasStudy:
 
     def timings(self) -> dict:
         """Seconds spent per stage, over every session that worked on this folder."""
-        path = self.out_dir / "timings.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return self.run_folder.timings()
 
 
 def _one_thread() -> None:

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_path, atomic_write_text
+from fairpath._io import atomic_folder, atomic_path
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import Boolean, validate_params
 from fairpath.text.debias._config import DebiasConfig
@@ -285,12 +285,12 @@ class DebiasTrainer:
         return model
 
     def save_pretrained(self, path: str | Path, extra: dict | None = None) -> Path:
-        """Save a Hugging Face folder that ``fairpath text audit --model PATH`` loads."""
+        """Save a Hugging Face folder that ``fairpath text audit --model PATH`` loads, whole or not at all."""
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
         model = self.merged_model()
-        model.save_pretrained(path, safe_serialization=True)
-        self.tokenizer.save_pretrained(path)
-        log = {"config": asdict(self.config), "history": self.history_, **(extra or {})}
-        atomic_write_text(json.dumps(log, indent=1), path / TRAINING_LOG_NAME)
+        with atomic_folder(path) as folder:
+            model.save_pretrained(folder, safe_serialization=True)
+            self.tokenizer.save_pretrained(folder)
+            log = {"config": asdict(self.config), "history": self.history_, **(extra or {})}
+            (folder / TRAINING_LOG_NAME).write_text(json.dumps(log, indent=1), encoding="utf-8")
         return path
