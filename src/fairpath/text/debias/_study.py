@@ -37,7 +37,8 @@ from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, Options, check_float, check_list_arg, validate_params
 from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, TEST_SETTINGS
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
-from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasConfig, DebiasTrainer
+from fairpath.text.debias._config import DebiasConfig
+from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasTrainer
 
 BASE = "base"
 CONTROL = "control"  # λ = 0: fine-tuned exactly as every regularized model, without the fairness loss
@@ -343,14 +344,15 @@ class DebiasStudy:
             tokenizer = load_tokenizer(self.model)
         if self.corpus is None:
             with self._generator(self.model) as generator:
-                texts = sample_corpus(generator, self.spec, self.corpus_samples_per_prompt, self.corpus_max_new_tokens, seed=self.seed)
+                texts = sample_corpus(generator, self.spec, samples_per_prompt=self.corpus_samples_per_prompt,
+                                      max_new_tokens=self.corpus_max_new_tokens, seed=self.seed)
             source = (f"sampled from the base model: {self.corpus_samples_per_prompt} continuations of "
                       f"{self.corpus_max_new_tokens} tokens per generic prompt")
         elif isinstance(self.corpus, (str, Path)):
             texts, source = read_corpus_file(self.corpus), str(self.corpus)
         else:
             texts, source = list(self.corpus), "texts given in Python"
-        return build_corpus(texts, self.spec, source, seed=self.seed, tokenizer=tokenizer)
+        return build_corpus(texts, self.spec, source=source, seed=self.seed, tokenizer=tokenizer)
 
     def prepare_sentiment_head(self, corpus: DebiasCorpus):
         from fairpath.text.debias._sentiment_head import SentimentProjection, fit_sentiment_projection
@@ -485,7 +487,7 @@ class DebiasStudy:
         return {key: float("nan") if value is None else value for key, value in record.items()}  # JSON keeps NaN as null
 
     def audit_settings(self):
-        from fairpath.text._generation import GenerationSettings
+        from fairpath.text._parameters import GenerationSettings
 
         return GenerationSettings(max_new_tokens=self.audit_max_new_tokens, n_samples=self.audit_samples,
                                   batch_size=self.generation_batch_size, seed=self.seed)
