@@ -72,8 +72,8 @@ def register(subparsers) -> None:
                         help="equivalence margin δ: certify |effect difference| < δ (default: none, no equivalence test; "
                         "config key margin)")
     parser.add_argument("--bins", type=declared_type("--bins", audit, "n_bins"), help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
-    add_alias_argument(parser, "--bootstrap", "--boot", type=declared_type("--bootstrap", audit, "n_boot"),
-                       help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
+    parser.add_argument("--bootstrap", type=declared_type("--bootstrap", audit, "n_boot"),
+                        help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
     parser.add_argument("--eps", type=declared_type("--eps", audit, "eps"), help=f"positivity threshold for propensities {default('eps')}")
     parser.add_argument("--trim", action="store_const", const=True,
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")

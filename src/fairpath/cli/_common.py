@@ -46,9 +46,9 @@ def add_alias_argument(parser: argparse.ArgumentParser, name: str, *aliases: str
 
 
 def add_predictor_argument(parser: argparse.ArgumentParser) -> None:
-    """``--predictor`` (Ŷ columns; ``--yhat`` is its old name): repeat it, or give several, space- or comma-separated."""
-    add_alias_argument(parser, "--predictor", "--yhat", action="extend", nargs="+", default=None, metavar="COLUMN",
-                       help="predictor column(s) Ŷ, space- or comma-separated, or repeat the flag")
+    """``--predictor`` (Ŷ columns): repeat it, or give several, space- or comma-separated."""
+    parser.add_argument("--predictor", action="extend", nargs="+", default=None, metavar="COLUMN",
+                        help="predictor column(s) Ŷ, space- or comma-separated, or repeat the flag")
 
 
 def predictor_columns(values: list[str] | None) -> list[str]:

@@ -84,7 +84,8 @@ def register(subparsers) -> None:
 
 def _run_repair(args: argparse.Namespace) -> int:
     from fairpath._validation import check_columns_present, check_output_dir
-    from fairpath.repair import CausalGraph, graph_from_sfm, repair
+    from fairpath.adaptation import CausalGraph, graph_from_sfm
+    from fairpath.repair import repair
     from fairpath.report import provenance
 
     out = check_output_dir(args.out, "--out folder")
