@@ -41,7 +41,6 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "audit",
-        help="audit predictors: causal decomposition, predictive parity and business-necessity verdicts",
         description="Decompose the disparity of the outcome and of each predictor into direct, indirect and "
         "spurious effects, measure predictive parity, and judge each predictor with the Business Necessity "
         "Cookbook. Writes OUT/report.html, OUT/results.json and CSV tables. Every flag can also be given in "
@@ -88,7 +87,6 @@ def register(subparsers) -> None:
 def register_demo(subparsers) -> None:
     demo = subparsers.add_parser(
         "demo",
-        help="run the whole audit on shipped data (a synthetic SFM with known effects, and COMPAS) and write reports",
         description="Audit predictors with known verdicts on a synthetic SFM whose true effects are printed, then "
         "Northpointe's COMPAS score and the paper's PP/SP baselines (BN = {SE}); writes a report per data set "
         "under OUT. COMPAS is skipped with a note when its data file is absent.",

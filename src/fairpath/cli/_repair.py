@@ -41,7 +41,6 @@ def register(subparsers) -> None:
 
     repair = subparsers.add_parser(
         "repair",
-        help="fair twins (causal data adaptation) and a fair predictor for a BN set",
         description="Adapt the data so that only the pathways of the BN set remain (SE in BN keeps Z, IE in BN keeps W), "
         "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT. The predictor is "
         "judged on held-out rows (--holdout): its Cookbook verdict, its accuracy against the unconstrained predictor "
@@ -65,7 +64,6 @@ def register(subparsers) -> None:
 
     front = subparsers.add_parser(
         "frontier",
-        help="SPM / iPPM / AUC frontier across BN sets (the paper's Figure 6)",
         description="For each BN set (named by resolving variables: none, Z, W, ZW) and seed: adapt, learn, score "
         "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs.csv.",
     )

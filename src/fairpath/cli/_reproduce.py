@@ -13,7 +13,7 @@ CHECK_FAILED = 3  # exit status of a run whose graded check failed, as a failed 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "reproduce", help="reproduce a study of the papers",
+        "reproduce",
         description="Rerun a published study end to end and check its claims; each STUDY has its own --help.",
     )
     studies = parser.add_subparsers(dest="study", metavar="STUDY")
