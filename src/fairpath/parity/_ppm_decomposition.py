@@ -142,10 +142,9 @@ class PPMDecomposition(ResultMixin):
 
     def plot(self, ax=None):
         """Term I, Term II and PPM per bin of Ŷ with their bootstrap intervals (on ``ax`` when given); returns the Figure."""
-        import matplotlib.pyplot as plt
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 4)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(7, 4)))
         table = self.per_bin_
         for quantity, color in zip(QUANTITIES, ("tab:blue", "tab:orange", "tab:green")):
             label = f"{LABELS[quantity]} (integrated {self.integrated_[INTEGRATED[quantity]].estimate:.3f})"
