@@ -13,10 +13,10 @@ from fairpath._io import write_csv
 from fairpath._results import ReadOnly, ResultMixin, estimate_row, interval_bars, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
-from fairpath.causal._measures import DESCRIPTIONS, MEASURES, needs_nested
+from fairpath._measures import DESCRIPTIONS, MEASURES, needs_nested
 from fairpath.causal._methods import resolve_method
 from fairpath.causal._pseudo import PseudoOutcomes
-from fairpath.causal._sfm import SFM
+from fairpath._sfm import SFM
 
 _PLOTTED = ("tv", "ctfde", "ctfie", "ctfse")
 

@@ -121,8 +121,8 @@ def _print_verdicts(result, paths: dict) -> None:
 
 def _run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
-    from fairpath.causal import SFM, resolve_level
-    from fairpath.cli._common import read_table
+    from fairpath.causal import SFM
+    from fairpath.cli._common import read_table, resolve_level
     from fairpath.parity import audit
 
     config = _config_from_args(args)

@@ -43,7 +43,8 @@ from fairpath._validation import (
     check_nonnegative, check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
-from fairpath.causal import check_sfm, decompose
+from fairpath._sfm import check_sfm
+from fairpath.causal import decompose
 
 DEFAULT_LAMBDAS = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, np.inf)
 

@@ -17,7 +17,7 @@ from fairpath._validation import (
 )
 from fairpath._vocabulary import Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
-from fairpath.causal import check_sfm
+from fairpath._sfm import check_sfm
 
 
 # The data an audit of the fair predictor runs on: the outcome's effects there differ from the observed data's.
