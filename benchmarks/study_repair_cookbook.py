@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairpath.causal import decompose, make_learner
+from fairpath.causal import EarlyStoppingGBM, decompose
 from fairpath.datasets import COMPAS_SFM, make_binary_sfm
 from fairpath.parity import business_necessity_cookbook
 from fairpath.repair import ConstrainedLearner, FairPredictor
@@ -79,7 +79,7 @@ def main() -> None:
     for name, data, sfm, truth in datasets(args.n, args.seed):
         original = decompose(data, sfm, seed=args.seed)
         outcome_effects = {p: original.estimate(m).estimate for p, m in MEASURE.items()}
-        learner = None if args.learner == "forest" else make_learner("gbm", True, args.seed)
+        learner = None if args.learner == "forest" else EarlyStoppingGBM(objective="cross_entropy", random_state=args.seed)
         for bn in BN_SETS:
             start = time.perf_counter()
             predictor = FairPredictor(sfm, bn, learner=learner, random_state=args.seed).fit(data)

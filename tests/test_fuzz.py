@@ -173,7 +173,7 @@ def _check_other_commands(data, capsys):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "data.csv"
         frame.to_csv(path, index=False)
-        extra = ["--predictor", "p", "--bn", "SE", *FAST_DECOMPOSE, "--boot", "2", "--bins", "2"] if command == "audit" else ["--engine", "linear"]
+        extra = ["--predictor", "p", "--bn", "SE", *FAST_DECOMPOSE, "--bootstrap", "2", "--bins", "2"] if command == "audit" else ["--engine", "linear"]
         code, err = run([command, str(path), *SFM_ARGS, *extra, "--out", str(Path(folder) / "out"), "--quiet"], capsys)
     assert code == 2
     assert repr(column) in error_line(err)

@@ -1,8 +1,10 @@
 """Importing fairpath changes nothing outside it: the matplotlib backend stays the user's, and the
-text specifications and metrics load without torch. Each check runs in a fresh interpreter."""
+text specifications and metrics load without torch; ``fairpath --help`` loads none of the heavy libraries.
+Each check runs in a fresh interpreter."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,10 +17,16 @@ import fairpath
 SOURCE_ROOT = str(Path(fairpath.__file__).resolve().parents[1])
 
 
-def _run(code: str) -> str:
+HEAVY = ("numpy", "pandas", "scipy", "sklearn", "lightgbm", "matplotlib", "torch", "transformers")
+# Modules loaded by `fairpath --help` (84 with Python 3.11: the interpreter's own, argparse and its helpers, and
+# fairpath, fairpath.cli and three small core modules); one heavy library alone loads over a hundred.
+MAX_HELP_MODULES = 120
+
+
+def _run(code: str, *options: str) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")]))}
     env.pop("MPLBACKEND", None)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run([sys.executable, *options, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -29,10 +37,24 @@ def test_importing_leaves_the_matplotlib_backend_alone(module):
     assert _run(code) == "svg"
 
 
-def test_the_command_line_sets_the_agg_backend_when_it_runs():
+def test_the_command_line_sets_the_agg_backend_when_a_command_runs():
     code = ("import matplotlib; matplotlib.use('svg'); from fairpath.cli import main\n"
-            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\nprint(matplotlib.get_backend())")
-    assert _run(code).splitlines()[-1].lower() == "agg"
+            "print(main(['reproduce']), matplotlib.get_backend())")
+    assert _run(code).splitlines()[-1].lower() == "2 agg"
+
+
+@pytest.mark.parametrize(("argv", "status"), [(["--help"], 0), (["--version"], 0), (["no-such-command"], 2)])
+def test_the_command_list_loads_no_heavy_library(argv, status):
+    """``python -m fairpath --help`` lists the commands without importing their modules (or numpy, pandas ...)."""
+    code = ("import json, runpy, sys\n"
+            f"sys.argv = ['fairpath', *{argv!r}]\n"
+            "try:\n    runpy.run_module('fairpath', run_name='__main__', alter_sys=True)\nexcept SystemExit as done:\n    code = done.code\n"
+            "print(json.dumps([code, sorted(sys.modules)]))")
+    code, modules = json.loads(_run(code).splitlines()[-1])
+    assert code == status
+    assert [name for name in modules if name.split(".")[0] in HEAVY] == []
+    assert "fairpath.cli" in modules and [name for name in modules if name.startswith("fairpath.cli._")] == []
+    assert len(modules) <= MAX_HELP_MODULES
 
 
 def test_text_specifications_and_metrics_import_without_torch():

@@ -27,6 +27,8 @@ SOURCE = Path(fairpath.__file__).resolve().parent
 def package_of(module: str) -> str:
     """The layer package of a dotted module name under ``fairpath`` ("core" for the foundation)."""
     parts = module.split(".")
+    if parts[1:] == ["__main__"]:  # ``python -m fairpath``: the command line's entry point
+        return "cli"
     if len(parts) == 1 or parts[1].startswith("_") or parts[1] in CORE_PACKAGES:
         return "core"
     if parts[1] not in LAYERS:

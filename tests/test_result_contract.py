@@ -14,6 +14,7 @@ import pickle
 import warnings
 from pathlib import Path
 
+import matplotlib
 import matplotlib.figure
 import matplotlib.pyplot as plt
 import numpy as np
@@ -272,6 +273,26 @@ def test_plot_returns_a_figure_and_draws_on_given_axes(result):
     with pytest.raises(FairpathInputError, match=f"this plot draws {panels} panel"):
         result.plot(ax=too_many)
     plt.close(wrong)
+
+
+def test_plots_and_reports_leave_the_backend_and_pyplot_alone(result, tmp_path):
+    """Every plot method, the report (write_report) and save draw without selecting or changing the user's backend;
+    the figures of the packages built on fairpath.report are not pyplot's to keep (nor are the text audits')."""
+    user_backend = matplotlib.get_backend()
+    matplotlib.use("svg")  # not what fairpath would pick, so that a plot setting its own backend is seen
+    try:
+        methods = sorted(name for name in dir(result) if name.startswith("plot") and callable(getattr(result, name)))
+        figures = [getattr(result, name)() for name in methods]
+        if hasattr(result, "write_report"):
+            assert result.write_report(tmp_path / "report.html").exists()
+        result.save(tmp_path / "out")
+        assert matplotlib.get_backend() == "svg", f"{type(result).__name__}: {methods}, write_report or save changed the backend"
+        assert figures and all(isinstance(figure, matplotlib.figure.Figure) for figure in figures)
+        if type(result).__module__.split(".")[1] in {"causal", "parity", "repair"}:
+            assert plt.get_fignums() == [], f"{type(result).__name__}: a figure left open in pyplot"
+    finally:
+        plt.close("all")
+        matplotlib.use(user_backend)
 
 
 def test_public_data_is_read_only_and_results_pickle(result):

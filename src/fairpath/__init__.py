@@ -18,7 +18,16 @@ packages only public names (``tests/test_layers.py`` enforces both). Lowest firs
 """
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._stats import Estimate
 from fairpath._version import __version__
 
 __all__ = ["__version__", "FairpathInputError", "Estimate"]
+
+
+def __getattr__(name: str):
+    # Estimate loads scipy.stats (about 2 s): on first access, so that ``import fairpath.cli`` (and
+    # ``fairpath --help``) stays light. Every other name of the package lives in its subpackages.
+    if name == "Estimate":
+        from fairpath._stats import Estimate
+
+        return Estimate
+    raise AttributeError(f"module 'fairpath' has no attribute {name!r}")

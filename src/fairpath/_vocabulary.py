@@ -73,11 +73,6 @@ def parse_bn(bn) -> tuple[Pathway, ...]:
     return tuple(p for p in PATHWAYS if p in names)
 
 
-def parse_bn_set(bn) -> frozenset[str]:
-    """:func:`parse_bn` as a frozenset (kept for code written against ``fairpath.repair.parse_bn_set``)."""
-    return frozenset(parse_bn(bn))
-
-
 def split_bn_sets(value) -> list[str]:
     """A list of BN sets from ``"none;SE;IE,SE"`` (sets separated by ``;``), an iterable of sets, or the
     frontier's comma-separated resolving-variable names ``"none,Z,W,ZW"``."""

@@ -5,7 +5,6 @@ import pytest
 
 from fairpath.causal import SFM
 from fairpath.adaptation import CausalGraph, graph_from_sfm, resolving_for_bn
-from fairpath.repair import parse_bn_set
 
 SFM_EXAMPLE = SFM(x="x", x0=0, x1=1, z=("z1", "z2"), w=("w1", "w2"), y="y")
 
@@ -57,8 +56,3 @@ def test_edge_table_with_kinds():
 )
 def test_resolving_for_bn(bn, expected):
     assert resolving_for_bn(SFM_EXAMPLE, bn) == expected
-
-
-def test_parse_bn_set():
-    assert parse_bn_set("IE, SE") == frozenset({"IE", "SE"})
-    assert parse_bn_set(None) == frozenset()

@@ -6,7 +6,6 @@ import pytest
 from fairpath._exceptions import FairpathInputError
 from fairpath.causal import SFM
 from fairpath.adaptation import CausalGraph, resolving_for_bn
-from fairpath.repair import parse_bn_set
 
 
 def test_cycle_is_refused():
@@ -54,6 +53,6 @@ def test_asymmetric_bidirected_matrix():
 def test_bn_with_unknown_pathway_or_direct_effect():
     sfm = SFM(x="x", x0=0, x1=1, z=("z",), w=("w",), y="y")
     with pytest.raises(FairpathInputError, match="business-necessity entry 'XE' is not a pathway; use any of DE, IE, SE"):
-        parse_bn_set("XE")
+        resolving_for_bn(sfm, "XE")
     with pytest.raises(FairpathInputError, match="removes the direct effect in every case"):
         resolving_for_bn(sfm, "DE,SE")

@@ -7,7 +7,7 @@ from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
 from fairpath.causal import MEASURES, decompose
-from fairpath.causal._learners import fit_predict
+from fairpath._learners import fit_predict
 from fairpath.datasets import make_binary_sfm
 
 
@@ -30,8 +30,9 @@ def test_a_classifier_as_learner_estimates_every_measure():
 
 
 def test_stack_preset_weighs_a_quadratic_glm_against_the_gbm():
-    from fairpath.causal import StackedLearner, make_learner
-    from fairpath.causal._learners import EarlyStoppingGBM
+    from fairpath._learners import make_learner
+    from fairpath.causal import StackedLearner
+    from fairpath._learners import EarlyStoppingGBM
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 3))
@@ -48,7 +49,7 @@ def test_quadratic_features_match_the_scikit_learn_pipeline_they_replace():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
-    from fairpath.causal._learners import QuadraticFeatures
+    from fairpath._learners import QuadraticFeatures
 
     rng = np.random.default_rng(2)
     train = np.column_stack([rng.normal(size=500), rng.exponential(size=500), np.full(500, 3.0), rng.integers(0, 2, 500)])

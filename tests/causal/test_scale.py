@@ -6,7 +6,7 @@ import pytest
 
 from fairpath.causal import decompose
 from fairpath.causal._decompose import LARGE_FOLDS, LARGE_ROWS, SMALL_FOLDS, resolve_n_folds
-from fairpath.causal._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, StackedLearner, make_learner
+from fairpath._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, StackedLearner, make_learner
 from fairpath.causal._nuisance import design
 from fairpath.datasets import make_mixed_sfm
 
@@ -57,7 +57,7 @@ def test_the_large_stack_fits_its_glm_on_a_subsample_and_predicts_in_blocks_as_o
 
 
 def test_quadratic_features_of_some_columns_are_those_columns_squares_and_products():
-    from fairpath.causal._learners import QuadraticFeatures
+    from fairpath._learners import QuadraticFeatures
 
     X = np.random.default_rng(3).normal(size=(200, 4))
     some, every = QuadraticFeatures([1, 3]).fit(X), QuadraticFeatures().fit(X)

@@ -25,7 +25,7 @@ def csv_path(tmp_path_factory):
 def test_decompose_writes_json_and_plot(csv_path, tmp_path, capsys):
     out, png = tmp_path / "result.json", tmp_path / "bars.png"
     code = main(["decompose", str(csv_path), "--x", "x", "--x0", "a", "--x1", "b", "--z", "z1,z2", "--w", "w1,w2",
-                 "--y", "y", "--yhat", "score", "--seed", "4", "--json", str(out), "--plot", str(png)])
+                 "--y", "y", "--predictor", "score", "--seed", "4", "--json", str(out), "--plot", str(png)])
     assert code == 0
     payload = json.loads(out.read_text())
     assert set(payload["estimates"]) == {"y", "score"}

@@ -215,7 +215,7 @@ def test_seed_beyond_numpy_on_every_command(command, data_file, tmp_path, capsys
 @pytest.mark.parametrize("command", ["decompose", "audit"])
 def test_one_bootstrap_draw_is_refused(command, data_file, tmp_path, capsys):
     code, err = run([*_commands(data_file, tmp_path / "out")[command], "--bootstrap", "1"], capsys)
-    assert code == 2 and re.search(r"fairpath: error: argument --bootstrap(/--boot)?: --bootstrap must be (0 \(no interval\) or )?an integer ≥ 2", err)
+    assert code == 2 and re.search(r"fairpath: error: argument --bootstrap: --bootstrap must be (0 \(no interval\) or )?an integer ≥ 2", err)
 
 
 def test_plot_without_a_format_suffix_is_refused_before_computing(data_file, tmp_path, capsys):

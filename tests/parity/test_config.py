@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from fairpath.parity import AuditConfig, load_config
-from fairpath.causal._data import resolve_level
+from fairpath.cli._common import resolve_level
 
 TOML = """
 data = "scores.csv"

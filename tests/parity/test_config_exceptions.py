@@ -5,7 +5,7 @@ import pytest
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.parity import AuditConfig, load_config
-from fairpath.causal._data import resolve_level
+from fairpath.cli._common import resolve_level
 
 
 def test_unknown_key_is_named(tmp_path):

@@ -11,7 +11,7 @@ import pandas as pd
 from fairpath._encoding import CategoryEncoder
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
-from fairpath.causal._sfm import SFM, check_sfm
+from fairpath._sfm import SFM, check_sfm
 
 @dataclass
 class PreparedData:
@@ -136,16 +136,3 @@ def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None
     z, z_names = encode_covariates(kept[list(sfm.z)])
     w, w_names = encode_covariates(kept[list(sfm.w)])
     return PreparedData(x=x, z=z, w=w, outcomes=values, index=kept.index, z_names=z_names, w_names=w_names, n_excluded=n_excluded)
-
-
-def resolve_level(column: pd.Series, value):
-    """The level of ``column`` that ``value`` names (a flag gives "1" for a numeric level 1)."""
-    levels = pd.unique(column)
-    if value in set(levels):
-        return value
-    matches = [level for level in levels if str(level) == str(value)]
-    if len(matches) == 1:
-        return matches[0]
-    raise FairpathInputError(
-        f"level {value!r} does not occur in column {column.name!r}; its levels are {[str(v) for v in levels[:20]]}"
-    )

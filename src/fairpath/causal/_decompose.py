@@ -20,13 +20,13 @@ from fairpath._validation import (
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._distributed import prepare_partitioned
 from fairpath.causal._known import check_predictor_functions, known_means
-from fairpath.causal._learners import check_learner, check_learner_for
-from fairpath.causal._measures import MEASURES, measures_need_nested
+from fairpath._learners import check_learner, check_learner_for
+from fairpath._measures import MEASURES, measures_need_nested
 from fairpath.causal._methods import METHODS, DrawRequest, EstimationMethod, collect_in_order, measure_frame, resolve_method
 from fairpath.causal._nuisance import OutcomeNuisances, cross_fit
 from fairpath.causal._pseudo import PseudoOutcomes
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
-from fairpath.causal._sfm import SFM, check_sfm
+from fairpath._sfm import SFM, check_sfm
 
 # When more than this share of rows has a propensity outside [eps, 1 − eps], the groups barely
 # overlap: the effects are then not estimable from these data and the result says so.

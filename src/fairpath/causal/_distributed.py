@@ -30,7 +30,7 @@ from fairpath._validation import MIN_GROUP_ROWS, check_finite, check_group_sizes
 from fairpath.causal._data import (
     PreparedData, _check_columns, _check_constant, _outcome_values, check_levels_present, group_rows, warn_excluded,
 )
-from fairpath.causal._sfm import SFM, check_sfm
+from fairpath._sfm import SFM, check_sfm
 
 
 class RemoteColumns:

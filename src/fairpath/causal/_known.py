@@ -23,7 +23,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.causal._data import PreparedData, group_rows
-from fairpath.causal._sfm import SFM
+from fairpath._sfm import SFM
 
 # The function must reproduce the column it stands for: |f(data) − column| ≤ ATOL + RTOL·|column|.
 RTOL, ATOL = 1e-6, 1e-9

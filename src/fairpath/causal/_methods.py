@@ -30,7 +30,7 @@ from fairpath._parallel import run_tasks
 from fairpath._progress import progress as progress_bar
 from fairpath._seeds import BOOTSTRAP, REFITS, child_rng, child_seed
 from fairpath.causal._data import PreparedData
-from fairpath.causal._measures import MEASURE_TERMS
+from fairpath._measures import MEASURE_TERMS
 from fairpath.causal._nuisance import FoldRows
 from fairpath.causal._pseudo import PseudoOutcomes
 

@@ -18,7 +18,7 @@ from fairpath._progress import RowRate, progress as progress_bar
 from fairpath._seeds import FOLD_LAYOUT, FOLDS, child_rng, child_seed
 
 from fairpath.causal._data import PreparedData
-from fairpath.causal._learners import LARGE_FIT_ROWS, SharedBins, fit_predict
+from fairpath._learners import LARGE_FIT_ROWS, SharedBins, fit_predict
 
 
 @dataclass

@@ -14,10 +14,10 @@ from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row
 from fairpath._stats import Estimate
 from fairpath._validation import Probability, Real, validate_params
 from fairpath._vocabulary import LABELS
-from fairpath.causal._measures import DESCRIPTIONS, MEASURES, needs_nested
+from fairpath._measures import DESCRIPTIONS, MEASURES, needs_nested
 from fairpath.causal._methods import resolve_method
 from fairpath.causal._pseudo import PseudoOutcomes
-from fairpath.causal._sfm import SFM
+from fairpath._sfm import SFM
 
 _PLOTTED = ("tv", "ctfde", "ctfie", "ctfse")
 
@@ -273,16 +273,16 @@ class CausalDecomposition(ResultMixin):
 
         ``colors`` maps an outcome to a bar colour (the audit report colours predictors by verdict).
         """
-        import matplotlib.pyplot as plt
+        import matplotlib
 
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
         measures = [m for m in measures if m in self.measures]
         frame = self.to_frame().set_index(["subject", "measure"])
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(2 + 1.6 * len(measures), 3.8)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(2 + 1.6 * len(measures), 3.8)))
         width = 0.8 / len(self.outcomes)
         positions = np.arange(len(measures))
-        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        palette = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, outcome in enumerate(self.outcomes):
             rows = frame.loc[outcome].loc[list(measures)]
             centre, half = interval_bars(rows["ci_low"], rows["ci_high"])

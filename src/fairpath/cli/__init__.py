@@ -3,6 +3,10 @@
 Each subcommand lives in its own private module exposing ``register(subparsers)`` (or another
 function named in ``_SUBCOMMANDS``), which adds a parser whose ``func`` default takes the parsed
 arguments and returns an exit code. Every flag's help shows its default.
+
+A run imports the module of the command it names only: its flags' defaults, choices and checks are the
+library's own (read from the estimators' signatures), which load numpy, pandas, scikit-learn and the
+rest, so ``fairpath --help`` lists the commands from ``_SUBCOMMANDS`` without importing any of them.
 """
 
 from __future__ import annotations
@@ -17,17 +21,24 @@ import warnings
 from fairpath._exceptions import FairpathInputError
 from fairpath._version import __version__
 
-# (module, registering function), in the order of the workflow: decompose a disparity, audit predictors,
-# repair them, compare the repairs; then the shipped demo, the papers' studies, and language models.
-# Modules are imported when the parser is built; torch and the models load only inside a ``func``.
+# (module, registering function, {command: one-line help}), in the order of the workflow: decompose a
+# disparity, audit predictors, repair them, compare the repairs; then the shipped demo, the papers' studies,
+# and language models. The help lines are the commands' own: a registering function's add_parser gets its
+# command's line from here (_Commands). torch and the models load only inside a ``func``.
 _SUBCOMMANDS = (
-    ("fairpath.cli._decompose", "register"),
-    ("fairpath.cli._audit", "register"),
-    ("fairpath.cli._repair", "register"),
-    ("fairpath.cli._audit", "register_demo"),
-    ("fairpath.cli._reproduce", "register"),
-    ("fairpath.cli._text", "register"),
+    ("fairpath.cli._decompose", "register",
+     {"decompose": "decompose TV into counterfactual direct, indirect and spurious effects"}),
+    ("fairpath.cli._audit", "register",
+     {"audit": "audit predictors: causal decomposition, predictive parity and business-necessity verdicts"}),
+    ("fairpath.cli._repair", "register",
+     {"repair": "fair twins (causal data adaptation) and a fair predictor for a BN set",
+      "frontier": "SPM / iPPM / AUC frontier across BN sets (the paper's Figure 6)"}),
+    ("fairpath.cli._audit", "register_demo",
+     {"demo": "run the whole audit on shipped data (a synthetic SFM with known effects, and COMPAS) and write reports"}),
+    ("fairpath.cli._reproduce", "register", {"reproduce": "reproduce a study of the papers"}),
+    ("fairpath.cli._text", "register", {"text": "counterfactual sentiment bias of language models"}),
 )
+_COMMAND_HELP = {command: text for *_, commands in _SUBCOMMANDS for command, text in commands.items()}
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -62,15 +73,29 @@ def _leaf_parsers(parser: argparse.ArgumentParser):
             yield from _leaf_parsers(child)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Commands(argparse._SubParsersAction):
+    """The subcommands: each one's help line is its entry in ``_SUBCOMMANDS``."""
+
+    def add_parser(self, name, **kwargs):
+        kwargs.setdefault("help", _COMMAND_HELP[name])
+        return super().add_parser(name, **kwargs)
+
+
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The parser of the command line. ``commands`` (default: all) are the subcommands whose parsers are built,
+    importing their modules; the others are listed by name and help line only (``fairpath --help``)."""
     parser = _Parser(
         prog="fairpath",
         description="Causal fairness audits of predictors and counterfactual sentiment-bias audits of language models.",
     )
     parser.add_argument("--version", action="version", version=f"fairpath {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module, function in _SUBCOMMANDS:
-        getattr(importlib.import_module(module), function)(subparsers)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", action=_Commands)
+    for module, function, helps in _SUBCOMMANDS:
+        if commands is None or not commands.isdisjoint(helps):
+            getattr(importlib.import_module(module), function)(subparsers)
+        else:
+            for command in helps:
+                subparsers.add_parser(command)
     for command in _leaf_parsers(parser):
         if command is not parser and "--quiet" not in command._option_string_actions:
             command.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -119,17 +144,24 @@ def _input_files(args: argparse.Namespace) -> list[str]:
     return [str(value) for value in (getattr(args, name, None) for name in _INPUT_FLAGS) if value is not None]
 
 
-def main(argv: list[str] | None = None) -> int:
-    import matplotlib
+def _named_command(argv: list[str]) -> set[str]:
+    """The subcommand ``argv`` names (its first word that is not an option: the command itself takes no option
+    with a value), as a set; empty when it names none of them (``--help``, ``--version``, a misspelling)."""
+    words = [word for word in argv if not word.startswith("-")]
+    return {words[0]} & set(_COMMAND_HELP) if words else set()
 
-    # The command line only writes figures to files: a non-interactive backend, set here and nowhere
-    # else, so that importing fairpath never changes a user's backend.
-    matplotlib.use("Agg")
-    parser = build_parser()
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser(_named_command(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    import matplotlib
+
+    # The command line only writes figures to files: a non-interactive backend, set here and nowhere else (the
+    # library never sets one), for the figures still drawn through pyplot (the papers' studies, the text audits).
+    matplotlib.use("Agg")
     from fairpath import _progress
 
     _progress.set_quiet(bool(getattr(args, "quiet", False)))

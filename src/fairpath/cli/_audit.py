@@ -41,7 +41,6 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "audit",
-        help="audit predictors: causal decomposition, predictive parity and business-necessity verdicts",
         description="Decompose the disparity of the outcome and of each predictor into direct, indirect and "
         "spurious effects, measure predictive parity, and judge each predictor with the Business Necessity "
         "Cookbook. Writes OUT/report.html, OUT/results.json and CSV tables. Every flag can also be given in "
@@ -72,8 +71,8 @@ def register(subparsers) -> None:
                         help="equivalence margin δ: certify |effect difference| < δ (default: none, no equivalence test; "
                         "config key margin)")
     parser.add_argument("--bins", type=declared_type("--bins", audit, "n_bins"), help=f"quantile bins of the predictor for predictive parity {default('n_bins')}")
-    add_alias_argument(parser, "--bootstrap", "--boot", type=declared_type("--bootstrap", audit, "n_boot"),
-                       help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
+    parser.add_argument("--bootstrap", type=declared_type("--bootstrap", audit, "n_boot"),
+                        help=f"bootstrap draws for predictive parity CIs {default('n_boot')}")
     parser.add_argument("--eps", type=declared_type("--eps", audit, "eps"), help=f"positivity threshold for propensities {default('eps')}")
     parser.add_argument("--trim", action="store_const", const=True,
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
@@ -88,7 +87,6 @@ def register(subparsers) -> None:
 def register_demo(subparsers) -> None:
     demo = subparsers.add_parser(
         "demo",
-        help="run the whole audit on shipped data (a synthetic SFM with known effects, and COMPAS) and write reports",
         description="Audit predictors with known verdicts on a synthetic SFM whose true effects are printed, then "
         "Northpointe's COMPAS score and the paper's PP/SP baselines (BN = {SE}); writes a report per data set "
         "under OUT. COMPAS is skipped with a note when its data file is absent.",
@@ -123,8 +121,8 @@ def _print_verdicts(result, paths: dict) -> None:
 
 def _run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
-    from fairpath.causal import SFM, resolve_level
-    from fairpath.cli._common import read_table
+    from fairpath.causal import SFM
+    from fairpath.cli._common import read_table, resolve_level
     from fairpath.parity import audit
 
     config = _config_from_args(args)

@@ -14,7 +14,7 @@ from fairpath._progress import stage
 from fairpath._validation import Integer, Jobs, Seed, check_columns_present, flag_type
 
 __all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
-           "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "predictor_columns", "read_data", "read_table",
+           "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "predictor_columns", "read_data", "read_table", "resolve_level",
            "seed_type", "sfm_from_args", "signature_default"]
 
 
@@ -46,9 +46,9 @@ def add_alias_argument(parser: argparse.ArgumentParser, name: str, *aliases: str
 
 
 def add_predictor_argument(parser: argparse.ArgumentParser) -> None:
-    """``--predictor`` (Ŷ columns; ``--yhat`` is its old name): repeat it, or give several, space- or comma-separated."""
-    add_alias_argument(parser, "--predictor", "--yhat", action="extend", nargs="+", default=None, metavar="COLUMN",
-                       help="predictor column(s) Ŷ, space- or comma-separated, or repeat the flag")
+    """``--predictor`` (Ŷ columns): repeat it, or give several, space- or comma-separated."""
+    parser.add_argument("--predictor", action="extend", nargs="+", default=None, metavar="COLUMN",
+                        help="predictor column(s) Ŷ, space- or comma-separated, or repeat the flag")
 
 
 def predictor_columns(values: list[str] | None) -> list[str]:
@@ -100,10 +100,23 @@ def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
     parser.add_argument("--y", required=required, help="outcome column")
 
 
+def resolve_level(column: pd.Series, value):
+    """The level of ``column`` that ``value`` names (a flag gives "1" for a numeric level 1)."""
+    levels = pd.unique(column)
+    if value in set(levels):
+        return value
+    matches = [level for level in levels if str(level) == str(value)]
+    if len(matches) == 1:
+        return matches[0]
+    raise FairpathInputError(
+        f"level {value!r} does not occur in column {column.name!r}; its levels are {[str(v) for v in levels[:20]]}"
+    )
+
+
 def sfm_from_args(args, data: pd.DataFrame):
     """The SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1). ``data`` may
     be a Dask DataFrame: X's distinct values are then computed (on the active Dask client)."""
-    from fairpath.causal import SFM, resolve_level
+    from fairpath.causal import SFM
 
     if args.x not in data.columns:
         raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")

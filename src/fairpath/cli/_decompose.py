@@ -27,7 +27,7 @@ def register(subparsers) -> None:
         return signature_default(decompose, name)
 
     parser = subparsers.add_parser(
-        "decompose", help="decompose TV into counterfactual direct, indirect and spurious effects",
+        "decompose",
         description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors; "
         "--out DIR writes report.html, results.json and estimates.csv.",
     )

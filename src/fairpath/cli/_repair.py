@@ -41,7 +41,6 @@ def register(subparsers) -> None:
 
     repair = subparsers.add_parser(
         "repair",
-        help="fair twins (causal data adaptation) and a fair predictor for a BN set",
         description="Adapt the data so that only the pathways of the BN set remain (SE in BN keeps Z, IE in BN keeps W), "
         "train a predictor on the fair twins and write adapted data, twins and out-of-fold scores to OUT. The predictor is "
         "judged on held-out rows (--holdout): its Cookbook verdict, its accuracy against the unconstrained predictor "
@@ -65,7 +64,6 @@ def register(subparsers) -> None:
 
     front = subparsers.add_parser(
         "frontier",
-        help="SPM / iPPM / AUC frontier across BN sets (the paper's Figure 6)",
         description="For each BN set (named by resolving variables: none, Z, W, ZW) and seed: adapt, learn, score "
         "out of fold; report mean and sd of SPM, iPPM, AUC. Resumable: finished runs are kept in OUT/runs/ (all of them in OUT/runs.csv at the end).",
     )
@@ -84,7 +82,8 @@ def register(subparsers) -> None:
 
 def _run_repair(args: argparse.Namespace) -> int:
     from fairpath._validation import check_columns_present, check_output_dir
-    from fairpath.repair import CausalGraph, graph_from_sfm, repair
+    from fairpath.adaptation import CausalGraph, graph_from_sfm
+    from fairpath.repair import repair
     from fairpath.report import provenance
 
     out = check_output_dir(args.out, "--out folder")

@@ -6,14 +6,14 @@ import argparse
 import sys
 
 from fairpath._validation import Integer, Jobs
-from fairpath.cli._common import add_alias_argument, flag_type, seed_type
+from fairpath.cli._common import flag_type, seed_type
 
 CHECK_FAILED = 3  # exit status of a run whose graded check failed, as a failed verdict under --fail-on (1: a bug, 2: bad input)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "reproduce", help="reproduce a study of the papers",
+        "reproduce",
         description="Rerun a published study end to end and check its claims; each STUDY has its own --help.",
     )
     studies = parser.add_subparsers(dest="study", metavar="STUDY")
@@ -27,8 +27,8 @@ def register(subparsers) -> None:
     )
     theorem1.add_argument("--out", default="fairpath-theorem1", help="output folder (default: %(default)s)")
     theorem1.add_argument("--quick", action="store_true", help="reduced study for a smoke test (under a minute)")
-    add_alias_argument(theorem1, "--n-jobs", "--jobs", type=flag_type("--n-jobs", Jobs()), default=2, dest="n_jobs",
-                       help="parallel processes (default: %(default)s; -1 = all cores)")
+    theorem1.add_argument("--n-jobs", type=flag_type("--n-jobs", Jobs()), default=2,
+                          help="parallel processes (default: %(default)s; -1 = all cores)")
     theorem1.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     theorem1.set_defaults(func=_run_theorem1)
     _register_huang(studies)

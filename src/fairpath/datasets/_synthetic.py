@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from fairpath.causal import MEASURE_TERMS, SFM, combine_terms
+from fairpath._measures import MEASURE_TERMS, combine_terms
+from fairpath.causal import SFM
 from fairpath._validation import Integer, Optional, Real, Seed, validate_params
 
 _TRUTH_SAMPLE_SIZE = 1_000_000

@@ -243,7 +243,8 @@ def audit(
     (see :func:`fairpath.report.provenance`) records the input; by default it records this call with
     the SHA-256 of the data's values.
     """
-    from fairpath.causal import check_sfm, decompose, prepare_data
+    from fairpath._sfm import check_sfm
+    from fairpath.causal import decompose, prepare_data
 
     check_sfm(sfm)
     predictors = check_columns_arg("predictors", predictors)

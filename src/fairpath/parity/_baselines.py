@@ -16,8 +16,9 @@ from sklearn.model_selection import StratifiedKFold
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._seeds import child_seed
-from fairpath._validation import Frame, Integer, Optional, Probability, Seed, validate_params
-from fairpath.causal import check_fold_group_sizes, fit_predict, prepare_data
+from fairpath._learners import fit_predict
+from fairpath._validation import Frame, Integer, Optional, Probability, Seed, check_fit_group_sizes, validate_params
+from fairpath.causal import prepare_data
 
 
 def _upper_quantile_threshold(scores: np.ndarray, selection_rate: float) -> float:
@@ -55,7 +56,7 @@ class UnconstrainedPredictor(BaseEstimator):
     def fit(self, data: pd.DataFrame, sfm) -> "UnconstrainedPredictor":
         """Out-of-fold scores of every row of ``data`` (roles from ``sfm``) in ``scores_``."""
         prepared = prepare_data(data, sfm, [sfm.y])
-        check_fold_group_sizes(prepared.x, self.n_folds, (sfm.x, (sfm.x0, sfm.x1)))
+        check_fit_group_sizes({sfm.x0: int((prepared.x == 0).sum()), sfm.x1: int((prepared.x == 1).sum())}, sfm.x, self.n_folds)
         y = prepared.outcomes[sfm.y]
         binary = prepared.binary(sfm.y)
         if len(prepared.index) != len(data):

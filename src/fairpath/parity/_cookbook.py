@@ -170,17 +170,17 @@ class CookbookResult(ResultMixin):
     def plot(self, ax=None):
         """Tested quantity with its CI per pathway and predictor, coloured by verdict: one panel per pathway
         (DE, IE, SE), on ``ax`` (a sequence of three axes) when given."""
-        import matplotlib.pyplot as plt
+        from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
         from matplotlib.ticker import MaxNLocator
 
-        from fairpath.report import styled
+        from fairpath.report import new_figure, styled
 
         predictors = self.predictors
 
         def make():
             with styled():
-                return plt.subplots(1, len(PATHWAYS), figsize=(9.0, 2.2 + 0.5 * len(predictors)), sharey=True)
+                return new_figure(1, len(PATHWAYS), figsize=(9.0, 2.2 + 0.5 * len(predictors)), sharey=True)
 
         fig, axes = panel_axes(ax, len(PATHWAYS), make)
         for panel, pathway in zip(axes, PATHWAYS):
@@ -198,7 +198,7 @@ class CookbookResult(ResultMixin):
             panel.set_yticks(positions, predictors, fontsize=10)
             panel.xaxis.set_major_locator(MaxNLocator(3))  # few ticks: labels of three narrow panels must not collide
             panel.tick_params(axis="x", labelsize=10)
-        handles = [plt.Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
+        handles = [Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
         if self.margin is not None:
             handles.append(Patch(color="#3ebd93", alpha=0.25, label=f"equivalence margin ±δ = ±{self.margin:g}"))
         if ax is not None:  # the caller's figure keeps its layout: the legend goes into the last panel

@@ -179,12 +179,10 @@ class PredictiveParity(ResultMixin):
         on ``ax`` (a sequence of two axes) when given."""
 
         def make():
-            import matplotlib.pyplot as plt
-
-            from fairpath.report import styled
+            from fairpath.report import new_figure, styled
 
             with styled():
-                return plt.subplots(1, 2, figsize=(9.0, 3.8))
+                return new_figure(1, 2, figsize=(9.0, 3.8))
 
         fig, axes = panel_axes(ax, 2, make)
         plot_ppm_bins(self, axes[0])

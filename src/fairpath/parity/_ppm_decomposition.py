@@ -158,10 +158,9 @@ class PPMDecomposition(ResultMixin):
 
     def plot(self, ax=None):
         """Term I, Term II and PPM per bin of Ŷ with their bootstrap intervals (on ``ax`` when given); returns the Figure."""
-        import matplotlib.pyplot as plt
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 4)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(7, 4)))
         table = self.per_bin_
         for quantity, color in zip(QUANTITIES, ("tab:blue", "tab:orange", "tab:green")):
             label = f"{LABELS[quantity]} (integrated {self.integrated_[INTEGRATED[quantity]].estimate:.3f})"
@@ -202,7 +201,7 @@ def ppm_decomposition(
     predictor : column with the predictions Ŷ; bins are its quantiles over the whole sample.
     y_x0 : the counterfactual outcome Y_{x0} per row: a column name of ``data`` or an array aligned with
         its rows. Only x1 rows are used (for x0 rows Y_{x0} = Y). ``None`` estimates it by causal data
-        adaptation (:class:`fairpath.repair.FairAdapt` on the SFM graph, no resolving variables).
+        adaptation (:class:`fairpath.adaptation.FairAdapt` on the SFM graph, no resolving variables).
     n_bins : number of quantile bins (``fairpath.parity._ppm.quantile_bins``: right-closed, computed once
         on the whole sample; ties merge bins, so fewer may result; a binary predictor uses its two levels).
     n_boot : bootstrap draws, resampling rows within each (bin, group) cell; 0 skips the intervals. The
@@ -212,7 +211,7 @@ def ppm_decomposition(
     seed : seed of the bootstrap and of the adaptation.
     empty_bins : ``"raise"`` (default) when a bin lacks x0 or x1 rows, or ``"drop"`` to leave such bins
         out of the integrated measures with a warning (their per-bin values become NaN).
-    adaptation : keyword arguments of :class:`fairpath.repair.FairAdapt` (for example ``engine``) when
+    adaptation : keyword arguments of :class:`fairpath.adaptation.FairAdapt` (for example ``engine``) when
         ``y_x0`` is None.
     """
     keep, is_x1 = _select_rows(data, sfm, predictor)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
@@ -23,7 +22,7 @@ from fairpath.parity._cookbook import (  # noqa: E402
     verdict_line,
 )
 from fairpath.parity._verdict import verdict_finding  # noqa: E402
-from fairpath.report import Section, format_ci, format_p, provenance_lines, styled, write_report  # noqa: E402
+from fairpath.report import Section, format_ci, format_p, new_figure, provenance_lines, styled, write_report  # noqa: E402
 
 # Element ids of the report's parts (tests and links find them).
 SECTION_IDS = ("verdicts", "sfm-diagram", "decomposition", "predictive-parity", "cookbook", "notes")
@@ -57,7 +56,7 @@ def _names(columns, limit: int = 3) -> str:
 
 def sfm_diagram(sfm, predictors=()):
     """The Standard Fairness Model as a graph: X → W → Y, Z → W, Z → Y, X ↔ Z, and the predictors Ŷ."""
-    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    fig, ax = new_figure(figsize=(8.5, 4.6))
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.axis("off")
@@ -74,7 +73,7 @@ def sfm_diagram(sfm, predictors=()):
         for name, (x, y, label, face, text) in nodes.items()
     }
 
-    fig.canvas.draw()  # lay the boxes out: arrows start and end at their edges
+    fig.draw_without_rendering()  # lay the boxes out: arrows start and end at their edges
     to_data = ax.transData.inverted()
     extents = {name: to_data.transform(box.get_bbox_patch().get_window_extent()) for name, box in boxes.items()}
 
@@ -116,7 +115,7 @@ def decomposition_figure(decomposition, cookbook, ax=None):
 
     def make():
         with styled():
-            return plt.subplots(1, len(panels), figsize=(9.0, 1.9 + 0.5 * len(outcomes)), sharey=True)
+            return new_figure(1, len(panels), figsize=(9.0, 1.9 + 0.5 * len(outcomes)), sharey=True)
 
     fig, axes = panel_axes(ax, len(panels), make)
     positions = np.arange(len(outcomes))[::-1]

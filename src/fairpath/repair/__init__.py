@@ -1,18 +1,6 @@
 """Fair predictors for any business-necessity set: a learner on causal data adaptation's fair twins
 (:mod:`fairpath.adaptation`), constrained learning (the paper's Appendix E), and the SPM–iPPM–AUC frontier across BN sets."""
 
-# The adaptation names are re-exported for code written before they moved to fairpath.adaptation.
-from fairpath.adaptation import (
-    ENGINES,
-    CausalGraph,
-    FairAdapt,
-    ForestQuantileEngine,
-    LinearQuantileEngine,
-    graph_from_sfm,
-    make_engine,
-    resolving_for_bn,
-)
-from fairpath._vocabulary import parse_bn_set
 from fairpath.repair._constrained import ConstrainedLearner, ConstrainedPath
 from fairpath.repair._frontier import BN_OF_RESOLVING, FrontierResult, decision_spm, frontier, parse_bn_sets
 from fairpath.repair._predictor import FairPredictor, encode_features, feature_encoder
@@ -26,22 +14,13 @@ __all__ = [
     "write_frontier_report",
     "write_repair_report",
     "BN_OF_RESOLVING",
-    "CausalGraph",
     "ConstrainedLearner",
     "ConstrainedPath",
-    "ENGINES",
     "RepairResult",
-    "FairAdapt",
     "FairPredictor",
-    "ForestQuantileEngine",
     "FrontierResult",
-    "LinearQuantileEngine",
     "decision_spm",
     "frontier",
-    "graph_from_sfm",
-    "make_engine",
-    "parse_bn_set",
     "parse_bn_sets",
     "repair",
-    "resolving_for_bn",
 ]

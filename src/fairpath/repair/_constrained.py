@@ -43,7 +43,8 @@ from fairpath._validation import (
     check_nonnegative, check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
-from fairpath.causal import check_sfm, decompose
+from fairpath._sfm import check_sfm
+from fairpath.causal import decompose
 
 DEFAULT_LAMBDAS = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, np.inf)
 
@@ -367,10 +368,9 @@ class ConstrainedPath(ResultMixin):
     def plot(self, ax=None):
         """Two panels: held-out effects against λ (dotted: targets) and the held-out AUC (or R²) against λ;
         on ``ax`` (a sequence of two axes) when given."""
-        import matplotlib.pyplot as plt
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
-        fig, (left, right) = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(10, 3.8)))
+        fig, (left, right) = panel_axes(ax, 2, lambda: new_figure(1, 2, figsize=(10, 3.8)))
         lam = self.path["lambda"].to_numpy(dtype=float)
         finite = lam[np.isfinite(lam) & (lam > 0)]
         low, high = (finite.min() / 3, finite.max() * 3) if len(finite) else (1e-3, 1.0)

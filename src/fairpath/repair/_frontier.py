@@ -38,7 +38,8 @@ from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._runs import RunFolder
 from fairpath._seeds import REPEATS, child_seed
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
-from fairpath.causal import check_sfm, decompose
+from fairpath._sfm import check_sfm
+from fairpath.causal import decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
 from fairpath.repair._predictor import FairPredictor, check_fold_sizes, default_forest, encode_features, out_of_fold_scores

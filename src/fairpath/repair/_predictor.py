@@ -15,9 +15,9 @@ from fairpath._validation import (
     Integer, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
     check_outcome_varies, validate_params,
 )
-from fairpath._vocabulary import Engine, Reference, parse_bn_set
+from fairpath._vocabulary import Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
-from fairpath.causal import check_sfm
+from fairpath._sfm import check_sfm
 
 
 # The data an audit of the fair predictor runs on: the outcome's effects there differ from the observed data's.
@@ -186,4 +186,4 @@ class FairPredictor(BaseEstimator):
         if self.resolving is not None:
             raise FairpathInputError("audit() needs the BN set: build the FairPredictor with bn=... instead of resolving=...")
         options.setdefault("data_label", TWIN_LABEL)
-        return audit(self.twin_frame(column), self.sfm, [column], sorted(parse_bn_set(self.bn)), **options)
+        return audit(self.twin_frame(column), self.sfm, [column], list(parse_bn(self.bn)), **options)

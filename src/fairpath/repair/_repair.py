@@ -33,7 +33,7 @@ from fairpath._validation import (
 )
 from fairpath._vocabulary import RESOLVING_ROLE, Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, graph_from_sfm
-from fairpath.causal import check_sfm
+from fairpath._sfm import check_sfm
 from fairpath._exceptions import FairpathInputError
 from fairpath.parity import audit, quantile_bins
 from fairpath.repair._constrained import ConstrainedLearner

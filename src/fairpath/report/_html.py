@@ -23,13 +23,15 @@ _ENV = Environment(loader=PackageLoader("fairpath.report", "templates"), autoesc
 
 
 def figure_to_data_uri(fig, dpi: int = DPI) -> str:
-    """Render a matplotlib figure to a ``data:image/png;base64,...`` URI and close it."""
-    import matplotlib.pyplot as plt
-
+    """Render a matplotlib figure to a ``data:image/png;base64,...`` URI; a figure that pyplot manages (one made
+    with ``plt.subplots``) is closed, so that pyplot lets it go."""
     buffer = io.BytesIO()
     with styled():
         fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
+    if fig.canvas.manager is not None:
+        import matplotlib.pyplot as plt  # already loaded: only pyplot gives a figure a manager
+
+        plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 

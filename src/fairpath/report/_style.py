@@ -35,20 +35,29 @@ SERIES_COLOURS = ("#486581", "#d64545", "#3ebd93", "#f0b429", "#9f7aea", "#2186e
 
 @contextmanager
 def styled():
-    """Matplotlib settings of fairpath's figures, for the figures created (and saved) inside the block."""
+    """Matplotlib settings of fairpath's figures, for the figures created (and saved) inside the block; the backend
+    is never touched (fairpath's figures need none: :func:`new_figure`)."""
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with matplotlib.rc_context(RC):
+        yield
 
-    with plt.rc_context(RC):
-        yield plt
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **options):
+    """``(figure, axes)`` as ``matplotlib.pyplot.subplots(nrows, ncols, figsize=figsize, **options)`` makes them, on a
+    figure that pyplot does not manage: a plot neither selects nor changes the user's backend nor adds to pyplot's
+    open figures (which stay alive until closed); the figure is freed with its last reference, written with
+    ``savefig`` and shown by a notebook. ``options`` go to ``Figure.subplots`` (``sharex``, ``gridspec_kw`` ...)."""
+    from fairpath.report._figure import FairpathFigure
+
+    fig = FairpathFigure(figsize=figsize)
+    return fig, fig.subplots(nrows, ncols, **options)
 
 
 def subplots(nrows: int = 1, ncols: int = 1, *, width: float = FULL_WIDTH, height: float = 4.0, **options):
-    """``plt.subplots`` in fairpath's style (width in inches, at most ``FULL_WIDTH`` for a report)."""
-    with styled() as plt:
-        return plt.subplots(nrows, ncols, figsize=(min(width, FULL_WIDTH), height), **options)
+    """:func:`new_figure` in fairpath's style (width in inches, at most ``FULL_WIDTH`` for a report)."""
+    with styled():
+        return new_figure(nrows, ncols, figsize=(min(width, FULL_WIDTH), height), **options)
 
 
 def legend_below(ax, *, gap: float = 4.0, across_figure: bool = False, **options):

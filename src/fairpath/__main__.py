@@ -1,0 +1,7 @@
+"""``python -m fairpath``: the command line."""
+
+import sys
+
+from fairpath.cli import main
+
+sys.exit(main())
