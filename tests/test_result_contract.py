@@ -277,7 +277,7 @@ def test_plot_returns_a_figure_and_draws_on_given_axes(result):
 
 def test_plots_and_reports_leave_the_backend_and_pyplot_alone(result, tmp_path):
     """Every plot method, the report (write_report) and save draw without selecting or changing the user's backend;
-    the figures of the packages built on fairpath.report are not pyplot's to keep (nor are the text audits')."""
+    no figure is left for pyplot to keep."""
     user_backend = matplotlib.get_backend()
     matplotlib.use("svg")  # not what fairpath would pick, so that a plot setting its own backend is seen
     try:
@@ -288,8 +288,7 @@ def test_plots_and_reports_leave_the_backend_and_pyplot_alone(result, tmp_path):
         result.save(tmp_path / "out")
         assert matplotlib.get_backend() == "svg", f"{type(result).__name__}: {methods}, write_report or save changed the backend"
         assert figures and all(isinstance(figure, matplotlib.figure.Figure) for figure in figures)
-        if type(result).__module__.split(".")[1] in {"causal", "parity", "repair"}:
-            assert plt.get_fignums() == [], f"{type(result).__name__}: a figure left open in pyplot"
+        assert plt.get_fignums() == [], f"{type(result).__name__}: a figure left open in pyplot"
     finally:
         plt.close("all")
         matplotlib.use(user_backend)

@@ -157,11 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    import matplotlib
-
-    # The command line only writes figures to files: a non-interactive backend, set here and nowhere else (the
-    # library never sets one), for the figures still drawn through pyplot (the papers' studies, the text audits).
-    matplotlib.use("Agg")
     from fairpath import _progress
 
     _progress.set_quiet(bool(getattr(args, "quiet", False)))

@@ -9,7 +9,7 @@ import sys
 from fairpath._vocabulary import BN_HELP
 from fairpath.cli import print_note
 from fairpath.cli._common import (
-    add_alias_argument, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, declared_type,
+    add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, declared_type,
     exit_status, parallel_options, predictor_columns, seed_type,
 )
 
@@ -62,8 +62,8 @@ def register(subparsers) -> None:
     add_reading_arguments(parser)
     parser.add_argument("--method", choices=METHODS, help=f"estimator {default('method')}")
     parser.add_argument("--learner", choices=PRESETS, help="nuisance learner (default: stack for debiasing, rf for medDML)")
-    add_alias_argument(parser, "--folds", "--n-folds", type=declared_type("--folds", audit, "n_folds"), deprecated=False,
-                       help=f"cross-fitting folds {default('n_folds')}")
+    parser.add_argument("--folds", "--n-folds", type=declared_type("--folds", audit, "n_folds"),
+                        help=f"cross-fitting folds {default('n_folds')}")
     parser.add_argument("--seed", type=declared_type("--seed", audit, "seed"), help=f"seed of every random step {default('seed')}")
     parser.add_argument("--level", type=declared_type("--level", audit, "level"), help=f"confidence level {default('level')}")
     parser.add_argument("--alpha", type=declared_type("--alpha", audit, "alpha"), help=f"family-wise error level of the Cookbook tests {default('alpha')}")

@@ -13,7 +13,7 @@ from fairpath._io import read_partitioned, read_table
 from fairpath._progress import stage
 from fairpath._validation import Integer, Jobs, Seed, check_columns_present, flag_type
 
-__all__ = ["add_alias_argument", "add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
+__all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
            "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "predictor_columns", "read_data", "read_table", "resolve_level",
            "seed_type", "sfm_from_args", "signature_default"]
 
@@ -28,21 +28,6 @@ def comma_list(text: str | None) -> list[str]:
 def signature_default(func, name: str):
     """The default of ``func``'s parameter ``name``: flags show and use the code's own defaults."""
     return inspect.signature(func).parameters[name].default
-
-
-def add_alias_argument(parser: argparse.ArgumentParser, name: str, *aliases: str, action: str = "store",
-                       deprecated: bool = True, **kwargs) -> None:
-    """The flag ``name``, also reachable as ``aliases``; a deprecated alias prints a note naming ``name``."""
-    base = parser._registry_get("action", action, action)
-
-    class _Alias(base):
-        def __call__(self, parser, namespace, values, option_string=None):
-            if deprecated and option_string in aliases:
-                print(f"fairpath: warning: {option_string} is deprecated; use {name}", file=sys.stderr)
-            super().__call__(parser, namespace, values, option_string)
-
-    kind = "deprecated alias" if deprecated else "alias"
-    parser.add_argument(name, *aliases, action=_Alias, **{**kwargs, "help": f"{kwargs['help']}; {', '.join(aliases)}: {kind}"})
 
 
 def add_predictor_argument(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from fairpath.cli._common import (
-    add_alias_argument,
     add_data_arguments,
     add_parallel_arguments,
     add_predictor_argument,
@@ -37,9 +36,8 @@ def register(subparsers) -> None:
     parser.add_argument("--method", default=default("method"), choices=METHODS, help="estimator")
     parser.add_argument("--learner", default=None, choices=PRESETS,
                         help="nuisance learner (default: stack for debiasing, rf for medDML)")
-    add_alias_argument(parser, "--folds", "--n-folds", type=declared_type("--folds", decompose, "n_folds"), deprecated=False,
-                       default=default("n_folds"),
-                       help="cross-fitting folds")
+    parser.add_argument("--folds", "--n-folds", type=declared_type("--folds", decompose, "n_folds"), default=default("n_folds"),
+                        help="cross-fitting folds")
     parser.add_argument("--seed", type=declared_type("--seed", decompose, "seed"), default=default("seed"), help="seed of the folds and the learners")
     parser.add_argument("--level", type=declared_type("--level", decompose, "level"), default=default("level"), help="confidence level")
     parser.add_argument("--eps", type=declared_type("--eps", decompose, "eps"), default=default("eps"),

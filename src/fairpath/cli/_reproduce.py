@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     theorem1.add_argument("--out", default="fairpath-theorem1", help="output folder (default: %(default)s)")
     theorem1.add_argument("--quick", action="store_true", help="reduced study for a smoke test (under a minute)")
     theorem1.add_argument("--n-jobs", type=flag_type("--n-jobs", Jobs()), default=2,
-                          help="parallel processes (default: %(default)s; -1 = all cores)")
+                          help="parallel threads (default: %(default)s; -1 = all cores)")
     theorem1.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     theorem1.set_defaults(func=_run_theorem1)
     _register_huang(studies)

@@ -453,10 +453,9 @@ class Theorem1Study(ResultMixin):
     def plot_figure7(self, ax=None):
         """iTerm I, iTerm II and iPPM against n with ±1 sd bands (the paper's Figure 7); a second panel
         zooms on the iPPM, with its mean absolute value over repetitions. On ``ax`` (two axes) when given."""
-        import matplotlib.pyplot as plt
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
-        fig, (ax, zoom) = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]}))
+        fig, (ax, zoom) = panel_axes(ax, 2, lambda: new_figure(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]}))
         for quantity in FIGURE7_QUANTITIES:
             _band(ax, self.figure7[self.figure7["quantity"] == quantity], _COLORS[quantity], LABELS[quantity])
         truth = self.figure7[self.figure7["quantity"] == "iterm1"]
@@ -482,10 +481,9 @@ class Theorem1Study(ResultMixin):
 
     def plot_figure8(self, ax=None):
         """Term I per bin: adapted estimate (mean ± 1 sd) against the SCM truth (the paper's Figure 8), on ``ax`` when given."""
-        import matplotlib.pyplot as plt
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(8, 4.5)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(8, 4.5)))
         table = self.figure8
         ax.plot(table["bin"], table["term1_mean"], color="black", label="estimated (causal data adaptation)")
         ax.fill_between(table["bin"], table["term1_mean"] - table["term1_sd"], table["term1_mean"] + table["term1_sd"],
@@ -504,15 +502,12 @@ class Theorem1Study(ResultMixin):
 
     def save(self, out: Path) -> dict[str, Path]:
         """Write figure7.png, figure8.png, the tables as CSV, summary.json and report.html; return their paths."""
-        import matplotlib.pyplot as plt
-
         out.mkdir(parents=True, exist_ok=True)
         paths = {"figure7": out / "figure7.png", "figure8": out / "figure8.png", "linear": out / "linear_check.png"}
         figures = {"figure7": self.plot_figure7, "figure8": self.plot_figure8, "linear": self.linear.plot}
         for key, draw in figures.items():
             fig = draw()
             save_figure(fig, paths[key], dpi=130, bbox_inches="tight")
-            plt.close(fig)
         paths["figure7_csv"] = out / "figure7.csv"
         write_csv(self.figure7, paths["figure7_csv"])
         paths["figure8_csv"] = out / "figure8.csv"

@@ -119,7 +119,7 @@ class TextAuditResult(ResultMixin):
     def plot(self, ax=None, *, scorer: str | None = None):
         """Score distribution of every value (box plots, values ordered by mean score) of ``scorer`` (default:
         the first); on ``ax`` when given."""
-        import matplotlib.pyplot as plt
+        from fairpath.report import new_figure
 
         scorer = scorer or self.scorers[0]
         if scorer not in self.fairness:
@@ -127,7 +127,7 @@ class TextAuditResult(ResultMixin):
         column = f"score_{scorer}"
         order = self.samples.groupby("value")[column].mean().sort_values().index.tolist()
         data = [self.samples.loc[self.samples["value"] == v, column].to_numpy() for v in order]
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(max(6.0, 0.32 * len(order) + 2), 4)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(max(6.0, 0.32 * len(order) + 2), 4)))
         ax.boxplot(data, showmeans=True)
         ax.set_xticks(range(1, len(order) + 1), order, rotation=60, ha="right")
         ax.set_ylabel(f"{scorer} score (0 negative, 1 positive)")

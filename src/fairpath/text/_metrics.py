@@ -488,12 +488,10 @@ class FairnessResult(ResultMixin):
 
     def plot(self, ax=None, *, k: int = 10):
         """The ``k`` pairs with the largest W1 (of all pairs), each with its permutation null mean; on ``ax`` when given."""
-        import matplotlib.pyplot as plt
-
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
         top = self.per_pair.head(k).iloc[::-1]
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(7, 0.35 * len(top) + 1.4)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(7, 0.35 * len(top) + 1.4)))
         labels = top["value_a"] + " vs " + top["value_b"]
         ax.barh(labels, top["w1"], color="#486581")
         ax.scatter(top["null_mean"], labels, color="#b42318", marker="|", s=200, zorder=3, label="null mean of the pair")
@@ -652,11 +650,9 @@ class ModelComparison(ResultMixin):
     def plot(self, ax=None):
         """Each model's individual and group fairness side by side, each pair labelled with its difference
         and the permutation test's Holm p (no interval: none has verified coverage); on ``ax`` when given."""
-        import matplotlib.pyplot as plt
+        from fairpath.report import legend_below, new_figure
 
-        from fairpath.report import legend_below
-
-        fig, (ax,) = panel_axes(ax, 1, lambda: plt.subplots(figsize=(5.5, 3.6)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(5.5, 3.6)))
         positions = np.arange(2)
         pairs = ((self.individual_a, self.individual_b, self.individual), (self.group_a, self.group_b, self.group))
         ax.bar(positions - 0.2, [a for a, _, _ in pairs], 0.4, color="#486581", label="model A")

@@ -156,14 +156,13 @@ class DebiasStudyResult(ResultMixin):
     def plot(self, ax=None, *, scorer: str = "vader"):
         """Trade-off figure: individual fairness against S.S. and against perplexity, one line per regularizer;
         on ``ax`` (a sequence of two axes) when given."""
-        import matplotlib.pyplot as plt
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
         rows = self.evaluations[self.evaluations["scorer"] == scorer]
         if rows.empty:
             raise FairpathInputError(f"no evaluations for scorer {scorer!r}; scorers: {sorted(self.evaluations['scorer'].unique())}")
         base = rows[rows["model"] == BASE]
-        fig, axes = panel_axes(ax, 2, lambda: plt.subplots(1, 2, figsize=(10, 4)))
+        fig, axes = panel_axes(ax, 2, lambda: new_figure(1, 2, figsize=(10, 4)))
         for panel, column, label in ((axes[0], "ss", "S.S. (share of relevant continuations)"),
                                      (axes[1], "perplexity", "perplexity on held-out text")):
             if rows[column].isna().all():
@@ -187,10 +186,9 @@ class DebiasStudyResult(ResultMixin):
 
     def plot_training(self):
         """Fairness loss per step of every training run."""
-        import matplotlib.pyplot as plt
-        from fairpath.report import legend_below
+        from fairpath.report import legend_below, new_figure
 
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+        fig, ax = new_figure(figsize=(7, 3.5))
         for name, log in self.training.items():
             history = log.get("history", [])
             if history:
