@@ -57,7 +57,7 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     capsys.readouterr()
     assert main(["reproduce", "compas", "--quick", "--quiet", "--data", str(data), "--out", str(out)]) == 0
     assert json.loads((out / "summary.json").read_text())["steps_run"] == []  # all steps loaded
-    with pytest.raises(FairpathInputError, match="other settings"):
+    with pytest.raises(FairpathInputError, match=r"steps. holds paper study results computed with other seed; use another output folder"):
         reproduce_compas(out, data=data, quick=True, seed=1, progress=False)
 
 
