@@ -63,7 +63,7 @@ def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | s
     started = time.perf_counter()
     result = decompose(data, sample.sfm, seed=rep, learner=learner, n_rep=n_rep, n_folds=n_folds, n_jobs=1, measures=MEASURES,
                        **options)
-    record = {"model": model, "rep": rep, "n_rep": result.settings_["n_rep"], "seconds": time.perf_counter() - started,
+    record = {"model": model, "rep": rep, "n_rep": result.settings["n_rep"], "seconds": time.perf_counter() - started,
               "loadavg": os.getloadavg()[0], "level": level}
     for measure in MEASURES:
         e = result.estimate(measure, column)

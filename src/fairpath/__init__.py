@@ -4,10 +4,11 @@ The package is built in layers; a module imports its own layer and lower ones on
 packages only public names (``tests/test_layers.py`` enforces both). Lowest first:
 
 1. core: ``fairpath._*.py`` (exceptions, statistics, results, vocabulary, I/O, validation, progress,
-   parallel backends) and ``fairpath.report`` (self-contained HTML reports);
-2. ``fairpath.causal``: the Standard Fairness Model and the counterfactual decomposition;
+   parallel backends, run folders, the Standard Fairness Model, the measures' algebra, the learners)
+   and ``fairpath.report`` (self-contained HTML reports);
+2. ``fairpath.causal``: the counterfactual decomposition;
 3. ``fairpath.datasets``: COMPAS / Census loaders and synthetic SFMs with known effects. They are
-   built on ``causal``'s SFM and measures and used only by the layers above (studies, demo, tests),
+   built on the core's SFM and measures and used only by the layers above (studies, demo, tests),
    so the estimators never depend on example data;
 4. ``fairpath.adaptation``: causal graphs, ``FairAdapt`` (fair twins) and the quantile engines;
 5. ``fairpath.parity``: predictive parity, its decomposition, the Business Necessity Cookbook, the audit;
@@ -24,8 +25,8 @@ __all__ = ["__version__", "FairpathInputError", "Estimate"]
 
 
 def __getattr__(name: str):
-    # Estimate loads scipy.stats (about 2 s): on first access, so that ``import fairpath.cli`` (and
-    # ``fairpath --help``) stays light. Every other name of the package lives in its subpackages.
+    # Estimate's module loads numpy: on first access, so that ``import fairpath.cli`` (and ``fairpath --help``)
+    # stays light. Every other name of the package lives in its subpackages.
     if name == "Estimate":
         from fairpath._stats import Estimate
 

@@ -252,8 +252,8 @@ def test_meddml_trims_at_eps_by_default():
     sample = make_confounded_sfm(1500, seed=2)
     with pytest.warns(UserWarning, match="propensity outside"):
         result = decompose(sample.data, sample.sfm, method="medDML", seed=1, eps=0.2, nboot2=20, measures=COUNTERFACTUAL)
-    assert result.settings_["trim"] and result.n_trimmed_ == result.n_extreme_ > 0
-    assert not decompose(sample.data, sample.sfm, seed=1, measures=["tv"]).settings_["trim"]
+    assert result.settings["trim"] and result.n_trimmed_ == result.n_extreme_ > 0
+    assert not decompose(sample.data, sample.sfm, seed=1, measures=["tv"]).settings["trim"]
 
 
 def test_bootstrap_streams_in_chunks_with_the_numbers_of_one_dense_draw(monkeypatch):

@@ -64,8 +64,8 @@ def test_y_and_measures_without_mu_do_not_change(fits):
         # tv uses no regression, and ctfse only μ(x, z), which is still fitted to the same values
         assert known.estimate("tv", name).estimate == estimated.estimate("tv", name).estimate
         assert known.estimate("ctfse", name).estimate == pytest.approx(estimated.estimate("ctfse", name).estimate, abs=1e-12)
-    assert known.settings_["known_means"] == ["blind", "aware"]
-    assert estimated.settings_["known_means"] == []
+    assert known.settings["known_means"] == ["blind", "aware"]
+    assert estimated.settings["known_means"] == []
 
 
 def test_nested_means_are_fitted_to_the_function(fits):
@@ -109,5 +109,5 @@ def test_meddml_takes_the_function_too(sample):
     known = decompose(data, sfm, ["blind"], predictor_functions={"blind": _never_reads_x}, **common)
     assert known.estimate("ctfde").estimate == estimated.estimate("ctfde").estimate  # Y: same refits
     assert known.estimate("ctfde", "blind").estimate != estimated.estimate("ctfde", "blind").estimate
-    assert known.settings_["known_means"] == ["blind"]
+    assert known.settings["known_means"] == ["blind"]
 

@@ -88,7 +88,7 @@ def test_repeated_cross_fitting_aggregates_the_splits_by_their_mean(sample):
     e = three.estimate("ctfie")
     assert e.estimate == pytest.approx(theta.mean(), rel=1e-12)
     assert e.se == pytest.approx(np.sqrt(np.mean(se ** 2 + (theta - theta.mean()) ** 2)), rel=1e-12)
-    assert e.se >= np.sqrt(np.mean(se ** 2)) - 1e-15 and three.settings_["n_rep"] == 3
+    assert e.se >= np.sqrt(np.mean(se ** 2)) - 1e-15 and three.settings["n_rep"] == 3
     parts = {m: three.estimate(m).estimate for m in measures}
     assert parts["tv"] == pytest.approx(parts["ctfde"] - parts["ctfie"] - parts["ctfse"], abs=1e-12)
     # ψ contrasts and paired differences aggregate the same way
@@ -101,7 +101,7 @@ def test_auto_splits_follow_the_number_of_rows(sample):
     as n_rep=5; one split from that many rows on, for medDML and with a bootstrap; a number stays."""
     auto = decompose(sample.data, sample.sfm, learner="linear", seed=3, measures=COUNTERFACTUAL)
     five = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=5, measures=COUNTERFACTUAL)
-    assert len(sample.data) < AUTO_SPLITS_BELOW_ROWS and (AUTO_SPLITS, auto.settings_["n_rep"]) == (5, 5)
+    assert len(sample.data) < AUTO_SPLITS_BELOW_ROWS and (AUTO_SPLITS, auto.settings["n_rep"]) == (5, 5)
     pd.testing.assert_frame_equal(auto.to_frame(), five.to_frame())
     debiasing, med = ESTIMATION_METHODS["debiasing"], ESTIMATION_METHODS["medDML"]
     assert resolve_n_rep("auto", AUTO_SPLITS_BELOW_ROWS - 1, debiasing, n_boot=0) == 5
@@ -109,7 +109,7 @@ def test_auto_splits_follow_the_number_of_rows(sample):
     assert resolve_n_rep("auto", 100, med, n_boot=0) == 1 and resolve_n_rep("auto", 100, debiasing, n_boot=200) == 1
     assert resolve_n_rep(3, 10**6, debiasing, n_boot=0) == 3
     booted = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_boot=50, measures=COUNTERFACTUAL)
-    assert booted.settings_["n_rep"] == 1 and len(booted.fits_["y"].draws) == 50
+    assert booted.settings["n_rep"] == 1 and len(booted.fits_["y"].draws) == 50
 
 
 def test_repeated_cross_fitting_on_dask_equals_the_local_run(sample):

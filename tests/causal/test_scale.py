@@ -21,7 +21,7 @@ def large():
 
 def test_a_200000_row_decomposition_uses_the_large_data_settings_and_finds_the_truth_within_3_se(large):
     sample, result = large
-    assert (result.settings_["n_folds"], result.settings_["learner"], result.settings_["n_rep"]) == (LARGE_FOLDS, "stack", 1)
+    assert (result.settings["n_folds"], result.settings["learner"], result.settings["n_rep"]) == (LARGE_FOLDS, "stack", 1)
     for measure in MAIN:
         found = result.estimate(measure)
         assert abs(found.estimate - sample.truth[measure]) <= 3 * found.se, (measure, found, sample.truth[measure])
@@ -32,7 +32,7 @@ def test_folds_and_learner_follow_the_size():
     assert [resolve_n_folds("auto", n) for n in (2000, LARGE_ROWS - 1, LARGE_ROWS)] == [SMALL_FOLDS, SMALL_FOLDS, LARGE_FOLDS]
     assert resolve_n_folds(7, 10**6) == 7
     small = make_mixed_sfm(2000, seed=1)
-    settings = decompose(small.data, small.sfm, seed=1, measures=["tv"]).settings_
+    settings = decompose(small.data, small.sfm, seed=1, measures=["tv"]).settings
     assert (settings["n_folds"], settings["learner"]) == (SMALL_FOLDS, "stack")
 
 
@@ -111,7 +111,7 @@ def test_a_dask_dataframe_is_decomposed_on_the_workers_with_the_local_numbers(cl
         remote = decompose(dd.from_pandas(data, npartitions=4), sample.sfm, seed=3, n_rep=2, scheduler=cluster)
     pd.testing.assert_frame_equal(local.to_frame(), remote.to_frame())
     assert remote.counts_["n_excluded"] == 31 and remote.encoded_ == local.encoded_
-    assert "Dask DataFrame of 4 partitions" in remote.settings_["provenance"]["call"]
+    assert "Dask DataFrame of 4 partitions" in remote.settings["provenance"]["call"]
 
 
 @pytest.mark.parametrize("change, message", [

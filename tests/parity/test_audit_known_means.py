@@ -17,7 +17,7 @@ def test_audit_passes_the_functions_and_says_so():
     data, sfm = sample.data.assign(blind=_never_reads_x(sample.data)), sample.sfm
     result = audit(data, sfm, ["blind"], "SE", predictor_functions={"blind": _never_reads_x}, learner="linear", n_boot=20,
                    progress=False)
-    assert result.settings_["known_means"] == ["blind"]
+    assert result.settings["known_means"] == ["blind"]
     assert any("E[Ŷ | x, z, w] of blind evaluated from the predictor's function" in note for note in result.notes_)
     de = result.cookbook_.tests_.set_index(["predictor", "pathway"]).loc[("blind", "DE")]
     assert de["estimate"] == 0.0 and de["verdict"] != "violation"

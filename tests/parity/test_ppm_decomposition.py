@@ -68,7 +68,7 @@ def test_adapted_counterfactual_recovers_the_linear_closed_form():
     data = sample.data.assign(y_hat=sample.outcome_mean(sample.data))
     result = ppm_decomposition(data, sample.sfm, "y_hat", None, n_boot=0, adaptation={"engine": "linear"})
     assert result.integrated_["iterm1"].estimate == pytest.approx(1.7, abs=0.05)
-    assert result.settings_["y_x0"] == "adaptation"
+    assert result.settings["y_x0"] == "adaptation"
 
 
 def test_adapted_counterfactual_on_appendix_a2_is_close_to_the_truth(a2):

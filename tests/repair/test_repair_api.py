@@ -33,7 +33,7 @@ def test_the_summary_opens_with_the_verdict_and_the_p_of_its_claim(result):
     assert first.startswith("Repaired predictor (fair: a learner on the fair twins), judged on 180 held-out rows: fair: ")
     assert f"{result.status} under BN = {{SE}}" in first and "Holm p" in first
     assert result.status in ("SUCCESS", "FAIL") and result.status == result.audit_.status["fair"]
-    assert len(result.held_out_) == 180 and result.settings_["n_held_out"] == 180
+    assert len(result.held_out_) == 180 and result.settings["n_held_out"] == 180
 
 
 def test_accuracy_of_both_predictors_is_recomputed_from_the_held_out_scores(result, sample):
@@ -52,7 +52,7 @@ def test_accuracy_of_both_predictors_is_recomputed_from_the_held_out_scores(resu
 
 
 def test_predictive_parity_of_both_predictors_is_stated_and_judged(result, sample):
-    n_bins = result.settings_["n_bins_used"]
+    n_bins = result.settings["n_bins_used"]
     for name in ("fair", "unconstrained"):
         again = predictive_parity(result.held_out_, sample.sfm, name, n_bins=n_bins, n_boot=40, seed=0)
         assert result.parity_[name].ippm_.estimate == pytest.approx(again.ippm_.estimate, abs=1e-12)

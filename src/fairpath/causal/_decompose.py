@@ -263,7 +263,7 @@ def decompose(
         which halves the work for tv, ctfde, ctfie, ctfse.
     n_folds : cross-fitting folds; each group needs ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold.
         ``"auto"`` (default): 5 below ``LARGE_ROWS`` rows, 2 from there (each fold then holds at
-        least 50,000 rows); ``settings_["n_folds"]`` holds the number used.
+        least 50,000 rows); ``settings["n_folds"]`` holds the number used.
     seed : seeds the folds, the learners and the bootstrap: the same seed gives the same numbers.
     level : confidence level of the intervals.
     eps : positivity bound: propensities P(x1|z), P(x1|z,w) outside [eps, 1 − eps] are clipped to
@@ -283,7 +283,7 @@ def decompose(
         ``n_rep`` times the fits. Needs ``n_boot=0``. ``"auto"`` (default): ``AUTO_SPLITS`` (5)
         splits below ``AUTO_SPLITS_BELOW_ROWS`` (5000) rows, where one split's intervals measurably
         undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.97 with five), else 1; always 1
-        for medDML or with ``n_boot``. ``settings_["n_rep"]`` holds the number used.
+        for medDML or with ``n_boot``. ``settings["n_rep"]`` holds the number used.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
     scheduler, workers : run the cross-fitting folds, the n_rep splits, the medDML refits and the bootstrap
         blocks as Dask tasks, on the scheduler at this address (or a ``distributed.Client``) or on one
@@ -293,7 +293,7 @@ def decompose(
         partition on the workers and never gathered here (see ``fairpath.causal._distributed``).
     progress : show progress bars (cross-fitting, medDML refits, splits) on stderr when it is a terminal.
     provenance : what the result was computed from (see :func:`fairpath.report.provenance`), kept in
-        ``settings_["provenance"]`` and shown by the report; by default this call, the data named by the
+        ``settings["provenance"]`` and shown by the report; by default this call, the data named by the
         SHA-256 of its values, and the package versions.
     """
     measures = MEASURES if measures is None else (measures,) if isinstance(measures, str) else tuple(measures)

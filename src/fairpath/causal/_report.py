@@ -31,7 +31,7 @@ def significant(estimate) -> bool:
 
 def verdict_line(decomposition, outcome: str) -> str:
     """``y: TV +8.64 pp (95% CI [...], p < 1e-16) = Ctf-DE … − Ctf-IE … − Ctf-SE …; significant: …``."""
-    share = outcome in decomposition.settings_.get("share_outcomes", [])
+    share = outcome in decomposition.settings.get("share_outcomes", [])
     measures = [m for m in HEADLINE_MEASURES if m in decomposition.measures]
     estimates = {m: decomposition.estimate(m, outcome) for m in measures}
     level = decomposition.level
@@ -50,7 +50,7 @@ def verdict_line(decomposition, outcome: str) -> str:
 def headline(decomposition) -> list[str]:
     """What was found, one line per outcome, after a warning when the effects are not estimable."""
     units = ("percentage points (pp) for outcomes within [0, 1]"
-             if decomposition.settings_.get("share_outcomes") else "the outcome's units")
+             if decomposition.settings.get("share_outcomes") else "the outcome's units")
     lines = [f"Effects of {decomposition.sfm.x} = {decomposition.sfm.x1} against {decomposition.sfm.x0}, in {units}; "
              f"p of H0: the effect is 0."]
     if not decomposition.estimable:
@@ -81,8 +81,8 @@ def write_decomposition_report(decomposition, path) -> Path:
                    anchor="decomposition").add_figure(decomposition.plot(), f"Bars: estimates; whiskers: {level:.0%} confidence intervals.")
     bars.add_table(estimates_table(decomposition), f"Every measure with its {level:.0%} CI, in outcome units (estimates.csv, results.json)")
     overlap = Section("Overlap", f"<p>{html.escape(decomposition.overlap_line())}</p>", anchor="overlap")
-    settings = {k: str(v) for k, v in decomposition.settings_.items() if k != "provenance"}
+    settings = {k: str(v) for k, v in decomposition.settings.items() if k != "provenance"}
     settings.update({f"rows {k}": str(v) for k, v in decomposition.counts_.items()})
     settings["time"] = f"{decomposition.seconds_:.1f} s"
-    settings.update(provenance_lines(decomposition.settings_["provenance"]))
+    settings.update(provenance_lines(decomposition.settings["provenance"]))
     return write_report(path, f"fairpath decompose: {decomposition.sfm.x}", [bars, overlap], summary, settings)

@@ -74,7 +74,7 @@ class CausalDecomposition(ResultMixin):
 
     sfm = ReadOnly()
     fits_ = ReadOnly()
-    settings_ = ReadOnly()
+    settings = ReadOnly()
     counts_ = ReadOnly()
     overlap_ = ReadOnly()
     seconds_ = ReadOnly()
@@ -85,7 +85,7 @@ class CausalDecomposition(ResultMixin):
                  overlap: dict):
         self.sfm = sfm
         self.fits_ = fits
-        self.settings_ = settings
+        self.settings = settings
         self.counts_ = counts
         self.overlap_ = overlap
         self.seconds_ = seconds
@@ -106,7 +106,7 @@ class CausalDecomposition(ResultMixin):
     @property
     def measures(self) -> tuple[str, ...]:
         """The measures this decomposition estimated (``decompose(measures=...)``)."""
-        return tuple(self.settings_.get("measures", MEASURES))
+        return tuple(self.settings.get("measures", MEASURES))
 
     @property
     def estimable(self) -> bool:
@@ -135,7 +135,7 @@ class CausalDecomposition(ResultMixin):
         estimate, se = _over_splits(row_sets)
         if draws is None:
             return Estimate.from_se(estimate, se, self.level)
-        estimate = resolve_method(self.settings_["method"]).point_estimate(estimate, draws)
+        estimate = resolve_method(self.settings["method"]).point_estimate(estimate, draws)
         return Estimate.from_draws(estimate, draws, self.level)
 
     def estimate(self, measure: str, outcome: str | None = None) -> Estimate:
@@ -208,8 +208,8 @@ class CausalDecomposition(ResultMixin):
         counts = self.counts_
         lines = [
             f"Causal decomposition of {self.sfm}",
-            f"method {self.settings_['method']}, learner {self.settings_['learner']}, {self.settings_['n_folds']} folds, "
-            f"seed {self.settings_['seed']}; n = {counts['n']} (x0: {counts['n_x0']}, x1: {counts['n_x1']})",
+            f"method {self.settings['method']}, learner {self.settings['learner']}, {self.settings['n_folds']} folds, "
+            f"seed {self.settings['seed']}; n = {counts['n']} (x0: {counts['n_x0']}, x1: {counts['n_x1']})",
         ]
         if counts["n_excluded"]:
             lines.append(f"{counts['n_excluded']} rows excluded: X neither x0 nor x1")
@@ -222,8 +222,8 @@ class CausalDecomposition(ResultMixin):
 
     def overlap_line(self) -> str:
         """Overlap diagnostic: rows with a propensity outside [eps, 1 − eps] and the range per group."""
-        o, eps = self.overlap_, self.settings_["eps"]
-        action = f"{self.counts_['n_trimmed']} trimmed" if self.settings_["trim"] else "clipped to the bounds"
+        o, eps = self.overlap_, self.settings["eps"]
+        action = f"{self.counts_['n_trimmed']} trimmed" if self.settings["trim"] else "clipped to the bounds"
         ranges = "; ".join(
             f"{g}: P(x1|z) [{r['p_x1_z_min']:.3f}, {r['p_x1_z_max']:.3f}], P(x1|z,w) [{r['p_x1_zw_min']:.3f}, {r['p_x1_zw_max']:.3f}]"
             for g, r in o["propensity"].items()
@@ -252,7 +252,7 @@ class CausalDecomposition(ResultMixin):
         return paths
 
     def _repr_fields(self) -> dict:
-        return {"method": self.settings_["method"], "n": self.counts_["n"], "outcomes": len(self.outcomes),
+        return {"method": self.settings["method"], "n": self.counts_["n"], "outcomes": len(self.outcomes),
                 "measures": len(self.measures)}
 
     def to_dict(self) -> dict:
@@ -261,7 +261,7 @@ class CausalDecomposition(ResultMixin):
             for outcome in self.outcomes
         }
         return {
-            "sfm": self.sfm.to_dict(), "settings": self.settings_, "counts": self.counts_,
+            "sfm": self.sfm.to_dict(), "settings": self.settings, "counts": self.counts_,
             "overlap": self.overlap_, "estimable": self.estimable,
             "encoded_columns": self.encoded_, "seconds": self.seconds_, "level": self.level,
             "descriptions": DESCRIPTIONS, "estimates": estimates,

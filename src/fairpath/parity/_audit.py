@@ -34,7 +34,7 @@ class AuditResult(ResultMixin):
     decomposition_ : :class:`fairpath.causal.CausalDecomposition` of Y and every predictor.
     parity_ : dict predictor -> :class:`PredictiveParity`.
     cookbook_ : :class:`CookbookResult` with the verdicts.
-    settings_ : every setting needed to reproduce the audit, with counts and package versions.
+    settings : every setting needed to reproduce the audit, with counts and package versions.
     notes_ : warnings worth reading (excluded rows, predictors equal to Y, trimmed rows, ...).
     """
 
@@ -43,16 +43,16 @@ class AuditResult(ResultMixin):
     decomposition_ = ReadOnly()
     parity_ = ReadOnly()
     cookbook_ = ReadOnly()
-    settings_ = ReadOnly()
+    settings = ReadOnly()
     notes_ = ReadOnly()
 
-    def __init__(self, sfm, predictors, decomposition_, parity_, cookbook_, settings_, notes_):
+    def __init__(self, sfm, predictors, decomposition_, parity_, cookbook_, settings, notes_):
         self.sfm = sfm
         self.predictors = list(predictors)
         self.decomposition_ = decomposition_
         self.parity_ = parity_
         self.cookbook_ = cookbook_
-        self.settings_ = settings_
+        self.settings = settings
         self.notes_ = notes_
 
     @property
@@ -63,12 +63,12 @@ class AuditResult(ResultMixin):
     @property
     def outcome_label(self) -> str:
         """The outcome named with the data it was measured on, e.g. ``y (observed)`` or ``y (on the fair twins)``."""
-        return f"{self.sfm.y} ({self.settings_['data_label']})"
+        return f"{self.sfm.y} ({self.settings['data_label']})"
 
     @property
     def percent(self) -> bool:
         """Whether effects are said in percentage points (a 0/1 outcome)."""
-        return all(p.settings_["binary_y"] for p in self.parity_.values())
+        return all(p.settings["binary_y"] for p in self.parity_.values())
 
     def summary_lines(self) -> list[str]:
         return [self.decomposition_.summary_line(outcome, label=self.outcome_label if outcome == self.sfm.y else None)
@@ -94,7 +94,7 @@ class AuditResult(ResultMixin):
     def bn_parity_line(self) -> str:
         """What the BN set implies for predictive parity (Theorem 1), with the outcome's effects on these data."""
         return bn_parity_sentence(self.cookbook_.bn, self.sfm.y, self.cookbook_.outcome_effects_,
-                                  data_label=self.settings_["data_label"], percent=self.percent)
+                                  data_label=self.settings["data_label"], percent=self.percent)
 
     def to_frame(self) -> pd.DataFrame:
         """All estimates in long form: subject (Y or a predictor), measure, estimate, se, ci_low, ci_high, level."""
@@ -104,7 +104,7 @@ class AuditResult(ResultMixin):
     def flat_settings(self) -> dict[str, str]:
         """Settings as display strings (the report's reproducibility block)."""
         flat = {}
-        for key, value in self.settings_.items():
+        for key, value in self.settings.items():
             if isinstance(value, dict):
                 flat.update({f"{key}.{k}": str(v) for k, v in value.items()})
             else:
@@ -116,7 +116,7 @@ class AuditResult(ResultMixin):
             "sfm": self.sfm.to_dict(),
             "predictors": self.predictors,
             "status": self.status,
-            "settings": self.settings_,
+            "settings": self.settings,
             "decomposition": self.decomposition_.to_dict(),
             "predictive_parity": {p: r.to_dict() for p, r in self.parity_.items()},
             "cookbook": self.cookbook_.to_dict(),
@@ -124,7 +124,7 @@ class AuditResult(ResultMixin):
         }
 
     def _repr_fields(self) -> dict:
-        return {"predictors": self.predictors, "bn": self.settings_["bn"], "status": self.status}
+        return {"predictors": self.predictors, "bn": self.settings["bn"], "status": self.status}
 
     def summary(self) -> str:
         lines = [*self.verdict_lines(), f"AuditResult for {self.sfm}", *self.summary_lines()]
@@ -277,8 +277,8 @@ def audit(
     cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
     steps.update()
     steps.close()
-    if decomposition.settings_["known_means"]:
-        notes.append(f"E[Ŷ | x, z, w] of {', '.join(decomposition.settings_['known_means'])} evaluated from the predictor's function "
+    if decomposition.settings["known_means"]:
+        notes.append(f"E[Ŷ | x, z, w] of {', '.join(decomposition.settings['known_means'])} evaluated from the predictor's function "
                      "(exact, not estimated), so no regression error of that mean enters its measures")
     if not decomposition.estimable:
         notes.append(f"NOT ESTIMABLE: {decomposition.overlap_['share_outside']:.0%} of rows have a propensity outside "
@@ -297,8 +297,8 @@ def audit(
         "alpha": alpha,
         "margin": margin,
         "method": method,
-        "learner": decomposition.settings_["learner"],
-        "known_means": decomposition.settings_["known_means"],
+        "learner": decomposition.settings["learner"],
+        "known_means": decomposition.settings["known_means"],
         "n_folds": n_folds,
         "seed": seed,
         "level": level,
@@ -307,7 +307,7 @@ def audit(
         "eps": eps,
         "trim": trim,
         "nboot1": nboot1,
-        "n_rep": decomposition.settings_["n_rep"],
+        "n_rep": decomposition.settings["n_rep"],
         "counts": {"n": len(data), "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
                    "n_trimmed": decomposition.n_trimmed_},
         "versions": package_versions(),

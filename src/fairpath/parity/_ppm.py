@@ -113,9 +113,9 @@ class PredictiveParity(ResultMixin):
     n_ = ReadOnly()
     n_excluded_ = ReadOnly()
     n_boot_incomplete_ = ReadOnly()
-    settings_ = ReadOnly()
+    settings = ReadOnly()
 
-    def __init__(self, predictor, outcome, bins_, ippm_, ippm_weighted_, spm_, auc_, n_, n_excluded_, n_boot_incomplete_, settings_):
+    def __init__(self, predictor, outcome, bins_, ippm_, ippm_weighted_, spm_, auc_, n_, n_excluded_, n_boot_incomplete_, settings):
         self.predictor = predictor
         self.outcome = outcome
         self.bins_ = bins_
@@ -126,7 +126,7 @@ class PredictiveParity(ResultMixin):
         self.n_ = n_
         self.n_excluded_ = n_excluded_
         self.n_boot_incomplete_ = n_boot_incomplete_
-        self.settings_ = settings_
+        self.settings = settings
 
     def measures(self) -> dict[str, Estimate]:
         found = {"ippm": self.ippm_, "ippm_weighted": self.ippm_weighted_, "spm": self.spm_}
@@ -160,7 +160,7 @@ class PredictiveParity(ResultMixin):
             "n": self.n_,
             "n_excluded": self.n_excluded_,
             "n_boot_incomplete": self.n_boot_incomplete_,
-            "settings": self.settings_,
+            "settings": self.settings,
         }
 
     def _repr_fields(self) -> dict:
@@ -211,19 +211,19 @@ def plot_calibration(result: PredictiveParity, ax) -> None:
     from fairpath.report import legend_below
 
     bins = result.bins_
-    labels = result.settings_["group_labels"]
-    binary = result.settings_.get("binary_y", False)
+    labels = result.settings["group_labels"]
+    binary = result.settings.get("binary_y", False)
     for group, colour in (("x0", "#2f80ed"), ("x1", "#f2994a")):
         ax.plot(bins[f"mean_pred_{group}"], bins[f"mean_y_{group}"], marker="o", color=colour, label=labels[group])
         if binary:
-            low, high = wilson_interval(bins[f"mean_y_{group}"].to_numpy(), bins[f"n_{group}"].to_numpy(), result.settings_["level"])
+            low, high = wilson_interval(bins[f"mean_y_{group}"].to_numpy(), bins[f"n_{group}"].to_numpy(), result.settings["level"])
             ax.fill_between(bins[f"mean_pred_{group}"], low, high, color=colour, alpha=0.18, linewidth=0)
     low = np.nanmin(bins[["mean_pred_x0", "mean_pred_x1", "mean_y_x0", "mean_y_x1"]].to_numpy())
     high = np.nanmax(bins[["mean_pred_x0", "mean_pred_x1", "mean_y_x0", "mean_y_x1"]].to_numpy())
     ax.plot([low, high], [low, high], color="grey", linestyle=":", linewidth=1, label="ŷ = E[Y]")
     ax.set_xlabel(f"mean {result.predictor} in bin", fontsize=10)
     ax.set_ylabel(f"mean {result.outcome} in bin", fontsize=10)
-    ax.set_title("Calibration by group" + (f" ({result.settings_['level']:.0%} bands)" if binary else ""), fontsize=11)
+    ax.set_title("Calibration by group" + (f" ({result.settings['level']:.0%} bands)" if binary else ""), fontsize=11)
     legend_below(ax, fontsize=10, ncol=3)
 
 
@@ -351,5 +351,5 @@ def predictive_parity(
         n_=n,
         n_excluded_=prepared.n_excluded,
         n_boot_incomplete_=n_incomplete,
-        settings_=settings,
+        settings=settings,
     )

@@ -58,7 +58,7 @@ class PPMDecomposition(ResultMixin):
     n_ = ReadOnly()
     n_excluded_ = ReadOnly()
     incomplete_bins_ = ReadOnly()
-    settings_ = ReadOnly()
+    settings = ReadOnly()
 
     def __init__(self, per_bin, integrated, *, predictor, outcome, x, x0, x1, n_x0, n_x1, n_excluded,
                  incomplete_bins, settings, bin_estimates):
@@ -72,7 +72,7 @@ class PPMDecomposition(ResultMixin):
         self.n_ = self.n_x0_ + self.n_x1_
         self.n_excluded_ = int(n_excluded)
         self.incomplete_bins_ = tuple(int(b) for b in incomplete_bins)
-        self.settings_ = dict(settings)
+        self.settings = dict(settings)
 
     def estimate(self, quantity: str, bin: int | None = None) -> Estimate:
         """Estimate of ``iterm1``/``iterm2``/``ippm``, or of ``term1``/``term2``/``ppm`` in ``bin`` (1-based)."""
@@ -114,7 +114,7 @@ class PPMDecomposition(ResultMixin):
         rows = []
         for quantity in QUANTITIES:
             part = self.per_bin_[shared].assign(subject=self.predictor, measure=quantity, estimate=self.per_bin_[quantity],
-                                                level=self.settings_["level"])
+                                                level=self.settings["level"])
             for field in ("se", "ci_low", "ci_high"):
                 part[field] = self.per_bin_[f"{quantity}_{field}"]
             rows.append(part)
@@ -139,7 +139,7 @@ class PPMDecomposition(ResultMixin):
             "incomplete_bins": list(self.incomplete_bins_),
             "integrated": {name: est.to_dict() for name, est in self.integrated_.items()},
             "per_bin": self.per_bin_.to_dict(orient="records"),
-            "settings": self.settings_,
+            "settings": self.settings,
         }
 
     def _repr_fields(self) -> dict:

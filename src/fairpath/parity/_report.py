@@ -209,11 +209,11 @@ def build_sections(audit) -> list[Section]:
         f"<p>{html.escape(str(audit.sfm))}; predictors: {html.escape(', '.join(audit.predictors))}.</p>",
         anchor="sfm-diagram",
     ).add_figure(sfm_diagram(audit.sfm, audit.predictors), "Causal diagram assumed by the analysis.")
-    descriptions = audit.settings_.get("descriptions") or {}
+    descriptions = audit.settings.get("descriptions") or {}
     if descriptions:
         diagram.text += "<p>The predictors:</p><ul>" + "".join(
             f"<li><code>{html.escape(k)}</code>: {html.escape(v)}</li>" for k, v in descriptions.items()) + "</ul>"
-    level = audit.settings_["level"]
+    level = audit.settings["level"]
     decomposition = Section(
         "Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE",
         "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>" + MEASURE_DEFINITIONS,
@@ -228,7 +228,7 @@ def build_sections(audit) -> list[Section]:
         "bins are quantiles of ŷ on the whole sample (ties merge bins; a binary ŷ uses its two levels). "
         "iPPM is the unweighted mean of the bin gaps (the paper's measure), iPPM weighted uses the bins' "
         f"shares; SPM is E[ŷ | x1] − E[ŷ | x0]. CIs are {level:.0%} bootstrap percentile intervals "
-        f"({audit.settings_['n_boot']} draws).</p>",
+        f"({audit.settings['n_boot']} draws).</p>",
         anchor="predictive-parity",
     )
     parity.add_table(_parity_table(audit, level), f"Predictive parity measures with {level:.0%} CIs")
@@ -266,7 +266,7 @@ def _parity_table(audit, level: float) -> pd.DataFrame:
 
 def _bins_table(result) -> pd.DataFrame:
     bins = result.bins_
-    labels = result.settings_["group_labels"]
+    labels = result.settings["group_labels"]
     return pd.DataFrame({
         "bin": bins["bin"],
         f"rows {labels['x0']}": bins["n_x0"],
@@ -280,6 +280,6 @@ def write_audit_report(audit, path) -> Path:
     """Write the audit as one self-contained HTML page."""
     settings = audit.flat_settings()
     settings = {k: v for k, v in settings.items() if not k.startswith(("provenance", "descriptions"))}
-    if audit.settings_.get("provenance"):
-        settings.update(provenance_lines(audit.settings_["provenance"]))
-    return write_report(path, audit.settings_["title"], build_sections(audit), settings=settings)
+    if audit.settings.get("provenance"):
+        settings.update(provenance_lines(audit.settings["provenance"]))
+    return write_report(path, audit.settings["title"], build_sections(audit), settings=settings)

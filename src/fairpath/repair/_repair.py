@@ -60,7 +60,7 @@ class RepairResult(ResultMixin):
     accuracy_ : one row per predictor and accuracy measure on the held-out rows.
     audit_ : the fair predictor's :class:`~fairpath.parity.AuditResult` on the held-out rows' fair twins.
     baseline_audit_ : the unconstrained (and constrained) predictors' audit on the observed held-out rows.
-    settings_ : every setting of the call, with its provenance.
+    settings : every setting of the call, with its provenance.
     """
 
     sfm = ReadOnly()
@@ -72,9 +72,9 @@ class RepairResult(ResultMixin):
     accuracy_ = ReadOnly()
     audit_ = ReadOnly()
     baseline_audit_ = ReadOnly()
-    settings_ = ReadOnly()
+    settings = ReadOnly()
 
-    def __init__(self, sfm, bn, predictor, constrained, tables, held_out_, accuracy_, audit_, baseline_audit_, settings_):
+    def __init__(self, sfm, bn, predictor, constrained, tables, held_out_, accuracy_, audit_, baseline_audit_, settings):
         self.sfm = sfm
         self.bn = bn
         self.predictor = predictor
@@ -84,7 +84,7 @@ class RepairResult(ResultMixin):
         self.accuracy_ = accuracy_
         self.audit_ = audit_
         self.baseline_audit_ = baseline_audit_
-        self.settings_ = settings_
+        self.settings = settings
 
     @property
     def binary(self) -> bool:
@@ -152,11 +152,11 @@ class RepairResult(ResultMixin):
             "adapted": adapter.order_,
             "tv_outcome": _tv(adapter.train_, self.sfm),
             "tv_adapted_outcome": _tv(adapter.adapted_train_, self.sfm),
-            "held_out": {"n": len(self.held_out_), "holdout": self.settings_["holdout"]},
+            "held_out": {"n": len(self.held_out_), "holdout": self.settings["holdout"]},
             "accuracy": self.accuracy_.to_dict(orient="records"),
             "audit": self.audit_.to_dict(),
             "baseline_audit": self.baseline_audit_.to_dict(),
-            "settings": self.settings_,
+            "settings": self.settings,
         }
         if self.constrained is not None:
             found["constrained"] = self.constrained.path_result().to_dict()
@@ -360,6 +360,6 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     settings = {"bn": bn if isinstance(bn, str) else list(bn), "resolving": resolving, "reference": reference, "engine": str(engine),
                 "learner": "forest" if learner is None else type(learner).__name__, "constrained": constrained, "holdout": holdout,
                 "alpha": alpha, "margin": margin, "level": level, "n_bins": n_bins, "n_bins_used": options["n_bins"], "n_boot": n_boot, "n_folds": n_folds,
-                "audit_learner": fair_audit.settings_["learner"], "seed": seed, "n": len(data), "n_held_out": len(held_out),
+                "audit_learner": fair_audit.settings["learner"], "seed": seed, "n": len(data), "n_held_out": len(held_out),
                 "provenance": provenance or make_provenance(call=f"fairpath.repair.repair(<DataFrame {data.shape[0]} rows>, bn={bn!r}, seed={seed})", seed=seed)}
     return RepairResult(sfm, judged, predictor, full_constrained, tables, held_out, accuracy, fair_audit, baseline_audit, settings)

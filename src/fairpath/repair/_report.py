@@ -129,4 +129,4 @@ def write_repair_report(result, path) -> Path:
     if result.constrained is not None:
         sections.append(Section("Constrained learning", "<p>The λ path of the constrained-learning predictor.</p>",
                                 anchor="constrained").add_figure(result.constrained.path_result().plot(), "Constrained-learning path."))
-    return write_report(path, "fairpath repair", sections, "", provenance_lines(result.settings_["provenance"]))
+    return write_report(path, "fairpath repair", sections, "", provenance_lines(result.settings["provenance"]))
