@@ -46,6 +46,7 @@ STUDY_VERSION = 3  # raised whenever a stage's saved result changes for the same
 SCORES_NAME = "scores.parquet"
 
 
+_ROUNDING = 1e-12  # W1 minus its noise floor below this (relative) is 0: the two differ by rounding only
 _QUALITY = ("perplexity", "perplexity_sensitive", "ss", "ssc")  # measured once per model, whatever the scorer
 _THRESHOLDS = ("similarity_threshold", "context_threshold")  # S.S. and S.S.c, calibrated on the base
 
@@ -98,7 +99,8 @@ class DebiasStudyResult(ResultMixin):
         Columns: model, regularizer, lam; ``individual`` and ``group`` (W1), their noise floors and
         excesses (W1 minus floor: what sampling alone does not explain) and the p of each model's own
         permutation test of no bias (``individual_bias_p``, ``group_bias_p``); ``individual_change`` and
-        ``group_change``, the relative change of the excess against the control's; ``individual_p`` and
+        ``group_change``, the relative change of the excess against the control's (NaN when the control has no
+        excess above its floor, so nothing to change relative to); ``individual_p`` and
         ``group_p``, the paired permutation p of the difference from the control (NaN for the control
         itself); perplexity (all held-out text, sensitive texts) and its relative change; S.S. and S.S.c and
         their change in points. The control (λ = 0, trained like every regularized model) is the
@@ -116,7 +118,11 @@ class DebiasStudyResult(ResultMixin):
             frame[metric] = rows[metric].to_numpy()
             frame[f"{metric}_floor"] = rows[f"{metric}_noise_floor"].to_numpy()
             frame[f"{metric}_excess"] = excess.to_numpy()
-            frame[f"{metric}_change"] = (excess / (control[metric] - control[f"{metric}_noise_floor"]) - 1).to_numpy()
+            control_excess = control[metric] - control[f"{metric}_noise_floor"]
+            # a relative change of an excess the control does not have (at its floor, up to rounding, or below) means
+            # nothing: NaN
+            has_excess = control_excess > _ROUNDING * max(1.0, abs(control[metric]))
+            frame[f"{metric}_change"] = (excess / control_excess - 1).to_numpy() if has_excess else float("nan")
             frame[f"{metric}_p"] = tests[f"{metric}_p"].reindex(rows.index).to_numpy()
             frame[f"{metric}_bias_p"] = rows[f"{metric}_p_value"].to_numpy()  # the model's own test of no bias
         frame["perplexity"] = rows["perplexity"].to_numpy()
@@ -205,10 +211,8 @@ class DebiasStudyResult(ResultMixin):
 
         scorer = scorer if scorer in set(self.evaluations["scorer"]) else self.evaluations["scorer"].iloc[0]
         changes = self.table(scorer)
-        summary = "".join(
-            f"<p>{html.escape(r['model'])} against the control: individual-fairness excess ({html.escape(scorer)}) "
-            f"{100 * r['individual_change']:+.1f}% (paired p = {r['individual_p']:.3g}), perplexity {100 * r['perplexity_change']:+.1f}%, "
-            f"S.S. {r['ss_change_points']:+.1f} points.</p>" for _, r in changes[changes["model"] != CONTROL].iterrows())
+        summary = "".join(f"<p>{html.escape(r['model'])} against the control: {_change_sentence(r, scorer)}</p>"
+                          for _, r in changes[changes["model"] != CONTROL].iterrows())
         sections = [
             Section("Trade-off across λ", "<p>Each point is one model (no interval: none has verified "
                     "coverage for W1); the dashed line is the base model's noise floor (the W1 expected from sampling "
@@ -535,6 +539,16 @@ class DebiasStudy:
     def timings(self) -> dict:
         """Seconds spent per stage, over every session that worked on this folder."""
         return self.run_folder.timings()
+
+
+def _change_sentence(row, scorer: str) -> str:
+    """A model's changes against the control in words; a NaN is said, never printed (see :meth:`DebiasStudyResult.table`)."""
+    change = (f"{100 * row['individual_change']:+.1f}%" if pd.notna(row["individual_change"])
+              else "not comparable (the control's excess is not above its noise floor)")
+    test = f"paired p = {row['individual_p']:.3g}" if pd.notna(row["individual_p"]) else "the paired test is not testable here"
+    ss = f"{row['ss_change_points']:+.1f} points" if pd.notna(row["ss_change_points"]) else "not measured"
+    return (f"individual-fairness excess ({html.escape(scorer)}) {change} ({test}), perplexity "
+            f"{100 * row['perplexity_change']:+.1f}%, S.S. {ss}.")
 
 
 def _one_thread() -> None:
