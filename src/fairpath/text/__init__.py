@@ -17,7 +17,7 @@ The pieces work separately or together:
   :func:`read_generations`) for continuations generated elsewhere.
 """
 
-from importlib import import_module
+from fairpath._lazy import lazy_attributes
 
 from fairpath.text._audit import DEFAULT_SCORERS, TextAuditResult, audit_samples, audit_text, score_samples
 from fairpath.text._metrics import (
@@ -72,16 +72,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

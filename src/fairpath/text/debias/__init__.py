@@ -1,6 +1,6 @@
 """Debiasing language models by embedding and sentiment regularization (Huang et al., 2020)."""
 
-from importlib import import_module
+from fairpath._lazy import lazy_attributes
 
 # DebiasConfig needs no torch (the command line reads its defaults); the names whose modules import torch
 # load on first access, so that ``import fairpath.text.debias`` does not import torch.
@@ -29,16 +29,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
