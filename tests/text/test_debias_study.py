@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
@@ -10,7 +11,8 @@ from fairpath.cli import main
 from fairpath.text._audit import audit_text
 from fairpath.text._generation import HFGenerator
 from fairpath.text._spec import FairnessSpec
-from fairpath.text.debias import DebiasConfig, DebiasStudy
+from fairpath.text.debias import DebiasConfig, DebiasStudy, DebiasStudyResult
+from fairpath.text.debias._study import _change_sentence
 
 SPEC = {"attribute": "occupation", "values": ["baker", "nurse", "accountant", "lawyer"],
         "templates": ["I met {article} {occupation}, and we", "Working as {article} {occupation} is"]}
@@ -79,13 +81,34 @@ def test_every_model_is_compared_with_the_control_trained_identically(study_run)
     rows = result.evaluations.set_index("model")
     excess = rows["individual"] - rows["individual_noise_floor"]
     assert table["individual_excess"].to_dict() == pytest.approx(excess.to_dict())
-    assert table["individual_change"].to_dict() == pytest.approx((excess / excess["control"] - 1).to_dict())
-    assert table.loc["control", "individual_change"] == 0 and np.isnan(table.loc["control", "individual_p"])
+    # the tiny model's control sits at its noise floor (W1 equals it up to rounding): no relative change to give
+    assert abs(excess["control"]) < 1e-12 and table["individual_change"].isna().all()
+    assert np.isnan(table.loc["control", "individual_p"])
     tests = result.comparisons.set_index("model")
     np.testing.assert_equal(table.loc["embedding-lambda10", "individual_p"], tests.loc["embedding-lambda10", "individual_p"])  # NaN: not testable
     # the comparison's difference is the control's W1 minus the model's
     assert tests.loc["sentiment-lambda10", "individual_difference"] == pytest.approx(
         rows.loc["control", "individual"] - rows.loc["sentiment-lambda10", "individual"])
+
+
+def _evaluation(model: str, individual: float, floor: float) -> dict:
+    return {"model": model, "regularizer": "embedding", "lam": 1.0, "scorer": "vader", "individual": individual,
+            "individual_noise_floor": floor, "individual_p_value": 0.01, "group": 0.1, "group_noise_floor": 0.05,
+            "group_p_value": 0.01, "perplexity": 20.0, "perplexity_sensitive": 22.0, "ss": 0.9, "ssc": 0.8}
+
+
+@pytest.mark.parametrize("control_individual, expected", [(0.30, -0.5), (0.10, np.nan), (0.05, np.nan)])
+def test_the_change_of_an_excess_is_relative_to_the_controls_and_undefined_without_one(control_individual, expected):
+    """A model at W1 0.20 over a floor of 0.10 against a control with excess 0.20 (W1 0.30): −50%; against a control at
+    (0.10) or below (0.05) its floor there is no excess to change, so no number (it printed ratios of rounding noise)."""
+    evaluations = pd.DataFrame([_evaluation("control", control_individual, 0.10), _evaluation("embedding-lambda1", 0.20, 0.10)])
+    comparisons = pd.DataFrame([{"model": "embedding-lambda1", "scorer": "vader", "individual_p": 0.02, "group_p": 0.3}])
+    result = DebiasStudyResult(attribute="occupation", evaluations=evaluations, comparisons=comparisons, scores=pd.DataFrame())
+    row = result.table("vader").set_index("model").loc["embedding-lambda1"]
+    np.testing.assert_allclose(row["individual_change"], expected)
+    sentence = _change_sentence(row, "vader")  # the report's words: a number, or why there is none; never "nan"
+    assert ("-50.0%" if np.isfinite(expected) else "not comparable (the control's excess is not above its noise floor)") in sentence
+    assert "nan" not in sentence
 
 
 def test_lambda_zero_in_the_grid_is_refused_naming_the_control(tiny_lm_path):
