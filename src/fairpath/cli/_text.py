@@ -34,8 +34,7 @@ def _add_generation_arguments(parser) -> None:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("text", help="counterfactual sentiment bias of language models",
-                                   description=__doc__.splitlines()[0])
+    parser = subparsers.add_parser("text", description=__doc__.splitlines()[0])
     text_subparsers = parser.add_subparsers(dest="text_command", metavar="TEXT_COMMAND")
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
     _register_audit(text_subparsers)
