@@ -159,6 +159,27 @@ def test_text_debias_flags_show_and_use_the_debias_config_defaults_and_choices()
         "--layers": "(default: -2,-1)"}
 
 
+def test_text_debias_flags_show_and_use_the_debias_study_defaults():
+    import inspect
+
+    from fairpath.text.debias import DebiasStudy
+
+    study = {name: parameter.default for name, parameter in inspect.signature(DebiasStudy).parameters.items()}
+    parser = _text_parser("debias")
+    args = parser.parse_args(["--attribute", "country", "--out", "o"])
+    used = {"corpus_samples": args.corpus_samples, "corpus_max_new_tokens": args.corpus_max_new_tokens, "samples": args.samples,
+            "max_new_tokens": args.max_new_tokens, "permutations": args.permutations, "model": args.model,
+            "device": args.device, "dtype": args.dtype}
+    assert used == {"corpus_samples": study["corpus_samples_per_prompt"], "corpus_max_new_tokens": study["corpus_max_new_tokens"],
+                    "samples": study["audit_samples"], "max_new_tokens": study["audit_max_new_tokens"],
+                    "permutations": study["n_permutations"], "model": study["model"], "device": study["device"],
+                    "dtype": study["dtype"]}
+    assert [float(lam) for lam in args.lambdas.split(",")] == list(study["lambdas"])
+    assert args.scorers.split(",") == list(study["scorers"])
+    assert _shown_help(parser, ["--samples", "--permutations"]) == {
+        "--samples": f"(default: {study['audit_samples']})", "--permutations": f"(default: {study['n_permutations']})"}
+
+
 def test_text_debias_has_no_bootstrap_alias_of_permutations(capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["text", "debias", "--attribute", "country", "--out", "o", "--bootstrap", "99"])

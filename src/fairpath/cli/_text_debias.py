@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import flag_type
-from fairpath.cli._common import comma_list
-from fairpath.text import DEBIAS_SETTINGS, DEFAULT_DTYPE, DTYPES, GENERATION_SETTINGS, TEST_SETTINGS
-from fairpath.text.debias import DebiasConfig
+from fairpath.cli._common import comma_list, signature_default
+from fairpath.text import DEBIAS_SETTINGS, DTYPES, GENERATION_SETTINGS, TEST_SETTINGS
+from fairpath.text.debias import DebiasConfig, DebiasStudy
 
 # The DebiasConfig fields `text debias` takes from flags of their own name (--learning-rate), each typed by the field's
 # declared constraint (or choices) and defaulting to the dataclass's value, with their help.
@@ -62,11 +63,12 @@ def register(text_subparsers) -> None:
     )
     parser.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
     defaults = {field.name: field.default for field in dataclasses.fields(DebiasConfig)}
+    study = functools.partial(signature_default, DebiasStudy)  # the study's own defaults, nothing restated
     parser.add_argument("--regularizer", default=defaults["regularizer"],
                         help=f"{', '.join(DEBIAS_SETTINGS['regularizer'].choices)}, or several comma-separated")
-    parser.add_argument("--lambdas", default="1,10,100", help="comma-separated weights of the fairness loss, each > 0; the "
+    parser.add_argument("--lambdas", default=",".join(f"{lam:g}" for lam in study("lambdas")), help="comma-separated weights of the fairness loss, each > 0; the "
                         "control (lambda 0, trained identically), which every model is compared with, is always trained")
-    parser.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder")
+    parser.add_argument("--model", default=study("model"), help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder")
     parser.add_argument("--corpus", type=Path, default=None,
                         help="training text (.txt one per line, or CSV/Parquet with a 'text' column); by default text "
                              "sampled from the base model with generic prompts that mention the attribute's values")
@@ -75,19 +77,21 @@ def register(text_subparsers) -> None:
     parser.add_argument("--layers", default=",".join(map(str, defaults["layers"])), help="hidden-state layers averaged into h̄")
     parser.add_argument("--keep-first-token", action="store_true",
                         help="pool position 0 too (by default left out: its activation is an outlier)")
-    parser.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda")
-    parser.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE,
+    parser.add_argument("--device", default=study("device"), help="auto (CUDA when available), cpu or cuda")
+    parser.add_argument("--dtype", choices=DTYPES, default=study("dtype"),
                         help="precision of training, sampling and perplexity; auto: bfloat16 where the device computes it "
                         "natively (AMX, AVX512-BF16, CUDA), else float32 (default: %(default)s)")
-    parser.add_argument("--corpus-samples", type=flag_type("--corpus-samples", GENERATION_SETTINGS["n_samples"]), default=2, help="continuations per prompt of the default corpus")
+    parser.add_argument("--corpus-samples", type=flag_type("--corpus-samples", GENERATION_SETTINGS["n_samples"]),
+                        default=study("corpus_samples_per_prompt"), help="continuations per prompt of the default corpus")
     parser.add_argument("--corpus-max-new-tokens", type=flag_type("--corpus-max-new-tokens", GENERATION_SETTINGS["max_new_tokens"]),
-                        default=40, help="tokens per continuation of the default corpus")
-    parser.add_argument("--samples", type=flag_type("--samples", GENERATION_SETTINGS["n_samples"]), default=20, help="audit continuations per prompt (default 20)")
+                        default=study("corpus_max_new_tokens"), help="tokens per continuation of the default corpus")
+    parser.add_argument("--samples", type=flag_type("--samples", GENERATION_SETTINGS["n_samples"]), default=study("audit_samples"),
+                        help="audit continuations per prompt")
     parser.add_argument("--max-new-tokens", type=flag_type("--max-new-tokens", GENERATION_SETTINGS["max_new_tokens"]),
-                        default=30, help="audit tokens per continuation (default 30)")
-    parser.add_argument("--scorers", default="vader", help="audit scorers, comma-separated (default vader)")
-    parser.add_argument("--permutations", type=flag_type("--permutations", TEST_SETTINGS["n_permutations"]), default=999,
-                        help="permutations of the value labels per test in each model's audit (default 999)")
+                        default=study("audit_max_new_tokens"), help="audit tokens per continuation")
+    parser.add_argument("--scorers", default=",".join(study("scorers")), help="audit scorers, comma-separated")
+    parser.add_argument("--permutations", type=flag_type("--permutations", TEST_SETTINGS["n_permutations"]),
+                        default=study("n_permutations"), help="permutations of the value labels per test in each model's audit")
     parser.add_argument("--no-quality", action="store_true", help="skip S.S. and S.S.c (no MiniLM load)")
     parser.add_argument("--seed", type=flag_type("--seed", DEBIAS_SETTINGS["seed"]), default=defaults["seed"],
                         help="seed of corpus sampling, training and audits")

@@ -10,6 +10,8 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._validation import validate_params
 from fairpath.text._parameters import DEBIAS_SETTINGS
 
+TRAINING_LOG_NAME = "fairpath_debias.json"  # in a trained model's folder: its settings and loss history
+
 
 @validate_params(DEBIAS_SETTINGS, on="__post_init__")
 @dataclass(kw_only=True)

@@ -37,8 +37,7 @@ from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, Options, check_float, check_list_arg, validate_params
 from fairpath.text._parameters import DEFAULT_DTYPE, DTYPES, TEST_SETTINGS
 from fairpath.text.debias._corpus import DebiasCorpus, build_corpus, read_corpus_file, sample_corpus
-from fairpath.text.debias._config import DebiasConfig
-from fairpath.text.debias._training import TRAINING_LOG_NAME, DebiasTrainer
+from fairpath.text.debias._config import TRAINING_LOG_NAME, DebiasConfig
 
 BASE = "base"
 CONTROL = "control"  # λ = 0: fine-tuned exactly as every regularized model, without the fairness loss
@@ -374,6 +373,8 @@ class DebiasStudy:
     def train(self, config: DebiasConfig, corpus: DebiasCorpus, projection) -> float:
         """Train and save one model (resuming from its checkpoint); the seconds it took. Runs in a worker process
         too (see :meth:`train_all`), so it writes nothing shared: the caller records the time."""
+        from fairpath.text.debias._training import DebiasTrainer  # torch: loaded when a model is trained
+
         started = time.perf_counter()
         model, tokenizer = self._load_base()
         name = model_name(config.regularizer, config.lam)

@@ -37,13 +37,12 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_folder, atomic_path
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import Boolean, validate_params
-from fairpath.text.debias._config import DebiasConfig
+from fairpath.text.debias._config import TRAINING_LOG_NAME, DebiasConfig
 from fairpath.text.debias._corpus import CounterfactualPair
 from fairpath.text.debias._representations import encode, forward_with_representation
 from fairpath.text.debias._sentiment_head import load_tensor_file
 
 CHECKPOINT_NAME = "checkpoint.pt"
-TRAINING_LOG_NAME = "fairpath_debias.json"
 
 
 def cosine_distance(a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
