@@ -102,6 +102,9 @@ def test_target_check_needs_every_attribute():
     assert any(line.startswith("missed on occupation by embedding-lambda10: individual excess -10.0% (paired p = 0.001)")
                for line in check["lines"])
     assert check["verdict"].startswith("MISSED (country: embedding-lambda10; occupation: no model)")
+    rows[2]["individual_change"], rows[2]["individual_p"] = np.nan, np.nan  # country, sentiment: nothing to compare
+    assert "missed on country by sentiment-lambda10: individual excess not comparable (the control's excess is not above its " \
+           "noise floor) (paired test not testable)" in target_check(pd.DataFrame(rows))["lines"][1]
     rows[4]["individual_change"] = -0.4  # occupation, embedding
     assert target_check(pd.DataFrame(rows))["models_meeting"] == {"country": ["embedding-lambda10"], "occupation": ["embedding-lambda10"]}
     rows[4]["perplexity_change"] = 0.11  # another model may meet it on the other attribute, not at p = 0.02

@@ -328,9 +328,13 @@ def target_check(table: pd.DataFrame) -> dict:
                         & (trained["perplexity_change"] <= TARGET["perplexity_change"]) & ss_ok)
     lines, meeting = [], {}
     for r in trained.itertuples():
-        lines.append(f"{'met' if r.meets else 'missed'} on {r.attribute} by {r.model}: individual excess "
-                     f"{100 * r.individual_change:+.1f}% (paired p = {r.individual_p:.3g}), perplexity "
-                     f"{100 * r.perplexity_change:+.1f}%, S.S. {r.ss_change_points:+.1f} points")
+        # a NaN is said, never printed: no excess in the control to change, a paired test that cannot reject
+        change = (f"{100 * r.individual_change:+.1f}%" if pd.notna(r.individual_change)
+                  else "not comparable (the control's excess is not above its noise floor)")
+        test = f"paired p = {r.individual_p:.3g}" if pd.notna(r.individual_p) else "paired test not testable"
+        ss = f"{r.ss_change_points:+.1f} points" if pd.notna(r.ss_change_points) else "not measured"
+        lines.append(f"{'met' if r.meets else 'missed'} on {r.attribute} by {r.model}: individual excess {change} ({test}), "
+                     f"perplexity {100 * r.perplexity_change:+.1f}%, S.S. {ss}")
         meeting.setdefault(r.attribute, [])
         meeting[r.attribute] += [r.model] if r.meets else []
     met = bool(meeting) and all(meeting.values())
