@@ -46,6 +46,7 @@ from fairpath._results import ResultMixin, result_frame, write_json
 from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, validate_params
 from fairpath.text import DEFAULT_DTYPE, DTYPES
+from fairpath.text.debias import change_phrases
 from fairpath.reproduce._huang_report import tradeoff_figure, write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
@@ -328,11 +329,7 @@ def target_check(table: pd.DataFrame) -> dict:
                         & (trained["perplexity_change"] <= TARGET["perplexity_change"]) & ss_ok)
     lines, meeting = [], {}
     for r in trained.itertuples():
-        # a NaN is said, never printed: no excess in the control to change, a paired test that cannot reject
-        change = (f"{100 * r.individual_change:+.1f}%" if pd.notna(r.individual_change)
-                  else "not comparable (the control's excess is not above its noise floor)")
-        test = f"paired p = {r.individual_p:.3g}" if pd.notna(r.individual_p) else "paired test not testable"
-        ss = f"{r.ss_change_points:+.1f} points" if pd.notna(r.ss_change_points) else "not measured"
+        change, test, ss = change_phrases(r._asdict())  # a NaN is said in words, never printed
         lines.append(f"{'met' if r.meets else 'missed'} on {r.attribute} by {r.model}: individual excess {change} ({test}), "
                      f"perplexity {100 * r.perplexity_change:+.1f}%, S.S. {ss}")
         meeting.setdefault(r.attribute, [])

@@ -25,6 +25,7 @@ _LAZY = {
     "SCORES_NAME": "_study",
     "DebiasStudy": "_study",
     "DebiasStudyResult": "_study",
+    "change_phrases": "_study",
     "DebiasTrainer": "_training",
 }
 
@@ -46,6 +47,7 @@ __all__ = [
     "SentimentHead",
     "SentimentProjection",
     "build_corpus",
+    "change_phrases",
     "fit_sentiment_projection",
     "make_pairs",
     "read_corpus_file",

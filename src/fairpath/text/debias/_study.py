@@ -542,12 +542,19 @@ class DebiasStudy:
         return self.run_folder.timings()
 
 
-def _change_sentence(row, scorer: str) -> str:
-    """A model's changes against the control in words; a NaN is said, never printed (see :meth:`DebiasStudyResult.table`)."""
+def change_phrases(row) -> tuple[str, str, str]:
+    """The words of a model's changes against the control (a row of :meth:`DebiasStudyResult.table`): its
+    individual-fairness excess change, its paired test and its S.S. change. A NaN is said, never printed: no
+    excess in the control to change relative to, a paired test that cannot reject, S.S. not measured."""
     change = (f"{100 * row['individual_change']:+.1f}%" if pd.notna(row["individual_change"])
               else "not comparable (the control's excess is not above its noise floor)")
-    test = f"paired p = {row['individual_p']:.3g}" if pd.notna(row["individual_p"]) else "the paired test is not testable here"
+    test = f"paired p = {row['individual_p']:.3g}" if pd.notna(row["individual_p"]) else "paired test not testable"
     ss = f"{row['ss_change_points']:+.1f} points" if pd.notna(row["ss_change_points"]) else "not measured"
+    return change, test, ss
+
+
+def _change_sentence(row, scorer: str) -> str:
+    change, test, ss = change_phrases(row)
     return (f"individual-fairness excess ({html.escape(scorer)}) {change} ({test}), perplexity "
             f"{100 * row['perplexity_change']:+.1f}%, S.S. {ss}.")
 
