@@ -22,6 +22,8 @@ Public contract
     The results of ``function(task, **shared)`` for every task, in the order of ``tasks``: each a step
     named ``name(task)``; the missing ones run on :func:`fairpath._parallel.run_tasks` (threads or a
     Dask cluster) and are saved as each finishes.
+``run_all(function, tasks, *, folder, name, desc, ...)``
+    ``folder.map`` when there is a folder, else the same tasks computed here in the same order.
 ``add_time(name, seconds)``, ``timings()``
     Seconds per step in ``timings.json``, summed over every session that worked on the folder.
 """
@@ -79,9 +81,6 @@ class RunFolder:
 
     def path(self, name: str, suffix: str = ".json") -> Path:
         return self.folder / f"{name}{suffix}"
-
-    def done(self, name: str, suffix: str = ".json") -> bool:
-        return self.path(name, suffix).exists()
 
     def step(self, name: str, compute: Callable[[], Any]) -> Any:
         """The JSON result of step ``name``: loaded when saved, else computed and saved at once (either way in its
@@ -162,6 +161,21 @@ class RunFolder:
             from fairpath._progress import announce
 
             announce(message)
+
+
+def run_all(function: Callable, tasks: Sequence, *, folder: RunFolder | None, name: Callable[[Any], str], desc: str,
+            shared: dict | None = None, progress: bool = True, **where) -> list:
+    """``function(task, **shared)`` for every task, in the order of ``tasks``: steps of ``folder`` (:meth:`RunFolder.map`)
+    or, without one, computed here on :func:`fairpath._parallel.run_tasks` (``where``: its options)."""
+    if folder is not None:
+        return folder.map(function, tasks, name=name, shared=shared, desc=desc, **where)
+    from fairpath._parallel import run_tasks
+    from fairpath._progress import progress as progress_bar
+
+    tasks = list(tasks)
+    found = dict(progress_bar(run_tasks(function, tasks, shared=shared, **where), total=len(tasks), desc=desc, unit="task",
+                              enabled=progress))
+    return [found[position] for position in range(len(tasks))]
 
 
 def _timed(task, function, **shared) -> tuple[Any, float]:

@@ -74,3 +74,16 @@ def test_inf_and_missing_columns(sample):
     data.loc[0, "w1"] = np.inf
     with pytest.raises(FairpathInputError, match=r"infinite values \(inf\) in used columns \('w1': 1\)"):
         frontier(data, sample.sfm, "none", **OPTIONS)
+
+
+def test_a_damaged_constrained_run_is_recomputed_with_its_saved_target(sample, tmp_path):
+    """The constrained points' targets (the seed's decomposition) are steps too: a damaged constrained run is
+    computed again from its saved target, to the uninterrupted numbers (it once lost its target and failed)."""
+    options = {**OPTIONS, "repeats": 1, "constrained": True, "unconstrained": False}
+    full = frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **options)
+    (step,) = (tmp_path / "runs").glob("constrained_none-seed*.json")
+    assert len(list((tmp_path / "runs").glob("targets-seed*.json"))) == 1
+    step.write_text('{"point": "constrained none", "auc": 0.')
+    with pytest.warns(UserWarning, match=r"cannot be read back .*; step .* is computed again"):
+        resumed = frontier(sample.data, sample.sfm, "none", out_dir=tmp_path, **options)
+    pd.testing.assert_frame_equal(resumed.runs, full.runs)

@@ -28,14 +28,12 @@ from sklearn.model_selection import StratifiedKFold
 from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import fingerprint
 from fairpath._io import locked_folder, write_csv
-from fairpath._parallel import run_tasks
-from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
     Boolean, Draws, Frame, Integer, Jobs, MAX_REPEATS, Optional, Options, Probability, Seed, check_columns_present, check_finite,
     check_outcome_varies, check_output_dir, validate_params,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
-from fairpath._runs import RunFolder
+from fairpath._runs import RunFolder, run_all
 from fairpath._seeds import REPEATS, child_seed
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
 from fairpath._sfm import check_sfm
@@ -231,16 +229,15 @@ def _computed_runs(data, sfm, tasks, settings, out_dir, progress, *, n_jobs, sch
         check_output_dir(out_dir)
         folder = RunFolder(out_dir / "runs", kind="frontier", version=FRONTIER_VERSION, on_other_key="restart",
                            key=_resume_key(data, sfm, settings, options["learner"]), progress=progress)
-    # The constrained points need the decomposition of their seed: computed once per seed, first.
-    seeds = sorted({t[3] for t in tasks if t[1] == "constrained" and (folder is None or not folder.done(_run_name(t)))})
-    targets = {seeds[i]: r for i, r in run_tasks(_targets, seeds, shared={"data": data, "sfm": sfm}, **where)}
-    shared = {"data": data, "sfm": sfm, **options, "targets": targets}
-    if folder is None:
-        found = dict(progress_bar(run_tasks(_run, tasks, shared=shared, **where), total=len(tasks), desc="frontier", unit="run",
-                                  enabled=progress))
-        return _by_point([found[position] for position in range(len(tasks))], tasks)
-    runs = _by_point(folder.map(_run, tasks, name=_run_name, shared=shared, desc="frontier", **where), tasks)
-    write_csv(runs, out_dir / "runs.csv", lineterminator="\n")
+    # The constrained points need the decomposition of their seed: computed once per seed, first (a step each).
+    seeds = sorted({t[3] for t in tasks if t[1] == "constrained"})
+    found = run_all(_targets, seeds, folder=folder, name=lambda seed: f"targets-seed{seed}", shared={"data": data, "sfm": sfm},
+                    desc="frontier targets", progress=progress, **where)
+    shared = {"data": data, "sfm": sfm, **options, "targets": dict(zip(seeds, found))}
+    runs = _by_point(run_all(_run, tasks, folder=folder, name=_run_name, shared=shared, desc="frontier", progress=progress,
+                             **where), tasks)
+    if out_dir is not None:
+        write_csv(runs, out_dir / "runs.csv", lineterminator="\n")
     return runs
 
 
