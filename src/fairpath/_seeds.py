@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 # The first spawn key of each kind of part, so that no two kinds share a stream.
-FOLD_LAYOUT, FOLDS, BOOTSTRAP, REFITS, SPLITS, REPEATS = 0, 1, 2, 3, 4, 5
+FOLD_LAYOUT, FOLDS, BOOTSTRAP, REFITS, SPLITS, REPEATS, SIMULTANEOUS = 0, 1, 2, 3, 4, 5, 6
 
 
 def child_seed(seed: int, *path: int) -> int:

@@ -32,13 +32,16 @@ class SFM:
 
     Parameters
     ----------
-    x : protected attribute column; ``x0`` is its baseline level, ``x1`` the comparison level.
+    x : protected attribute column; ``x0`` is its baseline (reference) level, ``x1`` the comparison level,
+        or None to compare every other level of ``x`` with ``x0`` (or every pair of levels, with
+        ``contrasts="pairs"`` where an estimator takes it): one contrast per level, see
+        :class:`fairpath.causal.MultiLevelDecomposition`.
     z : confounders (may be empty); ``w`` : mediators (may be empty); ``y`` : outcome column.
     """
 
     x: str
     x0: object
-    x1: object
+    x1: object | None
     y: str
     z: tuple[str, ...] = field(default=())
     w: tuple[str, ...] = field(default=())
@@ -46,7 +49,7 @@ class SFM:
     def __post_init__(self):
         # levels read from data are NumPy scalars: kept as Python values, so messages, reports and JSON show 0, not np.int64(0)
         object.__setattr__(self, "x0", python_value(self.x0))
-        object.__setattr__(self, "x1", python_value(self.x1))
+        object.__setattr__(self, "x1", None if self.x1 is None else python_value(self.x1))
         object.__setattr__(self, "z", _as_tuple(self.z, "z (confounders)"))
         object.__setattr__(self, "w", _as_tuple(self.w, "w (mediators)"))
         for role, columns in (("X", (self.x,)), ("Z", self.z), ("W", self.w), ("Y", (self.y,))):
@@ -75,6 +78,15 @@ class SFM:
     def columns(self) -> list[str]:
         return list(self.roles())
 
+    @property
+    def binary(self) -> bool:
+        """One contrast, x0 → x1 (False when ``x1`` is None: every level against ``x0``)."""
+        return self.x1 is not None
+
+    def for_contrast(self, x0, x1) -> "SFM":
+        """The binary model of one contrast: the same columns with X's levels ``x0`` → ``x1``."""
+        return replace(self, x0=x0, x1=x1)
+
     def with_outcome(self, y: str) -> "SFM":
         """The same model with another outcome column (for example a predictor)."""
         return replace(self, y=y)
@@ -84,7 +96,8 @@ class SFM:
 
     def __str__(self) -> str:
         z, w = (f"{{{', '.join(names)}}}" if names else "∅" for names in (self.z, self.w))
-        return f"SFM(X={self.x} [{self.x0!r} → {self.x1!r}], Z={z}, W={w}, Y={self.y})"
+        levels = f"{self.x0!r} → {self.x1!r}" if self.binary else f"every level against {self.x0!r}"
+        return f"SFM(X={self.x} [{levels}], Z={z}, W={w}, Y={self.y})"
 
 
 def check_sfm(sfm) -> SFM:
@@ -92,4 +105,15 @@ def check_sfm(sfm) -> SFM:
     if not isinstance(sfm, SFM):
         hint = "SFM(**sfm)" if isinstance(sfm, dict) else "SFM(x=..., x0=..., x1=..., z=[...], w=[...], y=...)"
         raise FairpathInputError(f"sfm must be a fairpath.causal.SFM, got {type(sfm).__name__}; build one with {hint}")
+    return sfm
+
+
+def check_binary_sfm(sfm, what: str) -> SFM:
+    """``sfm`` as :func:`check_sfm`, and with one contrast (``x1`` given): ``what`` (e.g. "FairAdapt") handles one."""
+    check_sfm(sfm)
+    if not sfm.binary:
+        raise FairpathInputError(
+            f"{what} compares two levels of {sfm.x!r}; this SFM has x1=None (every level against {sfm.x0!r}): "
+            f"give x1, the level to compare with {sfm.x0!r}"
+        )
     return sfm

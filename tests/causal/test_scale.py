@@ -7,7 +7,7 @@ import pytest
 from fairpath.causal import decompose
 from fairpath.causal._decompose import LARGE_FOLDS, LARGE_ROWS, SMALL_FOLDS, resolve_n_folds
 from fairpath._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, StackedLearner, make_learner
-from fairpath.causal._nuisance import design
+from fairpath.causal._nuisance import design, level_features
 from fairpath.datasets import make_mixed_sfm
 
 MAIN = ("tv", "ctfde", "ctfie", "ctfse")
@@ -71,9 +71,14 @@ def test_design_fills_the_same_matrix_as_stacking_copies():
     rng = np.random.default_rng(0)
     z, w, x = rng.normal(size=(50, 3)), rng.normal(size=(50, 2)), rng.integers(0, 2, 50)
     rows = np.array([3, 7, 7, 40])
-    assert np.array_equal(design((z, w), rows, x_column=x[rows]), np.hstack([x[:, None], z, w])[rows])
-    assert np.array_equal(design((z,), rows, x_column=1.0), np.hstack([np.ones((4, 1)), z[rows]]))
+    assert np.array_equal(design((z, w), rows, x_column=level_features(x[rows], 2)), np.hstack([x[:, None], z, w])[rows])
+    assert np.array_equal(design((z,), rows, x_column=level_features(1, 2)), np.hstack([np.ones((4, 1)), z[rows]]))
     assert np.array_equal(design((z, w), rows), np.hstack([z, w])[rows])
+    # three levels: two indicator columns, level 0 both zero
+    codes = np.array([0, 2, 1, 2])
+    assert np.array_equal(design((z,), rows, x_column=level_features(codes, 3)),
+                          np.hstack([[[0, 0], [0, 1], [1, 0], [0, 1]], z[rows]]))
+    assert np.array_equal(design((z,), rows, x_column=level_features(2, 3)), np.hstack([np.tile([0.0, 1.0], (4, 1)), z[rows]]))
 
 
 def test_fits_on_shared_bins_keep_their_own_labels_and_match_a_fit_on_the_values():

@@ -10,10 +10,11 @@ from fairpath._validation import MIN_GROUP_ROWS_PER_FOLD
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._decompose import NON_ESTIMABLE_SHARE, decompose
 from fairpath.causal._methods import METHODS
+from fairpath.causal._levels import CONTRASTS, MultiLevelDecomposition
 from fairpath.causal._result import CausalDecomposition
 
 __all__ = [
-    "SFM", "decompose", "CausalDecomposition", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
+    "SFM", "decompose", "CausalDecomposition", "MultiLevelDecomposition", "CONTRASTS", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
     "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM",
     "StackedLearner",
 ]

@@ -10,14 +10,14 @@ import pandas as pd
 
 from fairpath._encoding import CategoryEncoder
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import MIN_GROUP_ROWS, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
+from fairpath._validation import MIN_GROUP_ROWS, python_value, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
 from fairpath._sfm import SFM, check_sfm
 
 @dataclass
 class PreparedData:
     """Numeric arrays for the estimators, aligned row by row with ``index``."""
 
-    x: np.ndarray  # 0 for x0, 1 for x1
+    x: np.ndarray  # the code of each row's level: its position in ``levels`` (0 for x0, 1 for x1)
     z: np.ndarray  # (n, p_z) float
     w: np.ndarray  # (n, p_w) float
     outcomes: dict[str, np.ndarray]
@@ -25,6 +25,8 @@ class PreparedData:
     z_names: list[str]
     w_names: list[str]
     n_excluded: int  # rows whose X is neither x0 nor x1
+    # X's levels in code order: (x0, x1), or with every level analysed (SFM x1=None) x0 then the others
+    levels: tuple = (0, 1)
     # predictor column -> {x: f(x, Z, W) per row} for predictors whose function is known (see _known.py)
     known: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
     # A partitioned table (fairpath.causal._distributed): the future of the whole PreparedData on the
@@ -55,8 +57,23 @@ def _check_columns(data: pd.DataFrame, sfm: SFM, outcomes: list[str]) -> None:
 
 
 def group_rows(data: pd.DataFrame, sfm: SFM) -> pd.Series:
-    """The rows the estimators analyse: X is x0 or x1."""
+    """The rows the estimators analyse: X is x0 or x1 (every row when ``x1`` is None: all levels)."""
+    if not sfm.binary:
+        return pd.Series(True, index=data.index)
     return (data[sfm.x] == sfm.x0) | (data[sfm.x] == sfm.x1)
+
+
+def ordered_levels(sfm: SFM, values) -> tuple:
+    """X's levels in code order: (x0, x1), or x0 then the other levels of ``values`` sorted (by value when
+    they compare, else by their text), for an SFM with ``x1`` None."""
+    if sfm.binary:
+        return (sfm.x0, sfm.x1)
+    others = {python_value(v) for v in pd.unique(values)} - {sfm.x0}
+    try:
+        others = sorted(others)
+    except TypeError:
+        others = sorted(others, key=str)
+    return (sfm.x0, *others)
 
 
 def check_levels_present(sfm: SFM, levels: list, counts: dict) -> None:
@@ -77,14 +94,30 @@ def warn_excluded(sfm: SFM, n_excluded: int, others) -> None:
         )
 
 
-def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int]:
+def _select_groups(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int, tuple]:
     column = data[sfm.x]
+    if not sfm.binary:
+        return _all_levels(data, sfm)
     keep = group_rows(data, sfm)
     x = (column[keep] == sfm.x1).to_numpy(dtype=np.int8)
     check_levels_present(sfm, pd.unique(column).tolist(), {sfm.x0: int((x == 0).sum()), sfm.x1: int((x == 1).sum())})
     n_excluded = int((~keep).sum())
     warn_excluded(sfm, n_excluded, {str(v) for v in column[~keep].unique()})
-    return data.loc[keep], x, n_excluded
+    return data.loc[keep], x, n_excluded, (sfm.x0, sfm.x1)
+
+
+def _all_levels(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray, int, tuple]:
+    """Every row, X coded by its level's position in :func:`ordered_levels` (the reference x0 first)."""
+    column = data[sfm.x]
+    levels = ordered_levels(sfm, column)
+    if not (column == sfm.x0).any():
+        raise FairpathInputError(
+            f"protected attribute {sfm.x!r} has no rows with the reference level {sfm.x0!r}; its levels are {list(levels[1:])[:20]}"
+        )
+    if len(levels) < 2:
+        raise FairpathInputError(f"protected attribute {sfm.x!r} has one level ({sfm.x0!r}) only: there is nothing to compare")
+    codes = pd.Categorical(column, categories=list(levels)).codes.astype(np.int8)
+    return data, codes, 0, levels
 
 
 def encode_covariates(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
@@ -127,12 +160,19 @@ def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None
     _check_columns(data, sfm, outcomes)
     used = list(dict.fromkeys([sfm.x, *sfm.z, *sfm.w, *outcomes]))
     check_finite(data[used], {c: "outcome" if c == sfm.y else "predictor" for c in outcomes})
-    kept, x, n_excluded = _select_groups(data[used], sfm)
-    check_group_sizes({sfm.x0: int((x == 0).sum()), sfm.x1: int((x == 1).sum())}, sfm.x, MIN_GROUP_ROWS)
+    kept, x, n_excluded, levels = _select_groups(data[used], sfm)
+    check_group_sizes(level_counts(x, levels), sfm.x, MIN_GROUP_ROWS)
     _check_constant(kept[list(sfm.z)], "confounder (Z)")
     _check_constant(kept[list(sfm.w)], "mediator (W)")
     values = {c: _outcome_values(kept, c, c == sfm.y) for c in outcomes}
     check_outcome_varies(pd.Series(values[sfm.y]), sfm.y)
     z, z_names = encode_covariates(kept[list(sfm.z)])
     w, w_names = encode_covariates(kept[list(sfm.w)])
-    return PreparedData(x=x, z=z, w=w, outcomes=values, index=kept.index, z_names=z_names, w_names=w_names, n_excluded=n_excluded)
+    return PreparedData(x=x, z=z, w=w, outcomes=values, index=kept.index, z_names=z_names, w_names=w_names, n_excluded=n_excluded,
+                        levels=levels)
+
+
+def level_counts(x: np.ndarray, levels: tuple) -> dict:
+    """Rows per level ({level: count}) of codes ``x``."""
+    counts = np.bincount(x, minlength=len(levels))
+    return {level: int(count) for level, count in zip(levels, counts)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -17,14 +18,15 @@ from fairpath._validation import (
     Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits,
     check_columns_arg, check_fit_group_sizes, is_partitioned_frame, validate_params,
 )
-from fairpath.causal._data import PreparedData, prepare_data
+from fairpath.causal._data import PreparedData, level_counts, prepare_data
 from fairpath.causal._distributed import prepare_partitioned
 from fairpath.causal._known import check_predictor_functions, known_means
 from fairpath._learners import check_learner, check_learner_for
 from fairpath._measures import MEASURES, measures_need_nested
 from fairpath.causal._methods import METHODS, DrawRequest, EstimationMethod, collect_in_order, measure_frame, resolve_method
-from fairpath.causal._nuisance import OutcomeNuisances, cross_fit
+from fairpath.causal._nuisance import OutcomeNuisances, cross_fit, pair_rows
 from fairpath.causal._pseudo import PseudoOutcomes
+from fairpath.causal._levels import CONTRASTS, MultiLevelDecomposition
 from fairpath.causal._result import CausalDecomposition, OutcomeFit
 from fairpath._sfm import SFM, check_sfm
 
@@ -50,6 +52,11 @@ SMALL_FOLDS = 5
 def _validate(sfm, method, learner, measures, n_rep, n_boot):
     """The checks that involve more than one parameter or a non-scalar one (the scalars are declared on ``decompose``)."""
     check_sfm(sfm)
+    if not sfm.binary and (method != "debiasing" or n_boot):
+        raise FairpathInputError(
+            f"every level of {sfm.x!r} at once (x1=None) takes its simultaneous intervals from the influence function: use "
+            f"method='debiasing' with n_boot=0, or give x1 for one contrast with method={method!r}, n_boot={n_boot}"
+        )
     unknown = [m for m in measures if m not in MEASURES]
     if unknown or not measures:
         raise FairpathInputError(f"unknown measure(s) {unknown or list(measures)}; use any of {MEASURES}")
@@ -104,48 +111,68 @@ def overlap_diagnostic(x: np.ndarray, px_z: np.ndarray, px_zw: np.ndarray, eps: 
             "estimable": share <= NON_ESTIMABLE_SHARE, "propensity": ranges, "outside": outside}
 
 
-class _Fitter:
-    """One fit of all nuisances on a (possibly resampled) data set, turned into pseudo-outcomes."""
+@dataclass
+class ContrastFit:
+    """The pseudo-outcomes of one contrast on one fit: per outcome column, with the contrast's overlap
+    diagnostic, its trimmed rows and the positions of its rows among the prepared rows."""
 
-    def __init__(self, outcomes, learner, n_folds, eps, trim, method: EstimationMethod, n_jobs, nested, groups):
+    pseudo: dict[str, PseudoOutcomes]
+    overlap: dict
+    n_trimmed: int
+    rows: np.ndarray
+
+
+class _Fitter:
+    """One fit of all nuisances on a (possibly resampled) data set, turned into pseudo-outcomes per contrast."""
+
+    def __init__(self, outcomes, learner, n_folds, eps, trim, method: EstimationMethod, n_jobs, nested, groups, contrasts=((0, 1),)):
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
         self.eps, self.trim, self.method, self.n_jobs, self.nested = eps, trim, method, n_jobs, nested
-        self.groups = groups  # (X's column, (x0, x1)) for messages
+        self.groups = groups  # (X's column, its levels in code order) for messages
+        self.contrasts = tuple(contrasts)
 
-    def __call__(self, data: PreparedData, seed: int, progress: bool = False, where: dict | None = None):
+    def __call__(self, data: PreparedData, seed: int, progress: bool = False, where: dict | None = None) -> list[ContrastFit]:
         if data.z.shape[1] or data.w.shape[1]:
             check_fold_group_sizes(data.x, self.n_folds, self.groups)  # again on a medDML resample
         nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.method, self.n_jobs, self.nested, progress,
-                              where)
-        overlap = overlap_diagnostic(data.x, nuisances.px_z, nuisances.px_zw, self.eps)
+                              where, self.contrasts)
+        return [self._contrast(data, nuisances, contrast) for contrast in self.contrasts]
+
+    def _contrast(self, data: PreparedData, nuisances, contrast: tuple[int, int]) -> ContrastFit:
+        pair = pair_rows(data.x, contrast)
+        positions = np.arange(data.n) if isinstance(pair, slice) else pair
+        x = (data.x[pair] == contrast[1]).astype(np.int8)
+        px_z, px_zw = nuisances.px_z[contrast][pair], nuisances.px_zw[contrast][pair]
+        overlap = overlap_diagnostic(x, px_z, px_zw, self.eps)
         extreme = overlap.pop("outside")
         # Without trimming every row stays: a slice keeps the arrays as views (no copy of n rows each).
         keep = ~extreme if self.trim else slice(None)
-        kept_x = data.x[keep]
+        kept_x = x[keep]
         if len(kept_x) < 2 or len(np.unique(kept_x)) < 2:
             raise FairpathInputError(
                 f"trimming at eps={self.eps} leaves {len(kept_x)} rows without both groups; lower eps or turn trimming off"
             )
         # Untrimmed rows outside the bounds are clipped to [eps, 1 − eps], so no weight exceeds
         # (1 − eps)/eps; the diagnostic above reports them.
-        px_z = np.clip(nuisances.px_z[keep], self.eps, 1 - self.eps)
-        px_zw = np.clip(nuisances.px_zw[keep], self.eps, 1 - self.eps)
+        px_z = np.clip(px_z[keep], self.eps, 1 - self.eps)
+        px_zw = np.clip(px_zw[keep], self.eps, 1 - self.eps)
         has_w, has_z = data.w.shape[1] > 0, data.z.shape[1] > 0
         pseudo = {}
         for name in self.outcomes:
-            restricted = _restrict(nuisances.outcomes[name], keep)
+            restricted = _restrict(nuisances.outcomes[name], pair, keep, contrast)
             pseudo[name] = PseudoOutcomes(
-                kept_x, data.outcomes[name][keep], px_z, px_zw, restricted, has_w, has_z,
+                kept_x, data.outcomes[name][pair][keep], px_z, px_zw, restricted, has_w, has_z,
                 group_means=self.method.group_means,
             )
-        return pseudo, overlap, data.n - len(kept_x)
+        return ContrastFit(pseudo, overlap, len(x) - len(kept_x), positions[keep])
 
 
-def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
+def _warn_overlap(overlap: dict, n: int, trim: bool, contrast: str = "") -> None:
     eps = overlap["eps"]
+    where = f"contrast {contrast!r}: " if contrast else ""
     if not overlap["estimable"]:
         warnings.warn(
-            f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.0%}) have a propensity outside "
+            f"{where}{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.0%}) have a propensity outside "
             f"[{eps}, {1 - eps}]: the groups barely overlap, so the effects are not estimable from these data "
             "(the result is flagged not estimable; its intervals are not to be trusted)",
             stacklevel=5,  # the caller of decompose, above its parameter check
@@ -153,28 +180,32 @@ def _warn_overlap(overlap: dict, n: int, trim: bool) -> None:
     elif overlap["n_outside"]:
         action = "left out (trim=True)" if trim else f"clipped to [{eps}, {1 - eps}] for the estimates"
         warnings.warn(
-            f"{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.1%}) have a propensity outside "
+            f"{where}{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.1%}) have a propensity outside "
             f"[{eps}, {1 - eps}] (weak overlap); they are {action}",
             stacklevel=5,  # the caller of decompose, above its parameter check
         )
 
 
-def _restrict(nuisances: OutcomeNuisances, keep) -> OutcomeNuisances:
+def _restrict(nuisances: OutcomeNuisances, pair, keep, contrast: tuple[int, int]) -> OutcomeNuisances:
+    """The nuisances of contrast (a, b) on its kept rows, its levels coded as the binary analysis' 0 (a) and 1 (b)."""
+    code = dict(enumerate(contrast))  # binary code -> level code
     return OutcomeNuisances(
-        mu_xz={k: v[keep] for k, v in nuisances.mu_xz.items()},
-        mu_xzw={k: v[keep] for k, v in nuisances.mu_xzw.items()},
-        nested={k: v[keep] for k, v in nuisances.nested.items()},
+        mu_xz={v: nuisances.mu_xz[code[v]][pair][keep] for v in (0, 1)},
+        mu_xzw={v: nuisances.mu_xzw[code[v]][pair][keep] for v in (0, 1)},
+        nested={(x_w, x_y): nuisances.nested[(code[x_w], code[x_y])][pair][keep]
+                for x_w, x_y in ((0, 1), (1, 0)) if (code[x_w], code[x_y]) in nuisances.nested},
     )
 
 
 def _split_task(rep: int, *, data: PreparedData, fitter, measures, seed: int, where: dict | None = None):
-    """One more cross-fitting split (rep ≥ 1) on the same rows, with its own spawned seed."""
-    pseudo, *_ = fitter(data, child_seed(seed, SPLITS, rep), where=where)
-    return {name: measure_frame(pseudo[name], measures) for name in pseudo}, pseudo
+    """One more cross-fitting split (rep ≥ 1) on the same rows, with its own spawned seed: per contrast
+    (frames, pseudo, rows)."""
+    return [({name: measure_frame(fit.pseudo[name], measures) for name in fit.pseudo}, fit.pseudo, fit.rows)
+            for fit in fitter(data, child_seed(seed, SPLITS, rep), where=where)]
 
 
 def _more_splits(data, fitter, measures, seed, n_rep, progress, where) -> list:
-    """The splits 1 … n_rep − 1 as tasks (on threads or Dask): [(frames, pseudo)] in order. The splits of
+    """The splits 1 … n_rep − 1 as tasks (on threads or Dask): per split, per contrast (frames, pseudo, rows). The splits of
     a partitioned table run one after another here, each with its folds as tasks on the workers."""
     if n_rep == 1:
         return []
@@ -212,6 +243,7 @@ def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> 
     "n_boot": Draws(allow_zero=True),
     "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),  # one refit (the data as given) is a valid medDML
     "nboot2": Draws(), "n_rep": Splits(), "n_jobs": Optional(Integer(1)), "workers": Optional(Integer(1)), "progress": Boolean(),
+    "contrasts": Options(CONTRASTS),
 })
 def decompose(
     data: pd.DataFrame,
@@ -231,13 +263,15 @@ def decompose(
     nboot1: int = 1,
     nboot2: int = 100,
     n_rep: int | str = "auto",
+    contrasts: str = "reference",
     n_jobs: int | None = None,
     scheduler=None,
     workers: int | None = None,
     progress: bool = False,
     provenance: dict | None = None,
 ) -> CausalDecomposition:
-    """Estimate TV, Ctf-DE, Ctf-IE, Ctf-SE (and ETT, TE, NDE, NIE, Exp-SE) of X on Y and on each predictor.
+    """Estimate TV, Ctf-DE, Ctf-IE, Ctf-SE (and ETT, TE, NDE, NIE, Exp-SE) of X on Y and on each predictor,
+    for one contrast x0 → x1 or (``sfm.x1`` None) for every level of X against ``x0`` or every pair (``contrasts``).
 
     Parameters
     ----------
@@ -284,6 +318,12 @@ def decompose(
         splits below ``AUTO_SPLITS_BELOW_ROWS`` (5000) rows, where one split's intervals measurably
         undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.97 with five), else 1; always 1
         for medDML or with ``n_boot``. ``settings["n_rep"]`` holds the number used.
+    contrasts : with ``sfm.x1`` None (every level of X analysed): ``"reference"`` (default) compares every other level
+        with ``sfm.x0``, ``"pairs"`` every pair of levels. The result is then a :class:`MultiLevelDecomposition`
+        holding each contrast's :class:`CausalDecomposition` (the binary analysis of that pair's rows) and
+        simultaneous intervals over the contrasts. The outcome regressions are pooled over every row (X as
+        indicator columns) and fitted once; each contrast fits its own propensities on its pair's rows. Needs
+        ``method="debiasing"`` and ``n_boot=0`` (the simultaneous intervals come from the influence function).
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
     scheduler, workers : run the cross-fitting folds, the n_rep splits, the medDML refits and the bootstrap
         blocks as Dask tasks, on the scheduler at this address (or a ``distributed.Client``) or on one
@@ -308,14 +348,18 @@ def decompose(
     with task_client(scheduler, workers) as where:
         return _decompose(data, sfm, outcomes=outcomes, functions=functions, estimator=estimator, learner=learner, measures=measures,
                           n_folds=n_folds, seed=seed, level=level, eps=eps, trim=trim, n_boot=n_boot, nboot1=nboot1, nboot2=nboot2,
-                          n_rep=n_rep, n_jobs=n_jobs, where=where, progress=progress, provenance=provenance, started=started)
+                          n_rep=n_rep, contrasts=contrasts, n_jobs=n_jobs, where=where, progress=progress, provenance=provenance,
+                          started=started)
 
 
 def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, n_folds, seed, level, eps, trim, n_boot, nboot1,
-               nboot2, n_rep, n_jobs, where, progress, provenance, started) -> CausalDecomposition:
+               nboot2, n_rep, contrasts, n_jobs, where, progress, provenance, started):
     """``decompose`` once its arguments are checked, with ``where`` the run_tasks options of one Dask client (or none)."""
     if is_partitioned_frame(data):
         _check_partitioned(estimator.name, functions, where)
+        if not sfm.binary:
+            raise FairpathInputError("every level of X at once (x1=None) needs a pandas DataFrame; a Dask DataFrame takes one "
+                                     "contrast: give x1")
         with stage("preparing the data on the Dask workers", enabled=progress) as preparing:
             prepared = prepare_partitioned(data, sfm, outcomes, where["scheduler"])
             preparing.rows = prepared.n
@@ -325,22 +369,22 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         prepared.known = known_means(data, sfm, prepared, functions)
     n_rep = resolve_n_rep(n_rep, prepared.n, estimator, n_boot)
     n_folds = resolve_n_folds(n_folds, prepared.n)
-    groups = (sfm.x, (sfm.x0, sfm.x1))
+    groups = (sfm.x, prepared.levels)
     if prepared.z.shape[1] or prepared.w.shape[1]:
         check_fold_group_sizes(prepared.x, n_folds, groups)
     learner = learner if learner is not None else estimator.default_learner
     check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
-    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups)
-    pseudo, overlap, n_trimmed = fitter(prepared, seed, progress, where)
-    _warn_overlap(overlap, prepared.n, trim)
-    with stage("pseudo-outcomes", prepared.n * len(outcomes), enabled=progress):
-        frames = {name: measure_frame(pseudo[name], measures) for name in outcomes}
-    draws = estimator.draws(DrawRequest(frames, prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress, where))
+    codes = contrast_codes(len(prepared.levels), contrasts)
+    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups, codes)
+    fits = fitter(prepared, seed, progress, where)
+    for fit, code in zip(fits, codes):
+        _warn_overlap(fit.overlap, len(fit.rows) + fit.n_trimmed, trim, "" if sfm.binary else _contrast_label(prepared.levels, code))
+    with stage("pseudo-outcomes", sum(len(fit.rows) for fit in fits) * len(outcomes), enabled=progress):
+        frames = [{name: measure_frame(fit.pseudo[name], measures) for name in outcomes} for fit in fits]
+    draws = estimator.draws(DrawRequest(frames[0], prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress, where))
     more = _more_splits(prepared, fitter, measures, seed, n_rep, progress, where)
-    fits = {name: OutcomeFit(frames[name], pseudo[name], None if draws is None else draws[name],
-                             tuple((split[0][name], split[1][name]) for split in more)) for name in outcomes}
     settings = {
         "method": estimator.name, "learner": learner if isinstance(learner, str) else repr(learner), "n_folds": n_folds,
         "seed": seed, "level": level, "eps": eps, "trim": trim, **estimator.settings(n_boot, nboot1, nboot2),
@@ -350,9 +394,39 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         "share_outcomes": [name for name in outcomes if bool(((prepared.outcomes[name] >= 0) & (prepared.outcomes[name] <= 1)).all())],
         "provenance": provenance,
     }
-    counts = {
-        "n": int(prepared.n), "n_x0": int((prepared.x == 0).sum()), "n_x1": int((prepared.x == 1).sum()),
-        "n_excluded": prepared.n_excluded, "n_extreme": overlap["n_outside"], "n_trimmed": n_trimmed,
-    }
-    return CausalDecomposition(sfm=sfm, fits=fits, settings=settings, counts=counts, overlap=overlap,
-                               seconds=time.perf_counter() - started, encoded={"z": prepared.z_names, "w": prepared.w_names})
+    encoded = {"z": prepared.z_names, "w": prepared.w_names}
+    decompositions = {}
+    for j, (fit, code) in enumerate(zip(fits, codes)):
+        fit_of = {name: OutcomeFit(frames[j][name], fit.pseudo[name], None if draws is None else draws[name],
+                                   tuple((split[j][0][name], split[j][1][name]) for split in more)) for name in outcomes}
+        a, b = (prepared.levels[c] for c in code)
+        counts = {
+            "n": len(fit.rows) + fit.n_trimmed, "n_x0": int((prepared.x == code[0]).sum()), "n_x1": int((prepared.x == code[1]).sum()),
+            "n_excluded": prepared.n_excluded + prepared.n - len(fit.rows) - fit.n_trimmed, "n_extreme": fit.overlap["n_outside"],
+            "n_trimmed": fit.n_trimmed,
+        }
+        decompositions[_contrast_label(prepared.levels, code)] = CausalDecomposition(
+            sfm=sfm.for_contrast(a, b), fits=fit_of, settings=settings, counts=counts, overlap=fit.overlap,
+            seconds=time.perf_counter() - started, encoded=encoded)
+    if sfm.binary:
+        return next(iter(decompositions.values()))
+    rows = {label: [fit.rows, *(split[j][2] for split in more)] for j, (label, fit) in enumerate(zip(decompositions, fits))}
+    return MultiLevelDecomposition(
+        sfm=sfm, decompositions=decompositions, rows=rows, n_rows=prepared.n,
+        settings={**settings, "contrasts": contrasts, "levels": list(prepared.levels)},
+        counts={"n": int(prepared.n), "n_excluded": prepared.n_excluded,
+                "per_level": {str(level): count for level, count in level_counts(prepared.x, prepared.levels).items()}},
+        seconds=time.perf_counter() - started)
+
+
+def contrast_codes(n_levels: int, contrasts: str) -> tuple[tuple[int, int], ...]:
+    """The contrasts as pairs of level codes: every level against the reference (code 0), or every pair (a < b)."""
+    if contrasts == "pairs":
+        return tuple((a, b) for a in range(n_levels) for b in range(a + 1, n_levels))
+    return tuple((0, b) for b in range(1, n_levels))
+
+
+def _contrast_label(levels: tuple, code: tuple[int, int]) -> str:
+    """A contrast's name: its level against the reference (``"black"``), or ``"b vs a"`` for a pair without the reference."""
+    a, b = code
+    return str(levels[b]) if a == 0 else f"{levels[b]} vs {levels[a]}"

@@ -68,8 +68,8 @@ def _call(function: Callable, name: str, frame: pd.DataFrame, what: str) -> np.n
 
 
 def known_means(data: pd.DataFrame, sfm: SFM, prepared: PreparedData, functions: dict[str, Callable]) -> dict[str, dict[int, np.ndarray]]:
-    """{predictor: {x: f(x, Z, W) on every analysed row}} (x coded 0 for x0, 1 for x1), after checking
-    that each f reproduces its column on the data as given."""
+    """{predictor: {x: f(x, Z, W) on every analysed row}} (x the level's code: 0 for x0, 1 for x1, and so on for
+    every level analysed), after checking that each f reproduces its column on the data as given."""
     rows = data.loc[group_rows(data, sfm)]
     known = {}
     for name, function in functions.items():
@@ -85,7 +85,7 @@ def known_means(data: pd.DataFrame, sfm: SFM, prepared: PreparedData, functions:
                 "pass the function that made the column, or leave it out to have its mean estimated"
             )
         known[name] = {code: _call(function, name, _with_level(rows, sfm.x, level), f"with {sfm.x} set to {level!r}")
-                       for code, level in enumerate((sfm.x0, sfm.x1))}
+                       for code, level in enumerate(prepared.levels)}
     return known
 
 

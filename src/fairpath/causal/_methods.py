@@ -75,7 +75,7 @@ def subset(data: PreparedData, rows: np.ndarray) -> PreparedData:
     """The rows ``rows`` of ``data`` (with repeats, for a resample)."""
     return PreparedData(
         x=data.x[rows], z=data.z[rows], w=data.w[rows], outcomes={k: v[rows] for k, v in data.outcomes.items()},
-        index=data.index[rows], z_names=data.z_names, w_names=data.w_names, n_excluded=data.n_excluded,
+        index=data.index[rows], z_names=data.z_names, w_names=data.w_names, n_excluded=data.n_excluded, levels=data.levels,
         known={name: {v: means[rows] for v, means in by_level.items()} for name, by_level in data.known.items()},
     )
 
@@ -87,7 +87,7 @@ class DrawRequest:
 
     frames: dict[str, pd.DataFrame]  # outcome -> (rows, measures) contributions of the fit on the data
     data: PreparedData
-    fitter: object  # callable(data, seed) -> (pseudo, overlap, n_trimmed, index)
+    fitter: object  # callable(data, seed) -> [ContrastFit] (one for a binary X)
     measures: tuple
     seed: int
     n_boot: int = 0
@@ -147,7 +147,7 @@ def _refit_task(rep: int, *, data: PreparedData, fitter, measures, nboot2: int, 
         values = first
     else:
         rows = rng.integers(0, data.n, data.n)
-        pseudo, *_ = fitter(subset(data, rows), child_seed(seed, REFITS, rep, 0))
+        pseudo = fitter(subset(data, rows), child_seed(seed, REFITS, rep, 0))[0].pseudo
         values = _as_arrays({name: measure_frame(pseudo[name], measures) for name in pseudo})
     return bootstrap_means(values, nboot2, rng)
 

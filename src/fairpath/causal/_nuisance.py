@@ -2,6 +2,13 @@
 
 Propensities p(x1 | z) and p(x1 | z, w) are fitted once and shared by all outcome columns; the
 outcome regressions μ(x, z), μ(x, z, w) and the nested means ν are fitted per outcome.
+
+With K levels of X (every level analysed) the outcome regressions are pooled over all rows, X
+entering as K − 1 indicator columns, and predicted at every level: they do not depend on the
+contrast and are fitted once. A contrast (a, b) needs the propensity odds p(a | ·)/p(b | ·), which
+the binary propensity P(X = b | ·, X ∈ {a, b}) fitted on the pair's rows gives; it is fitted per
+contrast. With two levels the indicator column is X's 0/1 code and the pair is every row: the fits
+are those of the binary analysis.
 """
 
 from __future__ import annotations
@@ -32,9 +39,29 @@ class OutcomeNuisances:
 
 @dataclass
 class Nuisances:
-    px_z: np.ndarray  # P(X = x1 | Z) per row
-    px_zw: np.ndarray  # P(X = x1 | Z, W) per row
+    # contrast (a, b) -> P(X = b | Z, X ∈ {a, b}) per row (NaN outside the pair's rows)
+    px_z: dict[tuple[int, int], np.ndarray]
+    px_zw: dict[tuple[int, int], np.ndarray]  # the same given Z and W
     outcomes: dict[str, OutcomeNuisances]
+
+
+def pair_rows(x: np.ndarray, contrast: tuple[int, int]):
+    """The rows of contrast (a, b): X is a or b (a slice of every row when X has no other level)."""
+    a, b = contrast
+    if contrast == (0, 1) and x.max(initial=0) <= 1:
+        return slice(None)
+    return np.flatnonzero((x == a) | (x == b))
+
+
+def level_features(codes, n_levels: int) -> np.ndarray:
+    """X as K − 1 indicator columns (column j: X is level j + 1), for ``codes`` (an array) or one level
+    (an int: one row, broadcast over the rows). With two levels: the 0/1 code itself."""
+    return np.eye(n_levels)[np.atleast_1d(codes), 1:]
+
+
+def _nested_seed(offset: int, x_y: int) -> int:
+    # levels 0 and 1 keep the binary analysis' seeds (offset + 4, offset + 6)
+    return offset + 4 + 2 * x_y if x_y < 2 else offset + 100 + x_y
 
 
 def fold_ids(n: int, n_folds: int, rng: np.random.Generator) -> np.ndarray:
@@ -70,9 +97,10 @@ class _Fold:
     """
 
     def __init__(self, data: PreparedData, learner, seed: int, rows: FoldRows, per_group: bool, nested: bool = True,
-                 on_fit=None):
+                 on_fit=None, contrasts=((0, 1),)):
         self.data, self.learner, self.seed, self.rows, self.per_group = data, learner, seed, rows, per_group
-        self.nested = nested
+        self.nested, self.contrasts = nested, tuple(contrasts)
+        self.n_levels = len(data.levels)
         self.on_fit = on_fit  # called with each fit's training rows (the progress line's rows per second)
         self.has_z, self.has_w = data.z.shape[1] > 0, data.w.shape[1] > 0
         # The "gbm" preset at its large-data size bins each feature set of the fold's rows once (SharedBins).
@@ -87,7 +115,7 @@ class _Fold:
     def _training_data(self, blocks, rows, with_x: bool):
         """The fit's training matrix of ``rows`` (X's column first when ``with_x``), or with shared bins
         those rows of the fold's binned matrix (rows outside the fold's ``base`` rows get a matrix)."""
-        x_column = self.data.x[rows] if with_x else None
+        x_column = level_features(self.data.x[rows], self.n_levels) if with_x else None
         if self._bins is None:
             return design(blocks, rows, x_column=x_column)
         base = self.rows.base
@@ -98,7 +126,8 @@ class _Fold:
             return design(blocks, rows, x_column=x_column)
         key = (tuple(id(block) for block in blocks), with_x)
         if key not in self._bins:
-            self._bins[key] = SharedBins(design(blocks, base, x_column=self.data.x[base] if with_x else None))
+            x_base = level_features(self.data.x[base], self.n_levels) if with_x else None
+            self._bins[key] = SharedBins(design(blocks, base, x_column=x_base))
         return self._bins[key].rows(positions)
 
     def _by_level(self, offset, blocks, y, rows, predict_rows, binary, levels=(0, 1)):
@@ -115,20 +144,29 @@ class _Fold:
                 fit_rows = rows[x[rows] == v]
                 out[v] = self._fit(offset + v, design(blocks, fit_rows), y[fit_rows], (design(blocks, P) for P in predict_rows), binary)
             return out
-        at_level = (design(blocks, P, x_column=float(v)) for v in levels for P in predict_rows)
+        at_level = (design(blocks, P, x_column=level_features(v, self.n_levels)) for v in levels for P in predict_rows)
         predictions = self._fit(offset, self._training_data(blocks, rows, with_x=True), y[rows], at_level, binary)
         k = len(predict_rows)
         return {v: predictions[i * k:(i + 1) * k] for i, v in enumerate(levels)}
 
-    def propensities(self) -> tuple[np.ndarray, np.ndarray]:
-        d, base, t, x = self.data, self.rows.base, self.rows.test, self.data.x.astype(float)
+    def propensities(self) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+        """{contrast (a, b): (P(X = b | z), P(X = b | z, w)) among the pair's rows} on the fold's test rows of the pair."""
+        return {contrast: self._pair_propensities(j, contrast) for j, contrast in enumerate(self.contrasts)}
+
+    def _pair_propensities(self, j: int, contrast: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        d, base, t = self.data, self.rows.base, self.rows.test
+        pair = pair_rows(d.x, contrast)
+        if not isinstance(pair, slice):
+            base, t = np.intersect1d(base, pair), np.intersect1d(t, pair)
+        x = (d.x == contrast[1]).astype(float)
+        offsets = (1, 2) if j == 0 else (100 + 2 * j, 101 + 2 * j)  # the first contrast keeps the binary seeds
         if self.has_z:
-            (px_z,) = self._fit(1, self._training_data((d.z,), base, with_x=False), x[base], [design((d.z,), t)], True)
+            (px_z,) = self._fit(offsets[0], self._training_data((d.z,), base, with_x=False), x[base], [design((d.z,), t)], True)
         else:  # a constant: the sample share, which makes the estimates of E[Y | x] exact
-            px_z = np.full(len(t), x.mean())
+            px_z = np.full(len(t), x[pair].mean())
         if not self.has_w:
             return px_z, px_z
-        (px_zw,) = self._fit(2, self._training_data((d.z, d.w), base, with_x=False), x[base], [design((d.z, d.w), t)], True)
+        (px_zw,) = self._fit(offsets[1], self._training_data((d.z, d.w), base, with_x=False), x[base], [design((d.z, d.w), t)], True)
         return px_z, px_zw
 
     def outcome(self, y: np.ndarray, binary: bool, known: dict[int, np.ndarray] | None = None) -> OutcomeNuisances:
@@ -139,14 +177,15 @@ class _Fold:
         # Every outcome column gets the same learner seeds: identical columns get identical fits.
         offset = 10
         result = OutcomeNuisances()
-        known_test = None if known is None else {v: known[v][r.test] for v in (0, 1)}
+        levels = tuple(range(self.n_levels))
+        known_test = None if known is None else {v: known[v][r.test] for v in levels}
         if known_test is not None and not self.has_w:
             result.mu_xz = result.mu_xzw = known_test
             return result
         # Without Z, μ(x) is a group mean; taken over all rows, E[Y | x] is estimated exactly.
         mu_rows = r.base if self.has_z else np.arange(d.n)
-        mu_xz = self._by_level(offset, (d.z,), y, mu_rows, [r.test], binary)
-        result.mu_xz = {v: mu_xz[v][0] for v in (0, 1)}
+        mu_xz = self._by_level(offset, (d.z,), y, mu_rows, [r.test], binary, levels)
+        result.mu_xz = {v: mu_xz[v][0] for v in levels}
         if not self.has_w:
             result.mu_xzw = result.mu_xz
             return result
@@ -156,44 +195,53 @@ class _Fold:
         else:
             honest = self._mediator_means(offset, y, binary, result)
         if self.nested:
-            for x_y in (0, 1):
-                x_w = 1 - x_y
-                nested = self._by_level(offset + 4 + 2 * x_y, (d.z,), honest[x_y], r.nested, [r.test], False, levels=(x_w,))
-                result.nested[(x_w, x_y)] = nested[x_w][0]
+            for x_y, partners in self._partners().items():
+                nested = self._by_level(_nested_seed(offset, x_y), (d.z,), honest[x_y], r.nested, [r.test], False, levels=partners)
+                for x_w in partners:
+                    result.nested[(x_w, x_y)] = nested[x_w][0]
         return result
+
+    def _partners(self) -> dict[int, tuple[int, ...]]:
+        """{x_y: the levels x_w it is paired with in a contrast}: the nested means ν_{x_y}(x_w, z) the contrasts use."""
+        partners: dict[int, list[int]] = {}
+        for a, b in self.contrasts:
+            partners.setdefault(b, []).append(a)
+            partners.setdefault(a, []).append(b)
+        return {x_y: tuple(sorted(set(x_ws))) for x_y, x_ws in sorted(partners.items())}
 
     def _mediator_means(self, offset: int, y: np.ndarray, binary: bool, result: OutcomeNuisances):
         """Fit μ(x, z, w) into ``result``; with ν requested, also μ's honest predictions on the
         nested rows ({x: array over all rows}), which ν is fitted to."""
         d, r = self.data, self.rows
-        zw = (d.z, d.w)
+        zw, levels = (d.z, d.w), tuple(range(self.n_levels))
         if not self.nested:  # no requested measure uses ν: skip its fits (about half of a fold's work)
-            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test], binary)
-            result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test], binary, levels)
+            result.mu_xzw = {v: mu[v][0] for v in levels}
             return None
-        honest = {0: np.zeros(d.n), 1: np.zeros(d.n)}
+        honest = {v: np.zeros(d.n) for v in levels}
         if r.honest:
-            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test], binary)
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test], binary, levels)
             for j, (fit_rows, predict_rows) in enumerate(r.honest):
-                inner = self._by_level(offset + 20 + 2 * j, zw, y, fit_rows, [predict_rows], binary)
-                for v in (0, 1):
+                inner = self._by_level(offset + 20 + 2 * j, zw, y, fit_rows, [predict_rows], binary, levels)
+                for v in levels:
                     honest[v][predict_rows] = inner[v][0]
         else:
-            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test, r.nested], binary)
-            for v in (0, 1):
+            mu = self._by_level(offset + 2, zw, y, r.mediator, [r.test, r.nested], binary, levels)
+            for v in levels:
                 honest[v][r.nested] = mu[v][1]
-        result.mu_xzw = {v: mu[v][0] for v in (0, 1)}
+        result.mu_xzw = {v: mu[v][0] for v in levels}
         return honest
 
 
 def design(blocks: tuple[np.ndarray, ...], rows: np.ndarray, x_column=None) -> np.ndarray:
-    """The learner's matrix for ``rows``: ``x_column`` first (an array over ``rows`` or one value for
-    all), then the columns of each block, filled in place (no full-size intermediate copy)."""
+    """The learner's matrix for ``rows``: X's columns first (``x_column``: :func:`level_features` of
+    ``rows`` or of one level for all), then the columns of each block, filled in place (no full-size
+    intermediate copy)."""
     widths = [block.shape[1] for block in blocks]
-    first = int(x_column is not None)
+    first = 0 if x_column is None else x_column.shape[1]
     out = np.empty((len(rows), first + sum(widths)))
     if first:
-        out[:, 0] = x_column
+        out[:, :first] = x_column
     for block, start in zip(blocks, np.cumsum([first, *widths[:-1]])):
         out[:, start:start + block.shape[1]] = block[rows]
     return out
@@ -212,7 +260,8 @@ def _fold_rows(n: int, n_folds: int, method, rng: np.random.Generator) -> list[F
 
 
 def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, seed: int,
-              method, n_jobs: int = 1, nested: bool = True, progress: bool = False, where: dict | None = None) -> Nuisances:
+              method, n_jobs: int = 1, nested: bool = True, progress: bool = False, where: dict | None = None,
+              contrasts=((0, 1),)) -> Nuisances:
     """K-fold cross-fitting of all nuisances.
 
     ``method`` (a ``fairpath.causal._methods.EstimationMethod``) splits each fold's training rows
@@ -226,7 +275,8 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     its own seed (a ``SeedSequence`` child of ``seed``), so results do not depend on ``n_jobs``.
     ``nested=False`` skips the nested means (and their inner split); the other fits keep their
     seeds and values. ``progress`` shows a bar that advances per task. ``where`` (``run_tasks``'
-    scheduler / workers) runs the tasks on Dask instead, with the same numbers.
+    scheduler / workers) runs the tasks on Dask instead, with the same numbers. ``contrasts`` lists the
+    pairs of level codes (a, b) whose propensities are fitted (see the module's docstring).
     """
     n = data.n
     layout = fold_layout(n, n_folds, method, seed)
@@ -234,17 +284,21 @@ def cross_fit(data: PreparedData, outcomes: list[str], learner, n_folds: int, se
     # 2 cores would leave one core idle for the last fold. Each task's fits keep their fold's
     # seeds, so the values do not depend on the grouping.
     tasks = [(k, name) for name in outcomes for k in range(n_folds)] + [(k, None) for k in range(n_folds)]
-    settings = {"learner": learner, "n_folds": n_folds, "seed": seed, "method": method, "nested": nested}
+    settings = {"learner": learner, "n_folds": n_folds, "seed": seed, "method": method, "nested": nested,
+                "contrasts": tuple(contrasts)}
     bar = progress_bar(desc="cross-fitting", total=len(tasks), unit="task", enabled=progress, leave=False)
     with bar:
         if where:  # run_tasks options of a Dask client (task_client); empty to run here
             parts = _on_dask(data, tasks, settings, where, bar)
         else:
             parts = _on_threads(data, tasks, settings, n_jobs, bar, layout)
-    px_z, px_zw = np.empty(n), np.empty(n)
+    px_z = {contrast: np.full(n, np.nan) for contrast in contrasts}
+    px_zw = {contrast: np.full(n, np.nan) for contrast in contrasts}
     per_outcome = {name: OutcomeNuisances() for name in outcomes}
     for k, rows in enumerate(layout):
-        px_z[rows.test], px_zw[rows.test] = parts[(k, None)]
+        for contrast, (p_z, p_zw) in parts[(k, None)].items():
+            test = rows.test if isinstance(pair := pair_rows(data.x, contrast), slice) else np.intersect1d(rows.test, pair)
+            px_z[contrast][test], px_zw[contrast][test] = p_z, p_zw
         for name in outcomes:
             _scatter(per_outcome[name], parts[(k, name)], rows.test, n)
     return Nuisances(px_z=px_z, px_zw=px_zw, outcomes=per_outcome)
@@ -256,11 +310,12 @@ def fold_layout(n: int, n_folds: int, method, seed: int) -> list[FoldRows]:
 
 
 def fold_part(task: tuple[int, str | None], *, data: PreparedData, learner, n_folds: int, seed: int, method, nested: bool,
-              layout: list[FoldRows] | None = None, on_fit=None):
+              layout: list[FoldRows] | None = None, on_fit=None, contrasts=((0, 1),)):
     """One fold's fits of outcome column ``name``, or its propensities (``name`` None): ``task`` is (k, name)."""
     k, name = task
     layout = layout or fold_layout(data.n, n_folds, method, seed)
-    fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested, on_fit=on_fit)
+    fold = _Fold(data, learner, child_seed(seed, FOLDS, k), layout[k], per_group=method.per_group_fits, nested=nested, on_fit=on_fit,
+                 contrasts=contrasts)
     return fold.propensities() if name is None else fold.outcome(data.outcomes[name], data.binary(name), data.known.get(name))
 
 

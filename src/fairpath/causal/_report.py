@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairpath._stats import p_clause
@@ -86,3 +87,123 @@ def write_decomposition_report(decomposition, path) -> Path:
     settings["time"] = f"{decomposition.seconds_:.1f} s"
     settings.update(provenance_lines(decomposition.settings["provenance"]))
     return write_report(path, f"fairpath decompose: {decomposition.sfm.x}", [bars, overlap], summary, settings)
+
+
+# -- every level of X: the verdict matrix, the forest plot and the report -----------------------------
+def _tone(estimate, simultaneous: tuple[float, float]) -> str:
+    """``strong``: the simultaneous interval excludes 0; ``weak``: only the marginal one does; ``none``: neither."""
+    if simultaneous[0] > 0 or simultaneous[1] < 0:
+        return "strong"
+    return "weak" if significant(estimate) else "none"
+
+
+def matrix_legend(level: float) -> dict[str, str]:
+    return {"strong": f"shown: the simultaneous {level:.0%} CI excludes 0",
+            "weak": f"marginal only: the {level:.0%} CI excludes 0, the simultaneous one does not",
+            "none": "not shown: both intervals include 0"}
+
+
+def verdict_cells(result, outcome: str) -> pd.DataFrame:
+    """Contrast × measure cells (text, tone): the estimate and its simultaneous interval, the tone its verdict."""
+    share = outcome in result.settings.get("share_outcomes", [])
+    measures = [m for m in HEADLINE_MEASURES if m in result.measures]
+    columns = {}
+    for measure in measures:
+        bounds = result.simultaneous(measure, outcome)
+        cells = []
+        for name in result.contrasts:
+            e = result.estimate(measure, outcome, contrast=name)
+            low, high = bounds[name]
+            scale, digits = (100, 1) if share else (1, 3)
+            cells.append((f"{scale * e.estimate:+.{digits}f} [{scale * low:+.{digits}f}, {scale * high:+.{digits}f}]",
+                          _tone(e, bounds[name])))
+        columns[LABELS[measure]] = cells
+    return pd.DataFrame(columns, index=result.contrasts)
+
+
+def multilevel_headline(result) -> list[str]:
+    """What was found: per outcome and contrast, TV with its simultaneous interval and adjusted p, and the pathways shown."""
+    sfm, level = result.sfm, result.level
+    units = ("percentage points (pp) for outcomes within [0, 1]" if result.settings.get("share_outcomes") else "the outcome's units")
+    which = "every pair of levels" if result.settings["contrasts"] == "pairs" else f"each level of {sfm.x} against {sfm.x0!r}"
+    lines = [f"Effects of {which} ({len(result.contrasts)} contrasts), in {units}. Intervals are simultaneous over the "
+             f"contrasts at {level:.0%} (max-|t|, per outcome and measure); p_adj is the family-wise adjusted p of H0: the effect is 0."]
+    if not result.estimable:
+        lines.insert(0, "NOT ESTIMABLE: in at least one contrast most rows lack overlap between the groups; its numbers are "
+                        "not to be trusted.")
+    measures = [m for m in HEADLINE_MEASURES if m in result.measures]
+    for outcome in result.outcomes:
+        share = outcome in result.settings.get("share_outcomes", [])
+        bounds = {m: result.simultaneous(m, outcome) for m in measures}
+        parts = []
+        for name in result.contrasts:
+            shown = [LABELS[m] for m in measures if _tone(result.estimate(m, outcome, contrast=name), bounds[m][name]) == "strong"]
+            head = measures[0]
+            e = result.estimate(head, outcome, contrast=name)
+            low, high = bounds[head][name]
+            p = result.p_value(head, outcome, contrast=name, simultaneous=True)
+            parts.append(f"{name}: {LABELS[head]} {_amount(e.estimate, share)} (simultaneous {level:.0%} CI "
+                         f"[{_amount(low, share)}, {_amount(high, share)}], {p_clause('p_adj', p)}); shown: {', '.join(shown) or 'none'}")
+        lines.append(f"{outcome} — " + "; ".join(parts) + ".")
+    return lines
+
+
+def forest_plot(result, ax, measures: list[str], outcome: str):
+    """One panel per measure: each contrast's estimate, marginal interval (thick) and simultaneous interval (thin)."""
+    from fairpath._results import panel_axes
+    from fairpath.report import SERIES_COLOURS, legend_below, subplots
+
+    names = result.contrasts
+    columns = min(len(measures), 2)
+    rows = -(-len(measures) // columns)
+    fig, axes = panel_axes(ax, len(measures), lambda: subplots(rows, columns, height=rows * (1.0 + 0.32 * len(names)) + 0.6,
+                                                               squeeze=False, sharey=True))
+    positions = np.arange(len(names))[::-1]
+    for axis, measure in zip(axes, measures):
+        bounds = result.simultaneous(measure, outcome)
+        estimates = [result.estimate(measure, outcome, contrast=name) for name in names]
+        axis.hlines(positions, [bounds[n][0] for n in names], [bounds[n][1] for n in names], color=SERIES_COLOURS[0], linewidth=1.2,
+                    label=f"simultaneous {result.level:.0%} CI")
+        axis.hlines(positions, [e.ci_low for e in estimates], [e.ci_high for e in estimates], color=SERIES_COLOURS[0], linewidth=4.5,
+                    alpha=0.55, label=f"marginal {result.level:.0%} CI")
+        axis.plot([e.estimate for e in estimates], positions, "o", color=SERIES_COLOURS[1], markersize=5, label="estimate")
+        axis.axvline(0, color="black", linewidth=0.8)
+        axis.set_yticks(positions, names)
+        axis.set_title(LABELS[measure])
+        axis.set_xlabel(f"effect on E[{outcome}]")
+    for axis in axes[len(measures):]:
+        axis.set_visible(False)
+    fig.suptitle(f"{result.sfm.x}: each contrast's effect ({outcome})")
+    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    legend_below(axes[len(measures) - 1], across_figure=True, ncol=3, handles=handles, labels=labels)
+    return fig
+
+
+def write_multilevel_report(result, path) -> Path:
+    """The report of every contrast: the headline, one verdict matrix per outcome, the forest plot, the table, settings."""
+    level = result.level
+    summary = "<p>" + "</p><p>".join(html.escape(line) for line in multilevel_headline(result)) + "</p>"
+    matrix = Section("Verdict matrix: contrast × pathway", f"<p>{html.escape(str(result.sfm))}</p>", anchor="matrix")
+    for outcome in result.outcomes:
+        matrix.add_matrix(verdict_cells(result, outcome), matrix_legend(level),
+                          f"{outcome}: estimate [simultaneous {level:.0%} CI] per contrast and measure", corner="contrast")
+    forest = Section("Forest plot", anchor="forest")
+    for outcome in result.outcomes:
+        forest.add_figure(result.plot(outcome=outcome),
+                          f"{outcome}: dots are estimates, thick bars marginal and thin bars simultaneous {level:.0%} intervals.")
+    frame = result.to_frame()
+    table = pd.DataFrame({
+        "contrast": frame["contrast"], "outcome": frame["subject"], "measure": frame["measure"].map(lambda m: LABELS.get(m, m)),
+        "estimate": frame["estimate"].map("{:+.4f}".format),
+        f"{level:.0%} CI": [format_ci(low, high) for low, high in zip(frame["ci_low"], frame["ci_high"])],
+        f"simultaneous {level:.0%} CI": [format_ci(low, high) for low, high in zip(frame["simultaneous_low"], frame["simultaneous_high"])],
+        "p": frame["p_value"].map(format_p), "p_adj": frame["p_simultaneous"].map(format_p)})
+    detail = Section("Every estimate", anchor="estimates").add_table(
+        table, f"Marginal and simultaneous {level:.0%} intervals, p of H0: 0 (marginal and family-wise adjusted); "
+               "estimates.csv, results.json")
+    settings = {k: str(v) for k, v in result.settings.items() if k != "provenance"}
+    settings.update({f"rows {k}": str(v) for k, v in result.counts_.items()})
+    settings["time"] = f"{result.seconds_:.1f} s"
+    settings.update(provenance_lines(result.settings["provenance"]))
+    return write_report(path, f"fairpath decompose: every level of {result.sfm.x}", [matrix, forest, detail], summary, settings)

@@ -18,7 +18,7 @@ from fairpath._validation import (
     check_comparable_scales, validate_params,
 )
 from fairpath._vocabulary import parse_bn
-from fairpath.causal import METHODS
+from fairpath.causal import CONTRASTS, METHODS
 from fairpath.parity._cookbook import business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
 from fairpath.parity._verdict import bn_parity_sentence, parity_sentence, verdict_sentence
@@ -173,9 +173,12 @@ class AuditResult(ResultMixin):
 
 
 def _keep_groups(data: pd.DataFrame, sfm, notes: list[str]) -> pd.DataFrame:
-    """Rows whose X is x0 or x1, with a note for the others (decomposition and PPM then agree on rows)."""
+    """Rows whose X is x0 or x1, with a note for the others (decomposition and PPM then agree on rows); every row
+    when every level is audited."""
     if sfm.x not in data.columns:
         raise FairpathInputError(f"protected attribute column {sfm.x!r} not found; columns: {list(data.columns)}")
+    if not sfm.binary:
+        return data
     keep = data[sfm.x].isin([sfm.x0, sfm.x1])
     if not keep.all():
         message = f"{int((~keep).sum())} rows excluded because {sfm.x!r} is neither {sfm.x0!r} nor {sfm.x1!r}"
@@ -200,7 +203,7 @@ def _note_identical(data: pd.DataFrame, sfm, predictors, notes: list[str]) -> No
     "level": Probability(), "alpha": Probability(), "margin": Optional(Real(0.0, None, open_low=True)), "n_bins": Integer(2),
     "n_boot": Draws(), "eps": Real(0.0, 0.5, open_low=True, open_high=True), "trim": Boolean(), "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),
     "n_rep": Splits(), "workers": Optional(Integer(1)), "title": Optional(Text()),
-    "data_label": Text("naming the data the rows are, e.g. 'observed'"), "progress": Boolean(),
+    "data_label": Text("naming the data the rows are, e.g. 'observed'"), "progress": Boolean(), "contrasts": Options(CONTRASTS),
 })
 def audit(
     data: pd.DataFrame,
@@ -222,6 +225,7 @@ def audit(
     trim: bool = False,
     nboot1: int = 1,
     n_rep: int | str = "auto",
+    contrasts: str = "reference",
     scheduler=None,
     workers: int | None = None,
     title: str | None = None,
@@ -237,7 +241,9 @@ def audit(
     function makes its E[Ŷ | x, z, w] exact instead of estimated), the predictive parity measures of
     every predictor (``n_bins`` quantile bins, ``n_boot`` bootstrap draws), and the Business Necessity
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
-    by ``seed``. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report;
+    by ``seed``. With ``sfm.x1`` None every level of X is audited against ``sfm.x0`` (or every pair, ``contrasts="pairs"``):
+    one decomposition of every contrast, the Cookbook Holm-adjusted over contrasts × pathways, predictive parity per
+    contrast, returned as a :class:`MultiLevelAudit`. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report;
     ``data_label`` says which data the rows are (``"observed"``, or e.g. ``"on the fair twins"``): the
     outcome is named with it everywhere, since its effects differ from one data set to another; ``provenance``
     (see :func:`fairpath.report.provenance`) records the input; by default it records this call with
@@ -260,23 +266,43 @@ def audit(
         check_comparable_scales(sfm.y, data[sfm.y], predictor, data[predictor])
     _note_identical(data, sfm, predictors, notes)
 
+    record = provenance or make_provenance(call=api_call("fairpath.parity.audit", data, predictors=list(predictors), bn=list(bn), seed=seed),
+                                           seed=seed)
+    options = {"predictor_functions": predictor_functions, "method": method, "learner": learner, "n_folds": n_folds, "seed": seed,
+               "level": level, "eps": eps, "trim": trim, "nboot1": nboot1, "n_rep": n_rep, "scheduler": scheduler, "workers": workers,
+               "progress": progress, "provenance": record}
+    parity_options = {"n_bins": n_bins, "n_boot": n_boot, "level": level, "seed": seed}
+    # the decomposition's own values (learner, known_means, n_rep, counts) are set per contrast by contrast_audit
+    settings = {
+        "title": title or f"fairpath audit: {', '.join(predictors)} for {sfm.y}", "sfm": str(sfm), "bn": list(bn), "alpha": alpha,
+        "margin": margin, "method": method, "learner": None, "known_means": None, "n_folds": n_folds, "seed": seed, "level": level,
+        "n_bins": n_bins, "n_boot": n_boot, "eps": eps, "trim": trim, "nboot1": nboot1, "n_rep": None, "counts": None,
+        "versions": package_versions(), "descriptions": dict(descriptions or {}), "data_label": data_label, "provenance": record,
+    }
+    if not sfm.binary:
+        from fairpath.parity._multilevel import audit_levels
+
+        return audit_levels(data, sfm, predictors, bn, options=options, parity_options=parity_options, contrasts=contrasts, alpha=alpha,
+                            margin=margin, notes=notes, settings=settings)
     steps = progress_bar(total=2 + len(predictors), desc="audit", enabled=progress, leave=False)
     parity = {}
     for predictor in predictors:  # first: cheap, and it reports an empty bin before any model is fitted
         steps.set_postfix_str(f"predictive parity of {predictor}")
-        parity[predictor] = predictive_parity(data, sfm, predictor, n_bins=n_bins, n_boot=n_boot, level=level, seed=seed)
+        parity[predictor] = predictive_parity(data, sfm, predictor, **parity_options)
         steps.update()
     steps.set_postfix_str("decomposition")
-    record = provenance or make_provenance(call=api_call("fairpath.parity.audit", data, predictors=list(predictors), bn=list(bn), seed=seed),
-                                           seed=seed)
-    decomposition = decompose(data, sfm, predictors=predictors, predictor_functions=predictor_functions, method=method, learner=learner, n_folds=n_folds,
-                              seed=seed, level=level, eps=eps, trim=trim, nboot1=nboot1, n_rep=n_rep, scheduler=scheduler,
-                              workers=workers, progress=progress, provenance=record)
+    decomposition = decompose(data, sfm, predictors=predictors, **options)
     steps.update()
     steps.set_postfix_str("cookbook")
     cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
     steps.update()
     steps.close()
+    return contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes, settings)
+
+
+def contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes: list[str], settings: dict) -> AuditResult:
+    """The audit of one contrast from its parts: the notes its decomposition calls for, its values in the settings."""
+    notes, eps = list(notes), settings["eps"]
     if decomposition.settings["known_means"]:
         notes.append(f"E[Ŷ | x, z, w] of {', '.join(decomposition.settings['known_means'])} evaluated from the predictor's function "
                      "(exact, not estimated), so no regression error of that mean enters its measures")
@@ -290,29 +316,8 @@ def audit(
     elif decomposition.n_extreme_:
         notes.append(f"{decomposition.n_extreme_} rows have a propensity outside [{eps}, {1 - eps}] (weak positivity); "
                      "not trimmed")
-    settings = {
-        "title": title or f"fairpath audit: {', '.join(predictors)} for {sfm.y}",
-        "sfm": str(sfm),
-        "bn": list(bn),
-        "alpha": alpha,
-        "margin": margin,
-        "method": method,
-        "learner": decomposition.settings["learner"],
-        "known_means": decomposition.settings["known_means"],
-        "n_folds": n_folds,
-        "seed": seed,
-        "level": level,
-        "n_bins": n_bins,
-        "n_boot": n_boot,
-        "eps": eps,
-        "trim": trim,
-        "nboot1": nboot1,
-        "n_rep": decomposition.settings["n_rep"],
-        "counts": {"n": len(data), "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
-                   "n_trimmed": decomposition.n_trimmed_},
-        "versions": package_versions(),
-        "descriptions": dict(descriptions or {}),
-        "data_label": data_label,
-        "provenance": record,
-    }
+    settings = {**settings, "sfm": str(sfm), "learner": decomposition.settings["learner"],
+                "known_means": decomposition.settings["known_means"], "n_rep": decomposition.settings["n_rep"],
+                "counts": {"n": decomposition.n_, "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
+                           "n_trimmed": decomposition.n_trimmed_}}
     return AuditResult(sfm, predictors, decomposition, parity, cookbook, settings, notes)

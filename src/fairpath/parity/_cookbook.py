@@ -4,7 +4,9 @@ For each causal pathway P ∈ {DE, IE, SE} and each predictor ŷ:
 - P in the business-necessity set BN: H0: Ctf-P(ŷ) = Ctf-P(y), tested on the paired difference
   (its SE comes from the per-row pseudo-outcome differences);
 - P not in BN: H0: Ctf-P(ŷ) = 0.
-The three p-values of a predictor are Holm-adjusted (family-wise error ≤ alpha per predictor).
+The three p-values of a predictor are Holm-adjusted (family-wise error ≤ alpha per predictor); with a protected
+attribute of K levels (a ``MultiLevelDecomposition``) every contrast is tested and Holm runs over its contrasts ×
+pathways, 3·(K − 1) tests per predictor against the reference.
 Rejecting shows a violation. Not rejecting shows nothing by itself, so an optional equivalence test
 (two one-sided tests, margin δ, also Holm-adjusted) can certify |tested quantity| < δ.
 Every test is computed by the tested quantity's :class:`~fairpath._stats.Estimate` (``p_value``,
@@ -137,12 +139,32 @@ class CookbookResult(ResultMixin):
         tests["measure"] = [f"{m}_difference" if in_bn else m for m, in_bn in zip(tests["measure"], tests["in_bn"])]
         return result_frame(tests)
 
+    @property
+    def contrasts(self) -> list[str]:
+        """The contrasts tested (empty for one binary contrast)."""
+        return list(dict.fromkeys(self.tests_["contrast"])) if "contrast" in self.tests_ else []
+
+    def for_contrast(self, contrast: str) -> "CookbookResult":
+        """The tests of one contrast, with their p-values adjusted over every contrast, and that contrast's verdicts."""
+        if contrast not in self.contrasts:
+            raise FairpathInputError(f"no contrast {contrast!r}; the contrasts are {self.contrasts}")
+        tests = self.tests_[self.tests_["contrast"] == contrast].reset_index(drop=True)
+        overall = {p: _overall(tests[tests["predictor"] == p].to_dict("records"), self.margin) for p in self.predictors}
+        return CookbookResult(self.bn, self.alpha, self.margin, self.outcome, tests, overall, self.outcome_effects_[contrast],
+                              self.estimable)
+
+    @property
+    def multiplicity(self) -> str:
+        if not self.contrasts:
+            return "Holm over the three pathway tests of each predictor"
+        return f"Holm over the {3 * len(self.contrasts)} contrast × pathway tests of each predictor"
+
     def to_dict(self) -> dict:
         return {
             "bn": list(self.bn),
             "alpha": self.alpha,
             "margin": self.margin,
-            "multiplicity": "Holm over the three pathway tests of each predictor",
+            "multiplicity": self.multiplicity,
             "estimable": self.estimable,
             "outcome": self.outcome,
             "outcome_effects": self.outcome_effects_,
@@ -155,14 +177,15 @@ class CookbookResult(ResultMixin):
 
     def summary(self) -> str:
         bn = "{" + ", ".join(self.bn) + "}" if self.bn else "∅"
-        lines = [f"Business Necessity Cookbook, BN = {bn}, alpha = {self.alpha} (Holm over 3 pathways)"]
+        lines = [f"Business Necessity Cookbook, BN = {bn}, alpha = {self.alpha} ({self.multiplicity})"]
         if not self.estimable:
             lines.append("  NOT ESTIMABLE: most rows lack overlap between the groups; nothing is certified")
         for predictor, overall in self.overall_.items():
             lines.append(f"  {predictor}: {overall['status']} ({overall['claim']})")
             for _, row in self.tests_[self.tests_["predictor"] == predictor].iterrows():
+                where = f"{row['contrast']}: " if "contrast" in row else ""
                 lines.append(
-                    f"    {row['pathway']} [{'in BN' if row['in_bn'] else 'not in BN'}] {row['tested']} = "
+                    f"    {where}{row['pathway']} [{'in BN' if row['in_bn'] else 'not in BN'}] {row['tested']} = "
                     f"{row['estimate']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}]: {verdict_line(row)}"
                 )
         return "\n".join(lines)
@@ -176,7 +199,10 @@ class CookbookResult(ResultMixin):
 
         from fairpath.report import new_figure, styled
 
-        predictors = self.predictors
+        labels = [f"{p} [{c}]" for p in self.predictors for c in self.contrasts] if self.contrasts else self.predictors
+        tests = self.tests_.assign(row=[f"{p} [{c}]" for p, c in zip(self.tests_["predictor"], self.tests_["contrast"])]
+                                   if self.contrasts else self.tests_["predictor"])
+        predictors = labels
 
         def make():
             with styled():
@@ -184,7 +210,7 @@ class CookbookResult(ResultMixin):
 
         fig, axes = panel_axes(ax, len(PATHWAYS), make)
         for panel, pathway in zip(axes, PATHWAYS):
-            rows = self.tests_[self.tests_["pathway"] == pathway].set_index("predictor").loc[predictors]
+            rows = tests[tests["pathway"] == pathway].set_index("row").loc[predictors]
             positions = np.arange(len(predictors))[::-1]  # first predictor on top, as in the other figures
             for pos, (_, row) in zip(positions, rows.iterrows()):
                 centre, half = interval_bars(row["ci_low"], row["ci_high"])
@@ -209,14 +235,19 @@ class CookbookResult(ResultMixin):
         return fig
 
 
+def _pathway_of(row: dict) -> str:
+    """The pathway, with its contrast when several levels were tested: ``DE`` or ``DE for black``."""
+    return f"{row['pathway']} for {row['contrast']}" if "contrast" in row else row["pathway"]
+
+
 def _overall(rows: list[dict], margin: float | None) -> dict:
     violations = [r for r in rows if r["verdict"] == VIOLATION]
     if violations:
         reasons = [
-            f"{r['pathway']} ({r['doctrine']}): {'differs from the outcome' if r['in_bn'] else 'non-zero effect not permitted by BN'}"
+            f"{_pathway_of(r)} ({r['doctrine']}): {'differs from the outcome' if r['in_bn'] else 'non-zero effect not permitted by BN'}"
             for r in violations
         ]
-        return {"status": "FAIL", "claim": "violation shown on " + ", ".join(r["pathway"] for r in violations), "reasons": reasons}
+        return {"status": "FAIL", "claim": "violation shown on " + ", ".join(_pathway_of(r) for r in violations), "reasons": reasons}
     if margin is not None and all(r["verdict"] == CERTIFIED for r in rows):
         return {"status": "SUCCESS", "claim": f"certified on every pathway within ±{margin:g}", "reasons": [r["claim"] for r in rows]}
     return {
@@ -272,13 +303,16 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
 
     Parameters
     ----------
-    decomposition : a ``CausalDecomposition`` holding the outcome and the predictor columns.
+    decomposition : a ``CausalDecomposition`` holding the outcome and the predictor columns, or a
+        ``MultiLevelDecomposition`` (every contrast is tested, ``tests_`` gets a ``contrast`` column).
     bn : the business-necessity set, pathways among "DE", "IE", "SE" (string "SE,IE" or iterable).
     predictors : predictor columns to judge (default: every outcome of the decomposition except Y).
-    alpha : family-wise error level per predictor (Holm over the three pathway tests).
+    alpha : family-wise error level per predictor (Holm over the three pathway tests, or over contrasts × pathways).
     margin : δ > 0 for the equivalence tests; None runs only the tests for violations.
     """
     bn = parse_bn(bn)
+    contrasts = getattr(decomposition, "decompositions", None)  # a MultiLevelDecomposition: every contrast
+    first = decomposition if contrasts is None else next(iter(contrasts.values()))
     outcome = decomposition.outcomes[0]
     predictors = list(decomposition.outcomes[1:]) if predictors is None else check_columns_arg("predictors", predictors)
     missing = [p for p in predictors if p not in decomposition.outcomes[1:]]
@@ -290,12 +324,18 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
     if not predictors:
         raise FairpathInputError("no predictor to judge: pass predictors to decompose(..., predictors=[...])")
     for predictor in predictors:
-        check_comparable_scales(outcome, decomposition.fits_[outcome].pseudo.y, predictor, decomposition.fits_[predictor].pseudo.y)
-    outcome_effects = {p: decomposition.estimate(MEASURE_OF_PATHWAY[p], outcome=outcome).to_dict() for p in PATHWAYS}
+        check_comparable_scales(outcome, first.fits_[outcome].pseudo.y, predictor, first.fits_[predictor].pseudo.y)
+    tested = {None: decomposition} if contrasts is None else contrasts
+
+    def effects(d):
+        return {p: d.estimate(MEASURE_OF_PATHWAY[p], outcome=outcome).to_dict() for p in PATHWAYS}
+
+    outcome_effects = effects(decomposition) if contrasts is None else {name: effects(d) for name, d in contrasts.items()}
     estimable = bool(getattr(decomposition, "estimable", True))
     all_rows, overall = [], {}
     for predictor in predictors:
-        rows = [_test_pathway(decomposition, predictor, outcome, pathway, pathway in bn, margin) for pathway in PATHWAYS]
+        rows = [{**({} if name is None else {"contrast": name}), **_test_pathway(d, predictor, outcome, pathway, pathway in bn, margin)}
+                for name, d in tested.items() for pathway in PATHWAYS]
         _judge(rows, alpha, margin, estimable)
         overall[predictor] = _overall(rows, margin)
         all_rows.extend(rows)

@@ -56,8 +56,9 @@ def verdict_finding(cookbook, predictor: str, *, percent: bool) -> str:
     caveat = "" if cookbook.estimable else " The decomposition is not estimable (the groups barely overlap), so nothing is certified."
     violations = tests[tests["verdict"] == VIOLATION]
     if len(violations):
+        contrast = (lambda row: f" of {row.contrast}") if "contrast" in tests else (lambda row: "")
         shown = "; ".join(
-            f"{row.tested} = {_with_interval(row, percent)} on the {PATHWAY_NAMES[row.pathway]} pathway, "
+            f"{row.tested} = {_with_interval(row, percent)} on the {PATHWAY_NAMES[row.pathway]} pathway{contrast(row)}, "
             f"{'which BN permits but the predictor does not reproduce' if row.in_bn else 'which BN does not permit'} "
             f"({p_clause('Holm p', row.p_holm)})"
             for row in violations.itertuples()

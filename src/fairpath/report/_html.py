@@ -72,6 +72,24 @@ def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
     return f'<div class="table-scroll"><table class="table"><thead><tr>{head}</tr></thead>\n<tbody>\n{rows}</tbody></table></div>'
 
 
+def matrix_html(cells: pd.DataFrame, legend: dict[str, str], corner: str = "") -> str:
+    """A verdict matrix: ``cells`` holds (text, tone) pairs, its index and columns name the rows and columns; a cell's
+    background is its tone (``TONES``), explained by ``legend`` ({tone: meaning}) above the table."""
+    head = f"<th>{html.escape(corner, quote=False)}</th>" + "".join(
+        f"<th>{html.escape(str(column), quote=False)}</th>" for column in cells.columns)
+    body = "".join(
+        f"<tr><th>{html.escape(str(name), quote=False)}</th>"
+        + "".join(f'<td class="tone-{tone}">{html.escape(text, quote=False)}</td>' for text, tone in row) + "</tr>\n"
+        for name, row in zip(cells.index, cells.itertuples(index=False, name=None)))
+    key = " ".join(f'<span class="tone-{tone} key">{html.escape(meaning, quote=False)}</span>' for tone, meaning in legend.items())
+    return (f'<p class="legend">{key}</p><div class="table-scroll"><table class="table matrix"><thead><tr>{head}</tr></thead>\n'
+            f"<tbody>\n{body}</tbody></table></div>")
+
+
+# The tones a matrix cell may take (their colours are in the report template).
+TONES = ("strong", "weak", "none", "bad", "good", "allowed")
+
+
 @dataclass
 class Section:
     """One section of a report: a heading, a short text, then figures and tables (HTML snippets).
@@ -87,10 +105,16 @@ class Section:
     text: str = ""
     figures: list[tuple[str, str]] = field(default_factory=list)  # (data URI, caption)
     tables: list[tuple[str, str]] = field(default_factory=list)  # (HTML, caption)
+    matrices: list[tuple[str, str]] = field(default_factory=list)  # (HTML, caption): verdict matrices, shown before the figures
     anchor: str = ""
 
     def add_figure(self, fig, caption: str = "") -> "Section":
         self.figures.append((figure_to_data_uri(fig), caption))
+        return self
+
+    def add_matrix(self, cells: pd.DataFrame, legend: dict[str, str], caption: str = "", corner: str = "") -> "Section":
+        """A verdict matrix (see :func:`matrix_html`)."""
+        self.matrices.append((matrix_html(cells, legend, corner), caption))
         return self
 
     def add_table(self, frame: pd.DataFrame, caption: str = "", float_format: str = "{:.4f}") -> "Section":

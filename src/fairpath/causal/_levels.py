@@ -1,0 +1,260 @@
+"""The result of :func:`fairpath.causal.decompose` for a protected attribute with K levels: one binary decomposition
+per contrast, and simultaneous inference over the contrasts.
+
+Simultaneous intervals (max-|t|). For one outcome and one measure, contrast c's estimate θ̂_c is the mean of its
+per-row contributions φ_c over its pair's rows P_c (n_c of them). As a functional of the whole sample its influence
+function is 1(i ∈ P_c)·n/n_c·(φ_c,i − θ_c), so
+
+    Cov(θ̂_c, θ̂_d) ≈ Σ_{i ∈ P_c ∩ P_d} (φ_c,i − θ̂_c)(φ_d,i − θ̂_d) / (n_c·n_d),
+
+which is not zero: the contrasts share the reference group's rows. The Gaussian multiplier bootstrap of
+max_c |t_c| (Chernozhukov, Chetverikov & Kato 2013) draws Σ_i ξ_i·u_c,i with ξ_i ~ N(0, 1); given the data those
+draws are exactly N(0, R), R the correlation of the influence functions above, so they are drawn from N(0, R)
+directly (``SIMULTANEOUS_DRAWS`` of them, seeded by the decomposition's seed). The critical value c_α is the
+``level`` quantile of max_c |T_c|, the simultaneous interval θ̂_c ± c_α·se_c (se_c the contrast's own SE, over
+every cross-fitting split), and the single-step adjusted p of contrast c is P(max |T| ≥ |t_c|) (far in the tail,
+where the draws cannot tell it, its Bonferroni bound). With one contrast
+c_α is the normal quantile and the intervals are the marginal ones exactly.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._io import write_csv
+from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, result_frame
+from fairpath._seeds import SIMULTANEOUS, child_rng
+from fairpath._stats import z_value
+from fairpath._validation import Optional, Probability, Real, validate_params
+
+CONTRASTS = ("reference", "pairs")
+SIMULTANEOUS_DRAWS = 20_000
+# An adjusted p from the draws needs this many of them beyond |t| (its relative error is then below a third).
+MIN_TAIL_DRAWS = 10
+FOREST_MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
+
+
+class MultiLevelDecomposition(ResultMixin):
+    """Counterfactual decompositions of every contrast of a protected attribute with K levels.
+
+    ``decompositions`` maps each contrast's name (the compared level, or ``"b vs a"`` for a pair without the
+    reference) to its :class:`~fairpath.causal.CausalDecomposition`: the binary analysis of that pair's rows, with
+    the outcome regressions shared by all contrasts. ``to_frame()`` adds a ``contrast`` column and the
+    simultaneous interval (``simultaneous_low``, ``simultaneous_high``: family-wise over the contrasts, per outcome
+    and measure, at the same level) and the adjusted p (``p_simultaneous``) beside each marginal interval.
+    """
+
+    sfm = ReadOnly()
+    decompositions = ReadOnly()
+    settings = ReadOnly()
+    counts_ = ReadOnly()
+    seconds_ = ReadOnly()
+    level = ReadOnly()
+
+    def __init__(self, sfm, decompositions: dict, rows: dict, n_rows: int, settings: dict, counts: dict, seconds: float):
+        self.sfm = sfm
+        self.decompositions = dict(decompositions)
+        self._rows, self._n_rows = rows, n_rows  # per contrast, per split: positions of its rows among the analysed rows
+        self.settings = settings
+        self.counts_ = counts
+        self.seconds_ = seconds
+        self.level = settings["level"]
+
+    # -- what was compared ------------------------------------------------------------------------
+    @property
+    def contrasts(self) -> list[str]:
+        return list(self.decompositions)
+
+    @property
+    def levels(self) -> list:
+        """X's levels, the reference first."""
+        return list(self.settings["levels"])
+
+    @property
+    def outcomes(self) -> list[str]:
+        return self._first.outcomes
+
+    @property
+    def measures(self) -> tuple[str, ...]:
+        return self._first.measures
+
+    @property
+    def _first(self):
+        return next(iter(self.decompositions.values()))
+
+    def __getitem__(self, contrast: str):
+        """The :class:`~fairpath.causal.CausalDecomposition` of one contrast."""
+        if contrast not in self.decompositions:
+            raise FairpathInputError(f"no contrast {contrast!r}; the contrasts are {self.contrasts}")
+        return self.decompositions[contrast]
+
+    @property
+    def estimable(self) -> bool:
+        return all(d.estimable for d in self.decompositions.values())
+
+    # -- inference ----------------------------------------------------------------------------------
+    def estimate(self, measure: str, outcome: str | None = None, *, contrast: str):
+        """Estimate, SE and marginal CI of one measure of one contrast."""
+        return self[contrast].estimate(measure, outcome)
+
+    def _correlation(self, measure: str, outcome: str | None) -> tuple[list[str], np.ndarray]:
+        """The contrasts with a non-zero SE and the correlation of their influence functions (first split)."""
+        columns, names = [], []
+        for name, decomposition in self.decompositions.items():
+            values = decomposition.pseudo_outcomes(outcome)[measure].to_numpy()
+            centred = values - values.mean()
+            if not np.any(centred):
+                continue  # an exactly known value (e.g. Ctf-SE without Z): its interval is the point, whatever c is
+            column = np.zeros(self._n_rows)
+            column[self._rows[name][0]] = centred / len(centred)
+            columns.append(column)
+            names.append(name)
+        if not columns:
+            return [], np.empty((0, 0))
+        matrix = np.column_stack(columns)
+        covariance = matrix.T @ matrix
+        scale = np.sqrt(np.diag(covariance))
+        return names, covariance / np.outer(scale, scale)
+
+    def _max_t_draws(self, measure: str, outcome: str | None) -> tuple[list[str], np.ndarray | None]:
+        """The contrasts in the family and max_c |T_c| over ``SIMULTANEOUS_DRAWS`` Gaussian draws with their
+        correlation (None with one contrast)."""
+        outcome = self._outcome(outcome)
+        self._first.estimate(measure, outcome)  # refuses an unknown outcome or measure, naming them
+        names, correlation = self._correlation(measure, outcome)
+        if len(names) <= 1:
+            return names, None
+        key = (self.outcomes.index(outcome), self.measures.index(measure))
+        return names, _max_t(key, correlation.tobytes(), len(names), self.settings["seed"])
+
+    def _outcome(self, outcome: str | None) -> str:
+        return self.sfm.y if outcome is None else outcome
+
+    @validate_params({"level": Optional(Probability())})
+    def critical_value(self, measure: str, outcome: str | None = None, *, level: float | None = None) -> float:
+        """c_α of the simultaneous intervals of ``measure`` over the contrasts (the normal quantile with one contrast)."""
+        level = self.level if level is None else level
+        _, draws = self._max_t_draws(measure, outcome)
+        return z_value(level) if draws is None else float(np.quantile(draws, level))
+
+    def simultaneous(self, measure: str, outcome: str | None = None, *, level: float | None = None) -> dict[str, tuple[float, float]]:
+        """{contrast: (low, high)}: intervals of ``measure`` that cover every contrast's value at once with probability ``level``."""
+        critical = self.critical_value(measure, outcome, level=level)
+        out = {}
+        for name in self.contrasts:
+            e = self.estimate(measure, outcome, contrast=name)
+            out[name] = (e.estimate - critical * e.se, e.estimate + critical * e.se)
+        return out
+
+    @validate_params({"null": Real()})
+    def p_value(self, measure: str, outcome: str | None = None, *, contrast: str, null: float = 0.0,
+                simultaneous: bool = False) -> float:
+        """Two-sided p of H0: the contrast's ``measure`` equals ``null``; with ``simultaneous`` adjusted for testing every
+        contrast of the measure: single-step max-|t|, P(max_c |T_c| ≥ |t|) over the draws, or where fewer than
+        ``MIN_TAIL_DRAWS`` draws reach |t| (too few to estimate it) Bonferroni's bound min(1, C·p), C contrasts, which
+        is at least that probability."""
+        e = self.estimate(measure, outcome, contrast=contrast)
+        names, draws = self._max_t_draws(measure, outcome)
+        marginal = e.p_value(null)
+        if not simultaneous or draws is None or contrast not in names:
+            return marginal
+        beyond = np.count_nonzero(draws >= abs(e.estimate - null) / e.se)
+        return float(beyond / len(draws)) if beyond >= MIN_TAIL_DRAWS else min(1.0, len(names) * marginal)
+
+    @validate_params({"level": Probability()})
+    def confint(self, level: float = 0.95, *, simultaneous: bool = False) -> pd.DataFrame:
+        """Every interval at ``level`` with its ``contrast``: marginal, or with ``simultaneous`` family-wise over the
+        contrasts of each outcome and measure."""
+        if not simultaneous:
+            return confint_frame((({"subject": outcome, "measure": measure, "contrast": name},
+                                   self.estimate(measure, outcome, contrast=name))
+                                  for name in self.contrasts for outcome in self.outcomes for measure in self.measures), level)
+        rows = []
+        for outcome in self.outcomes:
+            for measure in self.measures:
+                for name, (low, high) in self.simultaneous(measure, outcome, level=level).items():
+                    rows.append({"subject": outcome, "measure": measure, "contrast": name,
+                                 "estimate": self.estimate(measure, outcome, contrast=name).estimate,
+                                 "ci_low": low, "ci_high": high, "level": level})
+        return pd.DataFrame(rows)[["subject", "measure", "estimate", "ci_low", "ci_high", "level", "contrast"]]
+
+    # -- presentation ---------------------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """One row per contrast, outcome and measure: the core columns (marginal interval), ``contrast``, the
+        simultaneous interval at the same level and the p-values (marginal and adjusted) of H0: 0."""
+        rows = []
+        for outcome in self.outcomes:
+            for measure in self.measures:
+                bounds = self.simultaneous(measure, outcome)
+                for name in self.contrasts:
+                    e = self.estimate(measure, outcome, contrast=name)
+                    rows.append(estimate_row(outcome, measure, e, contrast=name, simultaneous_low=bounds[name][0],
+                                             simultaneous_high=bounds[name][1], p_value=e.p_value(),
+                                             p_simultaneous=self.p_value(measure, outcome, contrast=name, simultaneous=True)))
+        return result_frame(rows)
+
+    def to_dict(self) -> dict:
+        frame = self.to_frame()
+        simultaneous = {
+            name: {outcome: {row.measure: {"low": row.simultaneous_low, "high": row.simultaneous_high, "p": row.p_simultaneous}
+                             for row in part.itertuples()} for outcome, part in by_contrast.groupby("subject", sort=False)}
+            for name, by_contrast in frame.groupby("contrast", sort=False)
+        }
+        return {
+            "sfm": self.sfm.to_dict(), "settings": self.settings, "counts": self.counts_, "seconds": self.seconds_,
+            "level": self.level, "estimable": self.estimable,
+            "simultaneous": {"method": "max-|t| Gaussian multiplier bootstrap over the contrasts' influence functions",
+                             "family": "the contrasts of one outcome and measure", "draws": SIMULTANEOUS_DRAWS},
+            "contrasts": {name: {**d.to_dict(), "simultaneous": simultaneous[name]} for name, d in self.decompositions.items()},
+        }
+
+    def summary(self) -> str:
+        lines = [f"Causal decomposition of {self.sfm}, {len(self.contrasts)} contrasts "
+                 f"({'every pair' if self.settings['contrasts'] == 'pairs' else f'each level against {self.sfm.x0!r}'})",
+                 f"n = {self.counts_['n']}; rows per level: "
+                 + ", ".join(f"{level} {count}" for level, count in self.counts_["per_level"].items()),
+                 f"simultaneous {self.level:.0%} intervals: max-|t| over the contrasts, per outcome and measure"]
+        for name, decomposition in self.decompositions.items():
+            lines.append(f"[{name}] " + "; ".join(decomposition.summary_line(outcome) for outcome in self.outcomes))
+        return "\n".join(lines)
+
+    def headline(self) -> list[str]:
+        from fairpath.causal._report import multilevel_headline
+
+        return multilevel_headline(self)
+
+    def save(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write report.html (the verdict matrix and forest plot), results.json (``to_dict()``) and estimates.csv."""
+        from fairpath.causal._report import write_multilevel_report
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"report": write_multilevel_report(self, out / "report.html"), "results": out / "results.json",
+                 "estimates": out / "estimates.csv"}
+        self.to_json(paths["results"])
+        write_csv(self.to_frame(), paths["estimates"])
+        return paths
+
+    def _repr_fields(self) -> dict:
+        return {"contrasts": len(self.contrasts), "n": self.counts_["n"], "outcomes": len(self.outcomes)}
+
+    def plot(self, ax=None, *, measures=FOREST_MEASURES, outcome: str | None = None):
+        """Forest plot: per measure (one panel each), every contrast's estimate with its marginal interval (thick)
+        and its simultaneous interval (thin), for ``outcome`` (default Y)."""
+        from fairpath.causal._report import forest_plot
+
+        return forest_plot(self, ax, [m for m in measures if m in self.measures], self._outcome(outcome))
+
+
+@lru_cache(maxsize=256)
+def _max_t(key: tuple, correlation: bytes, size: int, seed: int) -> np.ndarray:
+    """max |N(0, R)| over ``SIMULTANEOUS_DRAWS`` draws, R the ``size`` × ``size`` correlation (as bytes, to cache)."""
+    values, vectors = np.linalg.eigh(np.frombuffer(correlation).reshape(size, size))
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    normal = child_rng(seed, SIMULTANEOUS, *key).standard_normal((SIMULTANEOUS_DRAWS, size))
+    return np.abs(normal @ root.T).max(axis=1)
