@@ -397,11 +397,14 @@ def python_value(value):
 
 
 def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = "") -> None:
-    """Each level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows."""
+    """Each level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows; with more than
+    two levels every small one is listed (``check_level_sizes``)."""
+    reason = f" {purpose}" if purpose else ""
+    if len(counts) > 2:
+        check_level_sizes(counts, column, minimum, reason=f"each level needs at least {minimum}{reason}")
     for level, count in counts.items():
         level = python_value(level)
         if count < minimum:
-            reason = f" {purpose}" if purpose else ""
             raise FairpathInputError(
                 f"group {column}={level!r} has {count} rows; at least {minimum} are needed{reason}; use more data or merge levels"
             )
@@ -412,20 +415,46 @@ def check_fit_group_sizes(counts: dict, column: str, n_folds: int = 1, purpose: 
 
     ``n_folds=1`` is a single fit on all rows. Every estimator that fits per group uses this one
     floor and message, so ``decompose``, ``FairAdapt``, ``FairPredictor`` and ``ConstrainedLearner``
-    refuse the same data in the same words.
+    refuse the same data in the same words; with more than two levels every small one is listed
+    (``check_level_sizes``).
     """
     needed = MIN_GROUP_ROWS_PER_FOLD * n_folds
     fitting = f"{n_folds}-fold cross-fitting" if n_folds > 1 else "fitting"
+    reason = f" {purpose}" if purpose else ""
+    if len(counts) > 2:
+        per_fold = f" ({MIN_GROUP_ROWS_PER_FOLD} per fold; fewer folds need fewer)" if n_folds > 1 else ""
+        check_level_sizes(counts, column, needed, reason=f"{fitting}{reason} needs at least {needed} rows per level{per_fold}")
     per = "per fold and group" if n_folds > 1 else "per group"
     remedy = "use fewer folds or more data" if n_folds > 1 else "use more data or merge levels"
-    reason = f" {purpose}" if purpose else ""
     for level, count in counts.items():
-        level = level.item() if isinstance(level, np.generic) else level
+        level = python_value(level)
         if count < needed:
             raise FairpathInputError(
                 f"group {column}={level!r} has {count} rows; {fitting}{reason} needs at least {needed} "
                 f"({MIN_GROUP_ROWS_PER_FOLD} {per}): {remedy}"
             )
+
+
+def check_level_sizes(counts: dict, column: str, minimum: int, *, reason: str) -> None:
+    """Every level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows, else one error
+    lists every smaller level with its rows (fewest first), says why (``reason``: why the floor exists,
+    e.g. "each cross-fitting fold needs 10 rows per level") and names both remedies in the words of the
+    Python API and of the command line: merge the levels, or drop their rows explicitly. Level names are
+    the cells' text, as ``fairpath._levels.recode_levels`` and ``--merge`` / ``--drop-levels`` take them.
+    """
+    small = sorted(((count, str(python_value(level))) for level, count in counts.items() if count < minimum),
+                   key=lambda item: (item[0], item[1]))
+    if not small:
+        return
+    names = [name for _, name in small]
+    listed = ", ".join(f"{name!r} ({count} row{'' if count == 1 else 's'})" for count, name in small)
+    merge = {name: "other" for name in names}
+    raise FairpathInputError(
+        f"column {column!r} has {len(small)} level{'s' if len(small) > 1 else ''} with fewer than {minimum} rows: {listed}; "
+        f"{reason}. Merge each into another level (Python: merge={merge}; command line: "
+        f"--merge \"{','.join(f'{name}=other' for name in names)}\") or drop their rows explicitly "
+        f"(Python: drop_levels={names}; command line: --drop-levels \"{','.join(names)}\")"
+    )
 
 
 def check_outcome_varies(values: pd.Series, column: str) -> None:

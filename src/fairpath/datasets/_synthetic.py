@@ -13,11 +13,12 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
+from scipy.special import expit, softmax
 
+from fairpath._exceptions import FairpathInputError
 from fairpath._measures import MEASURE_TERMS, combine_terms
 from fairpath.causal import SFM
-from fairpath._validation import Integer, Optional, Real, Seed, validate_params
+from fairpath._validation import Integer, Optional, Real, Seed, check_int, validate_params
 
 _TRUTH_SAMPLE_SIZE = 1_000_000
 _TRUTH_SEED = 20240101
@@ -29,10 +30,11 @@ class SyntheticData:
 
     Attributes
     ----------
-    data : the observed sample (X coded 0/1).
-    sfm : the Standard Fairness Model of the sample.
-    truth : true value of every measure (``fairpath.causal.MEASURES``) for the outcome Y.
-    potential_outcomes : per row, ``y_x0``, ``y_x1``, ``y_x1_wx0`` (= Y_{x1, W_{x0}}) and ``y_x0_wx1``.
+    data : the observed sample (X coded 0, 1, …: the model's levels).
+    sfm : the Standard Fairness Model of the sample (the contrast of level 0 with level 1).
+    truth : true value of every measure (``fairpath.causal.MEASURES``) for the outcome Y, contrast (0, 1).
+    potential_outcomes : per row, ``y_x0`` and for every level k ≥ 1 ``y_xk``, ``y_xk_wx0`` (= Y_{k, W_0})
+        and ``y_x0_wxk`` (= Y_{0, W_k}): ``y_x1``, ``y_x1_wx0`` and ``y_x0_wx1`` for a binary X.
     model : the generating model (``outcome_mean`` gives the exact E[Y | X, Z, W]).
     """
 
@@ -46,6 +48,16 @@ class SyntheticData:
         """The exact E[Y | X, Z, W] at the rows of ``frame`` (for oracle predictors)."""
         return self.model.outcome_mean_frame(frame)
 
+    def truth_for(self, x0: int, x1: int) -> dict[str, float]:
+        """True value of every measure for the contrast of level ``x0`` (baseline) with level ``x1``
+        (see :meth:`StructuralModel.truth_for`)."""
+        return self.model.truth_for(x0, x1)
+
+    @property
+    def truth_by_level(self) -> dict[int, dict[str, float]]:
+        """``{k: truth_for(0, k)}`` for every level k ≥ 1: each level against the reference 0."""
+        return {level: self.truth_for(0, level) for level in range(1, self.model.levels)}
+
 
 class StructuralModel(ABC):
     """Base class: subclasses define the noise, the mediators and the outcome mechanism."""
@@ -54,6 +66,8 @@ class StructuralModel(ABC):
     z_names: tuple[str, ...] = ()
     w_names: tuple[str, ...] = ()
     binary_outcome = False
+    # X's levels, coded 0 .. levels − 1 (0 is the reference).
+    levels = 2
     # True when X is independent of Z and of all noise: then every conditional ψ equals the
     # unconditional one, and the truth is averaged over all units (less Monte Carlo error).
     x_exogenous = False
@@ -92,8 +106,16 @@ class StructuralModel(ABC):
         x = np.full(n, float(x_y))
         return self.outcome(x, z, w, u) if noise else self.outcome_mean(x, z, w)
 
-    def true_measures(self) -> dict[str, float]:
-        return dict(_true_measures(self))
+    def truth_for(self, x0: int, x1: int) -> dict[str, float]:
+        """True value of every measure for the contrast (x0, x1) of two levels of X: the binary truth on
+        the units with X ∈ {x0, x1}, x0 playing the baseline. Each ψ(xz, xw, xy) = E[Y_{xy, W_{xw}} | X = xz]
+        with xz, xw, xy ∈ {x0, x1}; the unconditional ψ averages over the units with X ∈ {x0, x1}."""
+        for name, level in (("x0", x0), ("x1", x1)):
+            if check_int(name, level) not in range(self.levels):
+                raise FairpathInputError(f"{name}={level!r} is not a level of X; the model's levels are 0 to {self.levels - 1}")
+        if x0 == x1:
+            raise FairpathInputError(f"x0 and x1 are both level {x0!r}; a contrast compares two different levels")
+        return dict(_true_measures(self, int(x0), int(x1)))
 
     def sample(self, n: int, seed: int | None = None) -> SyntheticData:
         rng = np.random.default_rng(seed)
@@ -105,30 +127,33 @@ class StructuralModel(ABC):
         columns.update({name: w[:, j] for j, name in enumerate(self.w_names)})
         columns["y"] = y
         data = pd.DataFrame(columns)
-        potential = pd.DataFrame(
-            {
-                "y_x0": self.counterfactual(0, 0, u, z),
-                "y_x1": self.counterfactual(1, 1, u, z),
-                "y_x1_wx0": self.counterfactual(1, 0, u, z),
-                "y_x0_wx1": self.counterfactual(0, 1, u, z),
-            }
-        )
+        potential = {"y_x0": self.counterfactual(0, 0, u, z)}
+        for level in range(1, self.levels):
+            potential[f"y_x{level}"] = self.counterfactual(level, level, u, z)
+            potential[f"y_x{level}_wx0"] = self.counterfactual(level, 0, u, z)
+            potential[f"y_x0_wx{level}"] = self.counterfactual(0, level, u, z)
         sfm = SFM(x="x", x0=0, x1=1, z=self.z_names, w=self.w_names, y="y")
-        return SyntheticData(data=data, sfm=sfm, truth=self.true_measures(), potential_outcomes=potential, model=self)
+        return SyntheticData(data=data, sfm=sfm, truth=self.truth_for(0, 1), potential_outcomes=pd.DataFrame(potential), model=self)
 
 
-@lru_cache(maxsize=32)
-def _true_measures(model: StructuralModel) -> tuple[tuple[str, float], ...]:
+@lru_cache(maxsize=128)
+def _true_measures(model: StructuralModel, x0: int, x1: int) -> tuple[tuple[str, float], ...]:
+    """The truth of the contrast (x0, x1): the units with X ∈ {x0, x1}, with positions 0 and 1 of
+    ``MEASURE_TERMS`` standing for x0 and x1 (every pair uses the same units, drawn with one seed)."""
     rng = np.random.default_rng(_TRUTH_SEED)
     u, z, x = model._units(_TRUTH_SAMPLE_SIZE, rng)
-    share = {0: float(np.mean(x == 0)), 1: float(np.mean(x == 1))}
+    pair = (x == x0) | (x == x1)
+    u = {name: values[pair] for name, values in u.items()}
+    z, x = z[pair], x[pair]
+    levels = (x0, x1)
+    share = {i: float(np.mean(x == level)) for i, level in enumerate(levels)}
     psi = {}
-    for x_w in (0, 1):
-        for x_y in (0, 1):
+    for i_w, x_w in enumerate(levels):
+        for i_y, x_y in enumerate(levels):
             values = model.counterfactual(x_y, x_w, u, z, noise=False)
-            psi[(None, x_w, x_y)] = float(values.mean())
-            for x_z in (0, 1):
-                psi[(x_z, x_w, x_y)] = psi[(None, x_w, x_y)] if model.x_exogenous else float(values[x == x_z].mean())
+            psi[(None, i_w, i_y)] = float(values.mean())
+            for i_z, x_z in enumerate(levels):
+                psi[(i_z, i_w, i_y)] = psi[(None, i_w, i_y)] if model.x_exogenous else float(values[x == x_z].mean())
     return tuple((name, combine_terms(terms, psi, share)) for name, terms in MEASURE_TERMS.items())
 
 
@@ -265,6 +290,97 @@ class LinearSFM(StructuralModel):
         return self.alpha_wy * w[:, 0] + self.alpha_xy * x
 
 
+# P(X = k) per number of levels: the reference 0 is the largest group, and from three levels on the
+# smallest holds 10% (with two, 40%: a 10% group beside a 90% one would break the overlap bounds).
+_LEVEL_SHARES = {
+    2: (0.6, 0.4),
+    3: (0.5, 0.4, 0.1),
+    4: (0.4, 0.3, 0.2, 0.1),
+    5: (0.3, 0.25, 0.2, 0.15, 0.1),
+    6: (0.25, 0.2, 0.17, 0.15, 0.13, 0.1),
+}
+MAX_SYNTHETIC_LEVELS = max(_LEVEL_SHARES)
+# z1 is bounded so that every pairwise propensity stays away from 0 and 1 (see MultilevelSFM).
+_Z1_BOUND = 2.0
+
+
+@dataclass(frozen=True, eq=True)
+class MultilevelSFM(StructuralModel):
+    """Continuous Y and a protected attribute X with ``levels`` (2 to 6) levels 0 (the reference) … levels − 1.
+
+    Z = {z1 ~ U(−2, 2), z2 ~ Bern(½)}. X | z is a multinomial logit with log-odds of level k against 0
+    α_k + β_k·z1 + γ_k·(z2 − ½), so the pairwise propensity P(X=k | z) / (P(X=0 | z) + P(X=k | z)) is
+    expit of it and, z1 being bounded, lies within [0.08, 0.92] for every z; α is calibrated so that
+    P(X = k) is ``_LEVEL_SHARES[levels]``. W1 = a_k + 0.5·z1 + U1, W2 = b_k + 0.25·W1² − 0.3·z2 + 0.5·U2,
+    Y = d_k + e_k·z1 + f_k·W1 + 0.8·z1 − 0.6·z2 + 0.7·W1 + 0.3·W1·z2 + 0.5·W2 + U_Y, all U standard
+    normal. Level 2 has d = e = f = 0, so its direct effect against the reference is exactly 0; the levels' mediator
+    shifts (a, b) and their confounding (β, γ) differ, so their indirect and spurious effects differ.
+    """
+
+    levels: int = 4
+    name = "multilevel_sfm"
+    z_names = ("z1", "z2")
+    w_names = ("w1", "w2")
+    # Per level 0..5 (the first ``levels`` are used).
+    _LOGIT_Z1 = np.array([0.0, 0.35, -0.25, 0.25, -0.2, 0.3])
+    _LOGIT_Z2 = np.array([0.0, 0.4, 0.3, -0.5, 0.5, -0.4])
+    _W1_SHIFT = np.array([0.0, 0.8, -0.5, 1.2, 0.4, -0.9])
+    _W2_SHIFT = np.array([0.0, -0.4, 0.6, 0.3, -0.6, 0.8])
+    _DIRECT = np.array([0.0, 0.5, 0.0, -0.4, 0.8, -0.3])
+    _DIRECT_Z1 = np.array([0.0, 0.3, 0.0, -0.2, 0.2, 0.1])
+    _DIRECT_W1 = np.array([0.0, 0.2, 0.0, -0.15, 0.1, 0.25])
+
+    def __post_init__(self):
+        check_int("levels", self.levels, 2, MAX_SYNTHETIC_LEVELS)
+
+    def log_odds(self, z: np.ndarray, intercepts: np.ndarray | None = None) -> np.ndarray:
+        """(n, levels): the log-odds of each level against the reference 0 at the rows of ``z``."""
+        k = self.levels
+        intercepts = _intercepts(self) if intercepts is None else intercepts
+        return intercepts + z[:, :1] * self._LOGIT_Z1[:k] + (z[:, 1:2] - 0.5) * self._LOGIT_Z2[:k]
+
+    def propensities(self, z: np.ndarray) -> np.ndarray:
+        """(n, levels): P(X = k | z) at the rows of ``z``."""
+        return softmax(self.log_odds(z), axis=1)
+
+    def exogenous(self, n, rng):
+        z = np.column_stack([rng.uniform(-_Z1_BOUND, _Z1_BOUND, n), rng.binomial(1, 0.5, n).astype(float)])
+        cumulative = self.propensities(z).cumsum(axis=1)
+        # the last cumulative share may round below a uniform draw of 1 − 1e-17: such a row is the last level
+        x = np.minimum((rng.uniform(size=n)[:, None] >= cumulative).sum(axis=1), self.levels - 1).astype(float)
+        return {"x": x, "z": z, "u1": rng.standard_normal(n), "u2": rng.standard_normal(n), "u_y": rng.standard_normal(n)}
+
+    def mediators(self, x, u):
+        k, z = x.astype(int), u["z"]
+        w1 = self._W1_SHIFT[k] + 0.5 * z[:, 0] + u["u1"]
+        w2 = self._W2_SHIFT[k] + 0.25 * w1**2 - 0.3 * z[:, 1] + 0.5 * u["u2"]
+        return np.column_stack([w1, w2])
+
+    def outcome_mean(self, x, z, w):
+        k = x.astype(int)
+        direct = self._DIRECT[k] + self._DIRECT_Z1[k] * z[:, 0] + self._DIRECT_W1[k] * w[:, 0]
+        return direct + 0.8 * z[:, 0] - 0.6 * z[:, 1] + 0.7 * w[:, 0] + 0.3 * w[:, 0] * z[:, 1] + 0.5 * w[:, 1]
+
+
+@lru_cache(maxsize=None)
+def _intercepts(model: MultilevelSFM) -> np.ndarray:
+    """α with P(X = k) = ``_LEVEL_SHARES[levels]``: a fixed-point iteration (α_k += log(target / share))
+    on a midpoint grid of z1 (error ~1e-8) for both values of z2."""
+    m = 4000
+    z1 = -_Z1_BOUND + 2 * _Z1_BOUND * (np.arange(m) + 0.5) / m
+    grid = np.column_stack([np.tile(z1, 2), np.repeat([0.0, 1.0], m)])
+    target = np.array(_LEVEL_SHARES[model.levels])
+    alpha = np.log(target / target[0])
+    for _ in range(500):
+        shares = softmax(model.log_odds(grid, alpha), axis=1).mean(axis=0)
+        if np.abs(shares - target).max() < 1e-12:
+            break
+        alpha = alpha + np.log(target / shares)
+        alpha = alpha - alpha[0]
+    alpha.setflags(write=False)
+    return alpha
+
+
 _A2, _BINARY, _CONFOUNDED, _MIXED = AppendixA2(), BinarySFM(), ConfoundedSFM(), MixedSFM()
 
 
@@ -297,3 +413,15 @@ def make_mixed_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
 def make_linear_sfm(n: int = 5000, seed: int | None = None, alpha_xw: float = 1.0, alpha_wy: float = 1.0, alpha_xy: float = 0.5) -> SyntheticData:
     """Sample a linear SCM with Z empty; the causal effect of X on Y is α_XW·α_WY + α_XY."""
     return LinearSFM(alpha_xw, alpha_wy, alpha_xy).sample(n, seed)
+
+
+@validate_params({"n": Integer(1), "seed": Optional(Seed()), "levels": Integer(2, MAX_SYNTHETIC_LEVELS)})
+def make_multilevel_sfm(n: int = 5000, seed: int | None = None, *, levels: int = 4) -> SyntheticData:
+    """Sample an SFM whose protected attribute X has ``levels`` levels 0 (the reference, the largest group:
+    40% with four levels) to levels − 1 (the smallest: 10% from three levels on), Z = {z1, z2},
+    W = {w1, w2} and continuous Y; level 2 has no direct effect against the reference.
+
+    ``truth_for(a, b)`` gives the truth of any contrast and ``truth_by_level`` every level against 0;
+    ``sfm`` and ``truth`` are those of the contrast (0, 1).
+    """
+    return MultilevelSFM(levels).sample(n, seed)

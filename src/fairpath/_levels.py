@@ -1,0 +1,178 @@
+"""A protected attribute with several levels: the product of two or more columns (``race/sex``), and
+merged or explicitly dropped levels.
+
+A level's name is its cells' text (``str``): what ``merge`` / ``--merge`` and ``drop_levels`` /
+``--drop-levels`` take and what every table shows. Rows are removed only where a level is named in
+``drop_levels``, and the counts removed are returned, so that the caller can say so; a level with too
+few rows is refused by ``fairpath._validation.check_level_sizes``, which names both remedies.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fairpath._exceptions import FairpathInputError
+from fairpath._validation import (
+    ColumnName, Columns, Frame, _first_row, check_columns_arg, check_columns_present, check_list_arg, validate_params,
+)
+
+# Joins the source columns' names and their levels' names: race/sex, black/female.
+SEPARATOR = "/"
+
+
+@dataclass(frozen=True)
+class RecodedLevels:
+    """What :func:`recode_levels` returns.
+
+    Attributes
+    ----------
+    data : a new frame: the rows of the dropped levels removed (the other rows keep their index labels),
+        the merged levels renamed.
+    column : the recoded column.
+    dropped : rows removed per dropped level, in the order ``drop_levels`` gave them ({} when none).
+    """
+
+    data: pd.DataFrame
+    column: str
+    dropped: dict[str, int]
+
+    def describe(self) -> str:
+        """The dropped rows in one sentence, for a log or a report ("" when none were dropped)."""
+        if not self.dropped:
+            return ""
+        levels = ", ".join(f"{level!r} ({count} row{'' if count == 1 else 's'})" for level, count in self.dropped.items())
+        rows = sum(self.dropped.values())
+        return f"dropped {rows} row{'' if rows == 1 else 's'} of column {self.column!r}, level(s) {levels}"
+
+
+def _check_complete(values: pd.Series, purpose: str) -> None:
+    """No missing value in ``values`` (a level needs a name); the error names the column, its rows and the first."""
+    missing = values.isna()
+    if missing.any():
+        raise FairpathInputError(
+            f"column {values.name!r} has missing values in {int(missing.sum())} rows (the first: {_first_row(values.index, missing)}); "
+            f"{purpose} needs a level in every row: impute or drop these rows first, or give the missing value a level "
+            "of its own (e.g. fill them with 'unknown')"
+        )
+
+
+def _level_names(values: pd.Series) -> pd.Series:
+    """The cells' text; two values with one text (1 and "1") would merge silently, so they are refused."""
+    names = values.astype(str)
+    distinct = pd.Series(pd.unique(values))
+    clashes = distinct.groupby(distinct.astype(str).to_numpy()).size()
+    clashes = clashes[clashes > 1]
+    if len(clashes):
+        raise FairpathInputError(
+            f"column {values.name!r} holds different values written alike, {list(clashes.index)} (e.g. the number 1 and the text '1'); "
+            "their rows would become one level: make the column's values one type first"
+        )
+    return names
+
+
+@validate_params({"data": Frame(), "columns": Columns()})
+def combine_attributes(data: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, str]:
+    """The product attribute of two or more columns: a new column named ``"/".join(columns)`` whose level
+    in a row joins the columns' values by "/" (race "black" and sex "female" give "black/female").
+
+    Returns a new frame (``data`` is not modified) and the new column's name. Refused: fewer than two
+    columns, a column given twice or missing from ``data``, a new column's name that ``data`` already
+    has, a missing value in a source column, and a value containing "/" (its level's name would be
+    ambiguous).
+    """
+    columns = check_columns_arg("columns", columns)
+    if len(columns) < 2:
+        raise FairpathInputError(f"combine_attributes needs at least two columns to combine, got {columns}; one column is already an attribute")
+    repeated = [column for column, times in Counter(columns).items() if times > 1]
+    if repeated:
+        raise FairpathInputError(f"column(s) {repeated} given more than once in {columns}; name each column once")
+    check_columns_present(data, columns)
+    name = SEPARATOR.join(columns)
+    if name in data.columns:
+        raise FairpathInputError(f"the data already have a column {name!r}, the name of the combined attribute of {columns}; rename or drop it first")
+    combined = None
+    for column in columns:
+        _check_complete(data[column], "combining attributes")
+        names = _level_names(data[column])
+        with_separator = sorted({value for value in names.unique() if SEPARATOR in value})
+        if with_separator:
+            raise FairpathInputError(
+                f"column {column!r} has level(s) {with_separator} containing {SEPARATOR!r}, which separates the levels of the combined "
+                f"attribute; rename them first, e.g. recode_levels(data, {column!r}, merge={{{with_separator[0]!r}: "
+                f"{with_separator[0].replace(SEPARATOR, '-')!r}}})"
+            )
+        combined = names if combined is None else combined + SEPARATOR + names
+    return data.assign(**{name: combined}), name
+
+
+def _unknown_levels(names, levels: list[str], column: str, argument: str) -> None:
+    unknown = [name for name in names if name not in levels]
+    if unknown:
+        raise FairpathInputError(f"{argument} names level(s) {unknown} that column {column!r} does not have; its levels are {levels}")
+
+
+def _check_merge(merge, levels: list[str], column: str) -> dict[str, str]:
+    if not isinstance(merge, dict):
+        raise FairpathInputError(f"merge must be a dict of level names to new names, e.g. {{'asian': 'other'}}, got {type(merge).__name__}")
+    for old, new in merge.items():
+        if not isinstance(old, str) or not isinstance(new, str) or not new.strip():
+            raise FairpathInputError(
+                f"merge must map level names (strings) to new non-empty names (strings), got {old!r} -> {new!r}; "
+                "a level's name is its cells' text, e.g. '1' for the number 1"
+            )
+    _unknown_levels(merge, levels, column, "merge")
+    return merge
+
+
+def _check_drop(drop_levels, levels: list[str], column: str, merge: dict) -> list[str]:
+    drop = check_list_arg("drop_levels", drop_levels, item="level name")
+    bad = [name for name in drop if not isinstance(name, str)]
+    if bad:
+        raise FairpathInputError(f"drop_levels must hold level names (strings), got {bad[0]!r} ({type(bad[0]).__name__}); "
+                                 "a level's name is its cells' text, e.g. '1' for the number 1")
+    repeated = [name for name, times in Counter(drop).items() if times > 1]
+    if repeated:
+        raise FairpathInputError(f"drop_levels names level(s) {repeated} more than once; name each level once")
+    _unknown_levels(drop, levels, column, "drop_levels")
+    both = [name for name in drop if name in merge or name in merge.values()]
+    if both:
+        raise FairpathInputError(f"level(s) {both} are both merged (from or into) and dropped; choose one for each")
+    return drop
+
+
+@validate_params({"data": Frame(), "column": ColumnName()})
+def recode_levels(data: pd.DataFrame, column: str, *, merge: dict[str, str] | None = None,
+                  drop_levels: list[str] | None = None) -> RecodedLevels:
+    """Merge and drop levels of ``column``.
+
+    ``merge`` maps existing level names (the cells' text, e.g. "1" for the number 1) to new names;
+    several may map to one, and a new name may be an existing level's (``{"asian": "other"}`` adds the
+    asian rows to "other"). With ``merge`` the column holds the levels' names (text) afterwards;
+    without it the values keep their type. ``drop_levels`` lists the levels whose rows are removed:
+    only those, and the counts are returned (``RecodedLevels.dropped``, ``describe()``). Unknown level
+    names, a level both merged and dropped, and a result with fewer than two levels are refused.
+    Returns a :class:`RecodedLevels`; ``data`` is not modified.
+    """
+    check_columns_present(data, [column])
+    _check_complete(data[column], "recoding levels")
+    names = _level_names(data[column])
+    levels = sorted(names.unique())
+    merge = _check_merge(merge if merge is not None else {}, levels, column)
+    drop = _check_drop(drop_levels if drop_levels is not None else [], levels, column, merge)
+    dropped_rows = names.isin(drop).to_numpy()  # positions: the index may repeat labels
+    kept = sorted({merge.get(name, name) for name in levels if name not in drop})
+    if len(kept) < 2:
+        changes = " and ".join([f"merging {merge}"] * bool(merge) + [f"dropping {drop}"] * bool(drop))
+        result = f"{changes} in column {column!r} leaves" if changes else f"column {column!r} holds"
+        raise FairpathInputError(f"{result} {len(kept)} level(s) {kept}; a comparison needs at least two (its levels: {levels})")
+    recoded = data[~dropped_rows].copy()
+    if merge:
+        kept_names = names[~dropped_rows]
+        recoded[column] = kept_names.where(~kept_names.isin(list(merge)), kept_names.map(merge)).to_numpy()
+    elif isinstance(recoded[column].dtype, pd.CategoricalDtype):  # a dropped level must not stay behind as an empty category
+        recoded[column] = recoded[column].cat.remove_unused_categories()
+    counts = names[dropped_rows].value_counts()
+    return RecodedLevels(data=recoded, column=column, dropped={name: int(counts[name]) for name in drop})
