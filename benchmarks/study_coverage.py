@@ -16,6 +16,11 @@ the replications 0 … reps − 1: `--reps 200` on a folder of 1000 prints the f
 ``--level`` checks the intervals at another level, computed on request after the fit at 0.95
 (``CausalDecomposition.confint(level)``), as a user asks for them; its folder gets ``_level<L>``.
 
+``--models multilevel_k4`` studies a protected attribute with four levels (``make_multilevel_sfm``): every
+level against the reference in one decomposition (``SFM(x1=None)``); each contrast's marginal interval is
+checked against its truth (rows ``ctfde[1]`` ...), and the simultaneous intervals of each measure jointly
+(rows ``ctfde[simultaneous]``: covered when every contrast's simultaneous interval covers its truth).
+
 ``--subject`` picks what is decomposed: the outcome Y (default), or the noiseless Bayes predictor
 ŷ = E[Y | X, Z, W] as a predictor column, whose true measures are Y's (the truth is computed from
 that mean). ``bayes`` estimates ŷ's mean like any predictor's; ``bayes-known`` passes its function
@@ -35,12 +40,14 @@ from scipy.stats import binomtest
 from tqdm import tqdm
 
 from fairpath._parallel import run_tasks
-from fairpath.causal import decompose
+from fairpath.causal import SFM, decompose
 from fairpath.cli._common import declared_type
-from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm, make_mixed_sfm
+from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded_sfm, make_mixed_sfm, make_multilevel_sfm
 
 MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confounded_sfm": make_confounded_sfm,
           "mixed_sfm": make_mixed_sfm}
+# Protected attributes with K levels, every level against the reference: not in the default --models.
+MULTILEVEL = {"multilevel_k4": 4}
 MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 SUBJECTS = ("y", "bayes", "bayes-known")
 
@@ -52,6 +59,8 @@ def _path(out: Path, model: str, rep: int) -> Path:
 def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | str = "auto", subject: str = "y",
               n_folds: int | str = "auto", level: float = 0.95) -> dict:
     model, rep = task
+    if model in MULTILEVEL:
+        return replicate_levels(task, n, learner, n_rep, n_folds, level)
     sample = MODELS[model](n, seed=10_000 + rep)
     data, options, column = sample.data, {}, None
     if subject != "y":
@@ -73,6 +82,33 @@ def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | s
     return record
 
 
+def replicate_levels(task: tuple[str, int], n: int, learner: str | None, n_rep, n_folds, level: float) -> dict:
+    """One replication of a K-level model: each contrast's marginal interval, and the simultaneous intervals jointly."""
+    model, rep = task
+    sample = make_multilevel_sfm(n, seed=10_000 + rep, levels=MULTILEVEL[model])
+    sfm = SFM(x="x", x0=0, x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
+    started = time.perf_counter()
+    result = decompose(sample.data, sfm, seed=rep, learner=learner, n_rep=n_rep, n_folds=n_folds, n_jobs=1, measures=MEASURES)
+    record = {"model": model, "rep": rep, "n_rep": result.settings["n_rep"], "seconds": time.perf_counter() - started,
+              "loadavg": os.getloadavg()[0], "level": level}
+    for measure in MEASURES:
+        bounds = result.simultaneous(measure, level=level)
+        joint = True
+        for contrast in result.contrasts:
+            e = result.estimate(measure, contrast=contrast)
+            truth = sample.truth_for(0, int(contrast))[measure]
+            low, high = e.confint(level)
+            record[f"{measure}[{contrast}]"] = {"estimate": e.estimate, "se": e.se, "truth": truth, "covered": bool(low <= truth <= high)}
+            joint &= bool(bounds[contrast][0] <= truth <= bounds[contrast][1])
+        record[f"{measure}[simultaneous]"] = {"estimate": float("nan"), "se": float("nan"), "truth": float("nan"), "covered": joint}
+    return record
+
+
+def _measures_of(record: dict) -> list[str]:
+    """The rows a record holds: the measures, or for a K-level model each contrast's and the simultaneous ones."""
+    return [key for key in record if isinstance(record[key], dict)]
+
+
 def _write(out: Path, record: dict) -> None:
     path = _path(out, record["model"], record["rep"])
     partial = path.with_suffix(".tmp")
@@ -85,7 +121,7 @@ def summarise(out: Path, models: list[str], reps: int) -> pd.DataFrame:
     rows = []
     for path in sorted(_path(out, m, r) for m in models for r in range(reps)):
         record = json.loads(path.read_text())
-        for measure in MEASURES:
+        for measure in _measures_of(record):
             rows.append({"model": record["model"], "measure": measure, "seconds": record.get("seconds", float("nan")),
                          "loadavg": record.get("loadavg", float("nan")), **record[measure]})
     frame = pd.DataFrame(rows)
@@ -99,6 +135,10 @@ def summarise(out: Path, models: list[str], reps: int) -> pd.DataFrame:
     # with a known function whose effect of X is the same on every row): zero-width intervals at
     # the truth, up to rounding in the last digits, are no test of coverage: shown as NaN, not as 1.
     table.loc[(table["sd_estimate"] < 1e-12) & (table["mean_se"] < 1e-12), "coverage"] = float("nan")
+    # a simultaneous row has no single estimate: its coverage is that of the family
+    simultaneous = table.index.get_level_values("measure").str.endswith("[simultaneous]")
+    table.loc[simultaneous, "coverage"] = frame[frame["measure"].str.endswith("[simultaneous]")].groupby(
+        ["model", "measure"], sort=False)["covered"].mean()
     table["mc_low"], table["mc_high"] = zip(*(_monte_carlo_interval(c, r) for c, r in zip(table["coverage"], table["reps"])))
     return table
 

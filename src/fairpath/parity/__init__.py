@@ -4,6 +4,7 @@ baseline predictors, and the audit that combines them with the causal decomposit
 from fairpath.parity._audit import AuditResult, audit
 from fairpath.parity._baselines import GroupThresholdPredictor, UnconstrainedPredictor, baseline_predictors
 from fairpath.parity._config import AuditConfig, load_config
+from fairpath.parity._multilevel import MultiLevelAudit
 from fairpath.parity._oracles import ORACLE_SATISFIES, oracle_predictors
 from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import DOCTRINE, CookbookResult, business_necessity_cookbook, holm, tost_p_value
@@ -18,6 +19,7 @@ __all__ = [
     "CookbookResult",
     "DOCTRINE",
     "GroupThresholdPredictor",
+    "MultiLevelAudit",
     "ORACLE_SATISFIES",
     "PPMDecomposition",
     "PredictiveParity",

@@ -160,7 +160,7 @@ def _status_html(audit) -> str:
         )
     return (
         f"<p>Business-necessity set BN = <strong>{html.escape(bn)}</strong>; tests at family-wise level "
-        f"α = {audit.cookbook_.alpha} per predictor (Holm over the three pathways)"
+        f"α = {audit.cookbook_.alpha} per predictor ({audit.cookbook_.multiplicity})"
         + (f", equivalence margin δ = {audit.cookbook_.margin:g}" if audit.cookbook_.margin is not None else "")
         + f"; the outcome is {html.escape(audit.outcome_label)}.</p><ul>{''.join(items)}</ul>"
         + "".join(f"<p>{html.escape(line)}</p>" for line in audit.parity_lines())
@@ -242,7 +242,7 @@ def build_sections(audit) -> list[Section]:
         "(H0: Ctf(ŷ) = Ctf(y), paired test); outside BN it must transmit none (H0: Ctf(ŷ) = 0). "
         "A rejection <em>shows</em> a violation. A non-rejection is only absence of evidence; an "
         "equivalence test (two one-sided tests with margin δ) is needed to <em>certify</em> compliance. "
-        "p-values are Holm-adjusted over the three pathways of each predictor.</p>",
+        f"p-values: {cookbook.multiplicity}.</p>",
         anchor="cookbook",
     ).add_figure(cookbook.plot(), f"Tested quantity per pathway with its {level:.0%} CI, coloured by verdict."
                  + (f" Shaded band: the equivalence margin ±δ = ±{cookbook.margin:g}; a CI inside it (TOST) certifies "
@@ -283,3 +283,44 @@ def write_audit_report(audit, path) -> Path:
     if audit.settings.get("provenance"):
         settings.update(provenance_lines(audit.settings["provenance"]))
     return write_report(path, audit.settings["title"], build_sections(audit), settings=settings)
+
+
+# -- every level of X ---------------------------------------------------------------------------------
+def cookbook_legend(margin) -> dict[str, str]:
+    legend = {"bad": f"{VIOLATION} shown", "none": f"{NO_EVIDENCE} (not a proof of compliance)"}
+    if margin is not None:
+        legend["good"] = f"{CERTIFIED} within ±{margin:g}"
+    return legend
+
+
+def write_multilevel_audit_report(result, path) -> Path:
+    """The audit of every contrast on one page: each predictor's verdict and its contrast × pathway matrix, the outcome's
+    decomposition matrix and forest plot, links to each contrast's full audit, notes and settings."""
+    from fairpath.causal._report import matrix_legend, verdict_cells
+    from fairpath.parity._multilevel import contrast_folder, status_html
+
+    cookbook, level = result.cookbook_, result.settings["level"]
+    bn = "{" + ", ".join(cookbook.bn) + "}" if cookbook.bn else "∅ (statistical parity)"
+    verdicts = Section("Verdicts", f"<p>{html.escape(str(result.sfm))}; BN = <strong>{html.escape(bn)}</strong>; α = {cookbook.alpha} "
+                       f"per predictor ({html.escape(cookbook.multiplicity)}).</p>" + status_html(result), anchor="verdicts")
+    for predictor in result.predictors:
+        verdicts.add_matrix(result.verdict_cells(predictor), cookbook_legend(cookbook.margin),
+                            f"{predictor}: tested quantity [{level:.0%} CI] and Holm p per contrast and pathway", corner="contrast")
+    outcome = result.sfm.y
+    decomposition = Section("The outcome's decomposition per contrast",
+                            "<p>What the outcome itself carries along each pathway, per contrast: the estimate with its "
+                            f"simultaneous {level:.0%} interval over the contrasts.</p>", anchor="decomposition")
+    decomposition.add_matrix(verdict_cells(result.decomposition_, outcome), matrix_legend(level),
+                             f"{outcome}: estimate [simultaneous {level:.0%} CI]", corner="contrast")
+    decomposition.add_figure(result.decomposition_.plot(outcome=outcome),
+                             f"{outcome}: dots are estimates, thick bars marginal and thin bars simultaneous {level:.0%} intervals.")
+    links = "".join(f'<li><a href="contrasts/{html.escape(contrast_folder(i, name))}/report.html">{html.escape(name)} against '
+                    f"{html.escape(str(result.sfm.x0))}</a>: {html.escape(', '.join(f'{p} {s}' for p, s in audit.status.items()))}</li>"
+                    for i, (name, audit) in enumerate(result.audits_.items(), start=1))
+    contrasts = Section("Each contrast's audit", "<p>The full audit of each contrast (decomposition, predictive parity on the "
+                        f"pair's rows, Cookbook tests adjusted over every contrast):</p><ul>{links}</ul>", anchor="contrasts")
+    notes = Section("Notes", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in result.notes_) + "</ul>"
+                    if result.notes_ else "<p>No warnings.</p>", anchor="notes")
+    settings = {k: str(v) for k, v in result.settings.items() if k not in ("provenance", "descriptions")}
+    settings.update(provenance_lines(result.settings["provenance"]))
+    return write_report(path, result.settings["title"], [verdicts, decomposition, contrasts, notes], settings=settings)
