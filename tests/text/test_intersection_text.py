@@ -221,3 +221,21 @@ def test_cli_help_names_the_intersections(capsys):
     with pytest.raises(SystemExit):
         main(["text", "audit", "--help"])
     assert "country,gender or occupation,gender" in " ".join(capsys.readouterr().out.split())
+
+
+def test_cli_audits_a_yaml_intersection_with_a_model(tiny_lm_path, tmp_path, capsys):
+    path = tmp_path / "crossed.yaml"
+    two_countries = {**COUNTRY, "values": ["Chile", "Iran"]}
+    path.write_text(yaml.safe_dump({"attributes": [two_countries, "gender"], "templates": TEMPLATES[:1]}))
+    out = tmp_path / "audit"
+    assert main(["text", "audit", "--model", str(tiny_lm_path), "--attribute", str(path), "--samples", "3", "--max-new-tokens", "4",
+                 "--scorers", "vader", "--permutations", "99", "--no-quality", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "4 cells x 1 templates x 3 samples" in printed.err and "4 cells of country x gender" in printed.out
+    results = json.loads((out / "results.json").read_text())
+    assert results["attribute"] == "country x gender" and results["spec"]["attributes"] == ["country", "gender"]
+    cells = pd.DataFrame(results["intersection"]["per_scorer"]["vader"]["cells"])
+    assert cells["value"].tolist() == ["Chile/woman", "Chile/man", "Iran/woman", "Iran/man"] and (cells["n"] == 3).all()
+    samples = pd.read_parquet(out / "samples")
+    assert sorted(samples["prompt"].unique()) == ["A man from Chile said that he was", "A man from Iran said that he was",
+                                                  "A woman from Chile said that she was", "A woman from Iran said that she was"]
