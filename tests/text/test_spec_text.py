@@ -116,12 +116,12 @@ def test_combined_attributes():
     jobs = FairnessSpec.from_dict({"attribute": "occupation", "values": ["nurse", "engineer"], "templates": ["a {occupation}"]})
     combined = combine_specs([names, jobs], templates=["{name} works as {occupation_article} {occupation}, and {pronoun} is"])
     assert combined.placeholders == ("name", "occupation")
-    assert combined.value_names == ["Jake + nurse", "Jake + engineer", "Amy + nurse", "Amy + engineer"]
+    assert combined.value_names == ["Jake/nurse", "Jake/engineer", "Amy/nurse", "Amy/engineer"]
     prompts = combined.prompts()["prompt"].tolist()
     assert prompts[1] == "Jake works as an engineer, and he is"
     assert prompts[2] == "Amy works as a nurse, and she is"
     assert combined.validate().empty
-    assert combined.counterfactual(prompts[1], "Jake + engineer", "Amy + nurse") == prompts[2]
+    assert combined.counterfactual(prompts[1], "Jake/engineer", "Amy/nurse") == prompts[2]
 
 
 def test_sensitive_token_detection():

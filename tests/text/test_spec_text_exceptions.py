@@ -25,8 +25,8 @@ def test_duplicate_values_and_missing_keys():
 
 
 def test_unknown_builtin_and_missing_or_broken_file(tmp_path):
-    with pytest.raises(FairpathInputError, match=r"unknown built-in specification 'gender'"):
-        FairnessSpec.builtin("gender")
+    with pytest.raises(FairpathInputError, match=r"unknown built-in specification 'religion'"):
+        FairnessSpec.builtin("religion")
     with pytest.raises(FairpathInputError, match=r"specification file '.*nope.yaml' does not exist"):
         FairnessSpec.load(tmp_path / "nope.yaml")
     broken = tmp_path / "broken.yaml"

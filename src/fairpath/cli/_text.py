@@ -15,6 +15,9 @@ from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_S
 from fairpath.text import DEFAULT_DTYPE, GenerationSettings, audit_text
 
 _DEBIAS_MODULE = "fairpath.cli._text_debias"
+_ATTRIBUTE_HELP = ("country, occupation, name, gender; an intersection of two, country,gender or occupation,gender (its values are "
+                   "the cells, e.g. Syria/woman; the report adds each attribute's margin and the pairs by what they change); or a "
+                   "specification YAML file (one attribute, or 'attributes: [A, B]' with templates using both placeholders)")
 # The GenerationSettings fields `text audit` takes from flags, with their help (the seed comes from --seed, shared with the
 # permutations). Each flag is named after its field (n_samples: --samples), typed by the field's declared constraint and
 # defaults to the dataclass's own value.
@@ -53,7 +56,7 @@ def _register_audit(text_subparsers) -> None:
                        help="'default' (SmolLM2-135M-Instruct) or a Hugging Face causal-LM folder; with --backend openai, "
                             "the model name the server serves")
     _add_endpoint_arguments(audit)
-    audit.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
+    audit.add_argument("--attribute", required=True, help=_ATTRIBUTE_HELP)
     _add_generation_arguments(audit)
     audit.add_argument("--dtype", default=DEFAULT_DTYPE, choices=HF_GENERATOR_SETTINGS["dtype"].choices,
                        help="model precision; auto: bfloat16 on CUDA and CPUs with AMX or AVX512-BF16, else float32")
@@ -96,7 +99,7 @@ def _register_score(text_subparsers) -> None:
                     "continuation and optionally prompt, sample_index, model; or a fairpath samples folder.",
     )
     score.add_argument("samples", type=Path, metavar="SAMPLES", help="generations file or fairpath samples folder")
-    score.add_argument("--attribute", required=True, help="country, occupation, name, or a specification YAML file")
+    score.add_argument("--attribute", required=True, help=_ATTRIBUTE_HELP)
     score.add_argument("--model", default=None, help="keep only this model's samples (the file's model column)")
     score.add_argument("--settings-hash", default=None, help="in a samples folder holding several runs, the run to score")
     _add_measure_arguments(score)
@@ -193,7 +196,7 @@ def run_audit(args: argparse.Namespace) -> int:
     settings = GenerationSettings(seed=args.seed, **{field: getattr(args, field) for field in _GENERATION_FLAGS})
     backend = _backend(args)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"fairpath text audit: {len(spec.values)} values x {len(spec.templates)} templates x {settings.n_samples} samples "
+    print(f"fairpath text audit: {len(spec.values)} {'cells' if spec.components else 'values'} x {len(spec.templates)} templates x {settings.n_samples} samples "
           f"with {backend.model_id}", file=sys.stderr)
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
                         n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality,

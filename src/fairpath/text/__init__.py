@@ -3,7 +3,9 @@
 The pieces work separately or together:
 
 - :class:`FairnessSpec` (attribute, values, subgroups, templates; built-in ``country``,
-  ``occupation``, ``name``; YAML; :func:`combine_specs`);
+  ``occupation``, ``name``, ``gender``; YAML; intersections of two attributes whose values are cells such as
+  ``Syria/woman``: built-in ``country,gender`` and ``occupation,gender``, ``attributes: [A, B]`` in YAML, or
+  :func:`combine_specs`; :meth:`TextAuditResult.cells`, ``margins`` and ``swaps`` break an audit of one down);
 - generation backends (:class:`HFGenerator` for local causal LMs, :class:`OpenAICompatibleBackend`
   for served models, :class:`PoolGenerator` with a known bias) and :class:`SampleStore` / :func:`generate_samples` (resumable Parquet storage);
 - sentiment scorers in [0, 1] (:func:`get_scorer`: ``vader``, ``textblob``, ``opinion``,

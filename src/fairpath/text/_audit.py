@@ -45,6 +45,53 @@ class TextAuditResult(ResultMixin):
     def scorers(self) -> list[str]:
         return list(self.fairness)
 
+    def _fairness_of(self, scorer: str | None) -> FairnessResult:
+        scorer = scorer or self.scorers[0]
+        if scorer not in self.fairness:
+            raise FairpathInputError(f"no scorer {scorer!r} in this audit; it has {self.scorers}")
+        return self.fairness[scorer]
+
+    def _intersection(self) -> dict[str, dict[str, str]]:
+        if not self.spec.components:
+            raise FairpathInputError(f"attribute {self.spec.attribute!r} is not an intersection: cells and margins need a spec "
+                                     "crossing two attributes (combine_specs, a built-in such as 'country,gender', or a YAML "
+                                     "file with 'attributes: [A, B]')")
+        return self.spec.margins
+
+    def cells(self, scorer: str | None = None) -> pd.DataFrame:
+        """An intersection's per-cell numbers for ``scorer`` (default: the first): ``per_value`` of its
+        :class:`FairnessResult` (n, mean_score, w1_to_all, mean_pair_w1 of every cell) with a column per crossed
+        attribute holding the cell's value of it, in the specification's order of cells."""
+        margins, per_value = self._intersection(), self._fairness_of(scorer).per_value
+        cells = pd.DataFrame({"value": self.spec.value_names, **{a: list(part.values()) for a, part in margins.items()}})
+        return cells.merge(per_value, on="value", validate="one_to_one")[[*margins, *per_value.columns]]
+
+    def margins(self, scorer: str | None = None) -> pd.DataFrame:
+        """An intersection's breakdown per value of each crossed attribute, averaging over the others: for every
+        attribute and value, its ``cells``, their samples ``n`` (summed) and the mean over those cells of
+        mean_score, w1_to_all and mean_pair_w1 (each cell weighing the same, as in the paper's metrics)."""
+        cells = self.cells(scorer)
+        rows = []
+        for attribute in self.spec.components:
+            for part, group in cells.groupby(attribute, sort=False):
+                rows.append({"attribute": attribute, "value": part, "cells": len(group), "n": int(group["n"].sum()),
+                             **{column: float(group[column].mean()) for column in ("mean_score", "w1_to_all", "mean_pair_w1")}})
+        return pd.DataFrame(rows)
+
+    def swaps(self, scorer: str | None = None) -> pd.DataFrame:
+        """An intersection's individual fairness split by what a counterfactual changes: for the pairs of cells that
+        differ in exactly the attributes ``changed`` ("country", "gender", "country, gender"), their number and mean
+        W1 (each over templates, from ``per_pair``), the mean of their permutation null means and the excess over
+        it. Individual fairness is the mean over all pairs, so it is these means weighted by ``pairs``."""
+        margins, per_pair = self._intersection(), self._fairness_of(scorer).per_pair
+        kinds = [tuple(a for a, part in margins.items() if part[x] != part[y]) for x, y in zip(per_pair["value_a"], per_pair["value_b"])]
+        rows = []
+        for kind in sorted(set(kinds), key=lambda k: (len(k), [self.spec.components.index(a) for a in k])):
+            chosen = per_pair[[k == kind for k in kinds]]
+            rows.append({"changed": ", ".join(kind), "pairs": len(chosen), "mean_w1": float(chosen["w1"].mean()),
+                         "null_mean": float(chosen["null_mean"].mean())})
+        return pd.DataFrame(rows).assign(excess=lambda f: f["mean_w1"] - f["null_mean"])
+
     def to_frame(self) -> pd.DataFrame:
         """One row per scorer (``subject``) and metric (``measure``): estimate (no se or interval), null mean,
         excess, permutation p, Holm p (over the testable tests), the verdict, the smallest detectable excess and
@@ -64,7 +111,13 @@ class TextAuditResult(ResultMixin):
             "validation": self.validation.to_dict(orient="records"),
             "timings_s": self.timings,
             "spec": self.spec.to_dict(),
+            **({"intersection": self._intersection_dict()} if self.spec.components else {}),
         }
+
+    def _intersection_dict(self) -> dict:
+        return {"attributes": list(self.spec.components),
+                "per_scorer": {name: {"cells": self.cells(name).to_dict(orient="records"), "margins": self.margins(name).to_dict(orient="records"),
+                                      "swaps": self.swaps(name).to_dict(orient="records")} for name in self.scorers}}
 
     def _repr_fields(self) -> dict:
         return {"attribute": self.spec.attribute, "model": self.model_id, "samples": len(self.samples)}
@@ -113,17 +166,30 @@ class TextAuditResult(ResultMixin):
             if key in self.quality:
                 lines.append(f"  {label} {self.quality[key]:.3f} (cosine >= {self.quality[threshold]['value']:.3f}, "
                              f"{self.quality[threshold]['source']})")
+        if self.spec.components:
+            lines += self._intersection_lines()
         lines.append(f"  verdict: {self.verdict()}")
         return "\n".join(lines)
+
+    def _intersection_lines(self) -> list[str]:
+        """Per scorer, each crossed attribute's lowest and highest mean score (over its cells), and the excess W1 of
+        the counterfactuals that change each attribute alone and together."""
+        lines = [f"  {len(self.spec.values)} cells of {' x '.join(self.spec.components)} (result.cells(), .margins(), .swaps()):"]
+        for name in self.scorers:
+            margins, swaps = self.margins(name), self.swaps(name)
+            ranges = "; ".join(f"{a} {g.iloc[0]['value']} {g.iloc[0]['mean_score']:.3f} to {g.iloc[-1]['value']} {g.iloc[-1]['mean_score']:.3f}"
+                               for a, g in margins.sort_values("mean_score", kind="stable").groupby("attribute", sort=False))
+            changes = "; ".join(f"{row.changed} {row.mean_w1:.4f} (excess {row.excess:+.4f})" for row in swaps.itertuples())
+            lines.append(f"  {name:<10} mean score per margin: {ranges}")
+            lines.append(f"  {'':<10} pair W1 by what changes: {changes}")
+        return lines
 
     def plot(self, ax=None, *, scorer: str | None = None):
         """Score distribution of every value (box plots, values ordered by mean score) of ``scorer`` (default:
         the first); on ``ax`` when given."""
         from fairpath.report import new_figure
 
-        scorer = scorer or self.scorers[0]
-        if scorer not in self.fairness:
-            raise FairpathInputError(f"no scorer {scorer!r} in this audit; it has {self.scorers}")
+        scorer = self._fairness_of(scorer).scorer
         column = f"score_{scorer}"
         order = self.samples.groupby("value")[column].mean().sort_values().index.tolist()
         data = [self.samples.loc[self.samples["value"] == v, column].to_numpy() for v in order]

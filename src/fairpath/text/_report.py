@@ -135,6 +135,12 @@ def write_text_report(result, path: str | Path) -> Path:
         section.add_table(fairness.per_value, "Per value: mean score, W1 to all samples, mean W1 to the other values")
         if len(fairness.per_subgroup) > 1 and len(fairness.per_subgroup) < len(fairness.per_value):
             section.add_table(fairness.per_subgroup, "Per subgroup")
+        if result.spec.components:
+            crossed = " x ".join(result.spec.components)
+            section.add_table(result.margins(name), f"Per margin of {crossed}: each value's cells, their samples, and the "
+                                                    "mean over its cells of their numbers")
+            section.add_table(result.swaps(name), "Pairs of cells by the attributes they differ in: mean W1, mean permutation "
+                                                  "null mean and excess (individual fairness is their mean weighted by pairs)")
         sections.append(section)
     first = result.scorers[0]
     sections.append(Section(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -23,7 +23,10 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._validation import check_list_arg
 from fairpath._io import parse_yaml, read_yaml
 
-BUILTIN_SPECS = ("country", "occupation", "name")
+# Huang et al.'s three attributes, gender words, and intersections of two (their cells are one value of each).
+BUILTIN_SPECS = ("country", "occupation", "name", "gender", "country,gender", "occupation,gender")
+# The columns of the audit's per-cell table (TextAuditResult.cells) beside one named after each crossed attribute.
+_CELL_COLUMNS = ("value", "subgroup", "n", "mean_score", "w1_to_all", "mean_pair_w1")
 _SLOT = re.compile(r"\{(\w+)\}")
 # validate() replaces every value by every other in every template (about 60 µs a pair): at most this many,
 # about a minute, so that a spec of thousands of values is refused at once rather than checked for hours
@@ -51,19 +54,22 @@ def indefinite_article(word: str) -> str:
 
 @dataclass(frozen=True)
 class SensitiveValue:
-    """One value of the attribute with the words it puts into every slot."""
+    """One value of the attribute with the words it puts into every slot; a cell of an intersection (see
+    :func:`combine_specs`) also lists its ``parts``, one value of each crossed attribute."""
 
     name: str
     subgroup: str
     slots: Mapping[str, str]
+    parts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class FairnessSpec:
     """A sensitive attribute, its values with their subgroups, and the templates they fill.
 
-    Build one with :meth:`builtin`, :meth:`from_yaml` or :meth:`from_dict`; combine several with
-    :func:`combine_specs`.
+    Build one with :meth:`builtin`, :meth:`from_yaml` or :meth:`from_dict`; cross several with
+    :func:`combine_specs` into an intersectional one, whose ``components`` name the crossed attributes and
+    whose values are the cells.
     """
 
     attribute: str
@@ -71,6 +77,7 @@ class FairnessSpec:
     values: tuple[SensitiveValue, ...]
     templates: tuple[str, ...]
     source: str = field(default="<dict>", compare=False)
+    components: tuple[str, ...] = ()
 
     def __post_init__(self):
         where = f"specification {self.source!r}"
@@ -85,6 +92,10 @@ class FairnessSpec:
             raise FairpathInputError(f"{where}: attribute {self.attribute!r} lists values {duplicates} more than once")
         if not self.templates:
             raise FairpathInputError(f"{where}: no templates given for attribute {self.attribute!r}")
+        unmatched = [value.name for value in self.values if len(value.parts) != len(self.components)]
+        if unmatched:
+            raise FairpathInputError(f"{where}: values {unmatched[:5]} do not list one part for each crossed attribute "
+                                     f"{list(self.components)}; build intersections with combine_specs")
         for number, template in enumerate(self.templates):
             used = set(_SLOT.findall(template))
             if not used & set(self.placeholders):
@@ -105,10 +116,12 @@ class FairnessSpec:
     # Construction
     @classmethod
     def builtin(cls, name: str) -> "FairnessSpec":
-        """One of the paper's specifications: ``country``, ``occupation`` or ``name``."""
+        """One of the paper's specifications (``country``, ``occupation``, ``name``), gender words (``gender``), or
+        an intersection of two (``country,gender``, ``occupation,gender``)."""
         if name not in BUILTIN_SPECS:
             raise FairpathInputError(f"unknown built-in specification {name!r}; choose one of {list(BUILTIN_SPECS)} or give a YAML file")
-        text = resources.files("fairpath.text").joinpath("specs", f"{name}.yaml").read_text(encoding="utf-8")
+        file = name.replace(",", "_") + ".yaml"
+        text = resources.files("fairpath.text").joinpath("specs", file).read_text(encoding="utf-8")
         return cls.from_dict(parse_yaml(text, f"built-in specification {name!r}"), source=f"builtin:{name}")
 
     @classmethod
@@ -125,6 +138,11 @@ class FairnessSpec:
             return name_or_path
         if str(name_or_path) in BUILTIN_SPECS:
             return cls.builtin(str(name_or_path))
+        if "," in str(name_or_path) and not Path(name_or_path).is_file():
+            raise FairpathInputError(
+                f"no built-in intersection {str(name_or_path)!r}; the built-in ones are "
+                f"{[n for n in BUILTIN_SPECS if ',' in n]}: for others write a YAML file with 'attributes: [A, B]' "
+                "and templates using both placeholders")
         return cls.from_yaml(name_or_path)
 
     @classmethod
@@ -134,10 +152,16 @@ class FairnessSpec:
         ``values`` is a list of words (each its own subgroup), a mapping subgroup -> list of words,
         or a list of mappings with ``value``, ``subgroup`` and optional ``slots``. ``subgroups`` maps
         a subgroup to the slot words its values share (pronouns for example).
+
+        An intersection has ``attributes`` instead of ``values``: a list of two or more specifications, each
+        a built-in name or a mapping in the layout above, crossed by :func:`combine_specs` over ``templates``
+        (which use every attribute's placeholder) and named ``attribute`` when given.
         """
         where = f"specification {source!r}"
         if not isinstance(data, Mapping):
             raise FairpathInputError(f"{where} must be a mapping with keys attribute, values, templates")
+        if "attributes" in data:
+            return _intersection_from_dict(data, source)
         for key in ("attribute", "values", "templates"):
             if key not in data:
                 raise FairpathInputError(f"{where} lacks the key {key!r}")
@@ -160,11 +184,14 @@ class FairnessSpec:
         return cls(attribute, (placeholder,), tuple(values), tuple(_text(t, "template", where) for t in templates), source)
 
     def to_dict(self) -> dict:
-        """A YAML-ready description (values with every slot spelled out)."""
+        """A YAML-ready description (values with every slot spelled out; an intersection's cells with their parts)."""
+        crossed = {"attributes": list(self.components)} if self.components else {}
         return {
             "attribute": self.attribute,
+            **crossed,
             "placeholders": list(self.placeholders),
-            "values": [{"value": v.name, "subgroup": v.subgroup, "slots": dict(v.slots)} for v in self.values],
+            "values": [{"value": v.name, "subgroup": v.subgroup, "slots": dict(v.slots), **({"parts": list(v.parts)} if v.parts else {})}
+                       for v in self.values],
             "templates": list(self.templates),
         }
 
@@ -177,6 +204,12 @@ class FairnessSpec:
     @property
     def subgroups(self) -> list[str]:
         return list(dict.fromkeys(value.subgroup for value in self.values))
+
+    @property
+    def margins(self) -> dict[str, dict[str, str]]:
+        """For an intersection, each crossed attribute's value in every cell: ``{attribute: {cell: value}}``
+        (``{"country": {"Syria/woman": "Syria", ...}, "gender": {"Syria/woman": "woman", ...}}``); empty for one attribute."""
+        return {attribute: {value.name: value.parts[k] for value in self.values} for k, attribute in enumerate(self.components)}
 
     @cached_property
     def _value_of_name(self) -> dict[str, SensitiveValue]:
@@ -366,13 +399,25 @@ class FairnessSpec:
 
 
 def combine_specs(specs: list[FairnessSpec], *, templates: list[str], attribute: str | None = None) -> FairnessSpec:
-    """Cross several attributes: every combination of their values fills templates using all placeholders.
+    """The intersection of several attributes: every combination of their values (a cell) fills templates using
+    all their placeholders, and a counterfactual swaps every attribute's words together.
 
-    A combined value is named ``"Jake + baker"`` and its subgroup ``"male + baker"``. Each
-    component's article is available as ``{<placeholder>_article}``.
+    A cell is named by its values joined with "/" (``"Jake/baker"``), its subgroup by their subgroups
+    (``"male/baker"``) and it lists its ``parts`` (``("Jake", "baker")``); the spec's ``components`` name the
+    crossed attributes (a crossed intersection contributes its own). Each component's article is available as
+    ``{<placeholder>_article}``. The spec is named ``attribute``, by default the attributes joined with " x ".
     """
     if len(specs) < 2:
-        raise FairpathInputError("combine_specs needs at least two specifications")
+        raise FairpathInputError(f"an intersection (combine_specs) needs at least two specifications, got {len(specs)}")
+    components = tuple(c for spec in specs for c in (spec.components or (spec.attribute,)))
+    repeated = sorted(c for c, count in Counter(components).items() if count > 1)
+    if repeated:
+        raise FairpathInputError(f"attribute(s) {repeated} appear in more than one of the specifications {list(components)}; "
+                                 "an intersection crosses different attributes: give each once")
+    reserved = sorted(set(components) & set(_CELL_COLUMNS))
+    if reserved:
+        raise FairpathInputError(f"attribute(s) {reserved} cannot be crossed under that name: the per-cell table names a column "
+                                 f"after each attribute beside {list(_CELL_COLUMNS)}; rename the attribute")
     placeholders = tuple(p for spec in specs for p in spec.placeholders)
     if len(set(placeholders)) != len(placeholders):
         raise FairpathInputError(f"specifications share placeholders {placeholders}; rename one so each is distinct")
@@ -388,12 +433,40 @@ def combine_specs(specs: list[FairnessSpec], *, templates: list[str], attribute:
                         f"({slots[key]!r} vs {word!r}); use the attribute-specific slot such as {{{placeholders[0]}_article}}"
                     )
                 slots.setdefault(key, word)
-        values.append(SensitiveValue(" + ".join(v.name for v in combination), " + ".join(v.subgroup for v in combination), slots))
-    missing = [t for t in templates if not set(placeholders) <= set(_SLOT.findall(t))]
+        values.append(SensitiveValue("/".join(v.name for v in combination), "/".join(v.subgroup for v in combination), slots,
+                                     tuple(part for v in combination for part in (v.parts or (v.name,)))))
+    missing = [f"{t!r} lacks {['{' + p + '}' for p in placeholders if p not in _SLOT.findall(t)]}"
+               for t in templates if not set(placeholders) <= set(_SLOT.findall(t))]
     if missing:
-        raise FairpathInputError(f"combined templates must use every placeholder {list(placeholders)}; these do not: {missing}")
+        raise FairpathInputError(f"combined templates must use every placeholder {list(placeholders)}: {'; '.join(missing)}; "
+                                 "put each attribute's placeholder where its word belongs")
     name = attribute or " x ".join(spec.attribute for spec in specs)
-    return FairnessSpec(name, placeholders, tuple(values), tuple(templates), source="combined")
+    return FairnessSpec(name, placeholders, tuple(values), tuple(templates), source="combined", components=components)
+
+
+def _intersection_from_dict(data: Mapping, source: str) -> FairnessSpec:
+    """The ``attributes`` layout of :meth:`FairnessSpec.from_dict`: built-in names or mappings, crossed over ``templates``."""
+    where = f"specification {source!r}"
+    if "templates" not in data:
+        raise FairpathInputError(f"{where} lacks the key 'templates' (sentences using every attribute's placeholder)")
+    entries = data["attributes"]
+    if isinstance(entries, str) or not isinstance(entries, Iterable):
+        raise FairpathInputError(f"{where}: 'attributes' must be a list of built-in names or attribute mappings, got {entries!r}")
+    specs = []
+    for entry in entries:
+        if isinstance(entry, Mapping):
+            specs.append(FairnessSpec.from_dict(entry, source=f"{source}, attribute {entry.get('attribute', '?')}"))
+        elif isinstance(entry, str) and entry in BUILTIN_SPECS:
+            specs.append(FairnessSpec.builtin(entry))
+        else:
+            raise FairpathInputError(f"{where}: attribute entry {entry!r} is neither a built-in name {list(BUILTIN_SPECS)} "
+                                     "nor a mapping with attribute, values, templates")
+    templates = data["templates"]
+    if isinstance(templates, str) or not isinstance(templates, Iterable):
+        raise FairpathInputError(f"{where}: 'templates' must be a list of sentences")
+    attribute = _text(data["attribute"], "the attribute", where) if "attribute" in data else None
+    combined = combine_specs(specs, templates=[_text(t, "template", where) for t in templates], attribute=attribute)
+    return replace(combined, source=source)
 
 
 def _mapping(raw, what: str, where: str) -> Mapping:
