@@ -9,7 +9,7 @@ import sys
 from fairpath._vocabulary import BN_HELP
 from fairpath.cli import print_note
 from fairpath.cli._common import (
-    add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, declared_type,
+    X_INTERSECTION_HELP, add_level_arguments, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, declared_type,
     exit_status, parallel_options, predictor_columns, seed_type,
 )
 
@@ -48,9 +48,10 @@ def register(subparsers) -> None:
     )
     parser.add_argument("data", nargs="?", help="CSV or Parquet file (config key data)")
     parser.add_argument("--config", help="TOML or YAML file holding any of the settings")
-    parser.add_argument("--x", help="protected attribute column")
-    parser.add_argument("--x0", help="baseline level of X")
-    parser.add_argument("--x1", help="comparison level of X")
+    parser.add_argument("--x", help="protected attribute column" + X_INTERSECTION_HELP)
+    parser.add_argument("--x0", help="baseline (reference) level of X")
+    parser.add_argument("--x1", help="comparison level of X (default: every other level against --x0, see --contrasts)")
+    add_level_arguments(parser, contrasts_default=None)
     parser.add_argument("--z", type=comma_list, help="confounders, comma-separated (default: none)")
     parser.add_argument("--w", type=comma_list, help="mediators, comma-separated (default: none)")
     parser.add_argument("--y", help="outcome column")
@@ -122,18 +123,19 @@ def _print_verdicts(result, paths: dict) -> None:
 def _run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
     from fairpath.causal import SFM
-    from fairpath.cli._common import read_table, resolve_level
+    from fairpath.cli._common import protected_attribute, read_table, resolve_level
     from fairpath.parity import audit
 
     config = _config_from_args(args)
     check_output_dir(config.out, "output folder (--out)")
     data = read_table(config.data, config.empty_category, na_values=config.na_values, categorical=config.categorical)
-    if config.x not in data.columns:
+    data, x = protected_attribute(data, config.x, merge=config.merge, drop_levels=config.drop_levels)
+    if x not in data.columns:
         from fairpath._exceptions import FairpathInputError
 
-        raise FairpathInputError(f"protected attribute column {config.x!r} not found in {config.data!r}; columns: {list(data.columns)}")
-    sfm = SFM(x=config.x, x0=resolve_level(data[config.x], config.x0), x1=resolve_level(data[config.x], config.x1),
-              z=config.z, w=config.w, y=config.y)
+        raise FairpathInputError(f"protected attribute column {x!r} not found in {config.data!r}; columns: {list(data.columns)}")
+    x1 = None if config.x1 is None else resolve_level(data[x], config.x1)
+    sfm = SFM(x=x, x0=resolve_level(data[x], config.x0), x1=x1, z=config.z, w=config.w, y=config.y)
     from fairpath.report import provenance
 
     result = audit(data, sfm, config.predictors, config.bn, provenance=provenance(inputs=[config.data], seed=config.seed),

@@ -16,7 +16,7 @@ from fairpath._validation import Integer, Jobs, Seed, check_columns_present, fla
 __all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
            "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "parse_merge", "predictor_columns", "read_data", "read_table",
            "resolve_level",
-           "seed_type", "sfm_from_args", "signature_default"]
+           "seed_type", "sfm_from_args", "signature_default", "add_level_arguments", "protected_attribute"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -102,11 +102,16 @@ def read_data(args: argparse.Namespace, path=None, what: str = "data file", *, p
         reading.rows = len(data)
     return data
 
-def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """The Standard Fairness Model flags shared by the tabular subcommands."""
-    parser.add_argument("--x", required=required, help="protected attribute column")
-    parser.add_argument("--x0", required=required, help="baseline level of X")
-    parser.add_argument("--x1", required=required, help="comparison level of X")
+def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True, *, levels: bool = False) -> None:
+    """The Standard Fairness Model flags shared by the tabular subcommands; with ``levels`` the subcommand analyses
+    every level of X (``--x1`` optional) and takes :func:`add_level_arguments`."""
+    parser.add_argument("--x", required=required, help="protected attribute column" + (X_INTERSECTION_HELP if levels else ""))
+    parser.add_argument("--x0", required=required, help="baseline (reference) level of X")
+    if levels:
+        parser.add_argument("--x1", help="comparison level of X (default: every other level against --x0, see --contrasts)")
+        add_level_arguments(parser)
+    else:
+        parser.add_argument("--x1", required=required, help="comparison level of X")
     parser.add_argument("--z", default="", help="confounders, comma-separated (default: none)")
     parser.add_argument("--w", default="", help="mediators, comma-separated (default: none)")
     parser.add_argument("--y", required=required, help="outcome column")
@@ -125,20 +130,62 @@ def resolve_level(column: pd.Series, value):
     )
 
 
+X_INTERSECTION_HELP = "; several comma-separated (race,sex) analyse their intersection, levels named 'black/female'"
+
+
+def add_level_arguments(parser: argparse.ArgumentParser, contrasts_default: str | None = "reference") -> None:
+    """The flags of a protected attribute with several levels: which contrasts, and merged or dropped levels
+    (``contrasts_default`` None where a config file's value stands unless the flag is given)."""
+    parser.add_argument("--contrasts", choices=("reference", "pairs"), default=contrasts_default,
+                        help="without --x1: each level against --x0 (reference, default) or every pair of levels (pairs)")
+    parser.add_argument("--merge", type=parse_merge, default=None, metavar="LEVEL=NEW[,...]",
+                        help='merge levels of X before the analysis, e.g. --merge "NHOPI=other,AIAN=other" (default: none)')
+    parser.add_argument("--drop-levels", type=comma_list, default=None, metavar="LEVEL[,LEVEL]",
+                        help="leave out the rows of these levels of X, comma-separated; the rows dropped are reported (default: none)")
+
+
+def protected_attribute(data: pd.DataFrame, x: str, *, merge=None, drop_levels=None) -> tuple[pd.DataFrame, str]:
+    """The data and X's column for ``--x`` (one column, or comma-separated columns whose intersection is built), its
+    levels merged (``--merge``) and dropped (``--drop-levels``); what was dropped is said on stderr."""
+    from fairpath._levels import combine_attributes, recode_levels
+    from fairpath.cli import print_note
+
+    columns = comma_list(x)
+    if len(columns) > 1:
+        data, x = combine_attributes(data, columns)
+    if merge or drop_levels:
+        recoded = recode_levels(data, x, merge=merge, drop_levels=drop_levels)
+        if recoded.dropped:
+            print_note(recoded.describe())
+        data = recoded.data
+    return data, x
+
+
 def sfm_from_args(args, data: pd.DataFrame):
-    """The SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1). ``data`` may
-    be a Dask DataFrame: X's distinct values are then computed (on the active Dask client)."""
+    """The data and the SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1), X is built
+    from several columns and its levels merged or dropped where the subcommand takes :func:`add_level_arguments`.
+    ``data`` may be a Dask DataFrame (one column X, its levels as they are): X's distinct values are then computed (on
+    the active Dask client)."""
     from fairpath.causal import SFM
 
-    if args.x not in data.columns:
-        raise FairpathInputError(f"protected attribute column {args.x!r} not found; available columns: {list(data.columns)}")
-    column = data[args.x]
+    partitioned = not isinstance(data, pd.DataFrame)
+    changes = getattr(args, "merge", None) or getattr(args, "drop_levels", None) or "," in args.x
+    if changes and partitioned:
+        raise FairpathInputError("--x with several columns, --merge and --drop-levels need the table in this process: "
+                                 "run without --scheduler/--workers")
+    if changes:
+        data, x = protected_attribute(data, args.x, merge=args.merge, drop_levels=args.drop_levels)
+    else:
+        x = args.x
+    if x not in data.columns:
+        raise FairpathInputError(f"protected attribute column {x!r} not found; available columns: {list(data.columns)}")
+    column = data[x]
     if not isinstance(column, pd.Series):
-        column = pd.Series(column.unique().compute(), name=args.x)
-    sfm = SFM(x=args.x, x0=resolve_level(column, args.x0), x1=resolve_level(column, args.x1),
-              z=comma_list(args.z), w=comma_list(args.w), y=args.y)
+        column = pd.Series(column.unique().compute(), name=x)
+    x1 = None if args.x1 is None else resolve_level(column, args.x1)
+    sfm = SFM(x=x, x0=resolve_level(column, args.x0), x1=x1, z=comma_list(args.z), w=comma_list(args.w), y=args.y)
     check_columns_present(data, sfm.columns, f"data file {str(args.data)!r}")
-    return sfm
+    return data, sfm
 
 
 def add_parallel_arguments(parser: argparse.ArgumentParser, repetitions: str = "repetitions", threads: bool = True) -> None:

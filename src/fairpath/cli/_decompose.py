@@ -27,11 +27,12 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "decompose",
-        description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors; "
-        "--out DIR writes report.html, results.json and estimates.csv.",
+        description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors, for "
+        "--x0 → --x1 or, without --x1, for every other level of X against --x0 (or every pair, --contrasts pairs) with "
+        "simultaneous intervals; --out DIR writes report.html, results.json and estimates.csv.",
     )
     add_data_arguments(parser)
-    add_sfm_arguments(parser)
+    add_sfm_arguments(parser, levels=True)
     add_predictor_argument(parser)
     parser.add_argument("--method", default=default("method"), choices=METHODS, help="estimator")
     parser.add_argument("--learner", default=None, choices=PRESETS,
@@ -76,12 +77,12 @@ def run(args) -> int:
     with task_client(**parallel_options(args)) as where:
         # On a Dask cluster the debiasing method reads the table as partitions, which stay on the workers.
         data = read_data(args, partitioned=bool(where) and args.method == "debiasing")
-        sfm = sfm_from_args(args, data)
+        data, sfm = sfm_from_args(args, data)
         predictors = predictor_columns(args.predictor)
         result = decompose(
             data, sfm, predictors, method=args.method, learner=args.learner, n_folds=args.folds, seed=args.seed,
             level=args.level, eps=args.eps, trim=args.trim, n_boot=args.bootstrap, nboot1=args.nboot1,
-            nboot2=args.nboot2, n_rep=args.n_rep, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed),
+            nboot2=args.nboot2, n_rep=args.n_rep, contrasts=args.contrasts, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed),
             **where,
         )
     print("\n".join(result.headline()))

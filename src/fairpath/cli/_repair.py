@@ -88,7 +88,7 @@ def _run_repair(args: argparse.Namespace) -> int:
 
     out = check_output_dir(args.out, "--out folder")
     data = read_data(args)
-    sfm = sfm_from_args(args, data)
+    data, sfm = sfm_from_args(args, data)
     test = read_data(args, args.test, "--test file") if args.test else None
     graph = CausalGraph.from_edge_table(read_table(args.graph, what="--graph file"), sfm.columns, source=args.graph) if args.graph else graph_from_sfm(sfm)
     if test is not None:
@@ -114,7 +114,7 @@ def _run_frontier(args: argparse.Namespace) -> int:
 
     out = check_output_dir(args.out, "--out folder")
     data = read_data(args)
-    sfm = sfm_from_args(args, data)
+    data, sfm = sfm_from_args(args, data)
     result = frontier(
         data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,
         unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,

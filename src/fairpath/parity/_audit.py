@@ -233,7 +233,7 @@ def audit(
     data_label: str = "observed",
     provenance: dict | None = None,
     progress: bool = True,
-) -> AuditResult:
+) -> "AuditResult | MultiLevelAudit":
     """Audit predictors against an outcome under a business-necessity set ``bn`` (subset of DE, IE, SE).
 
     Runs :func:`fairpath.causal.decompose` on Y and every predictor (``predictor_functions``, ``method``,
@@ -243,7 +243,8 @@ def audit(
     Cookbook (family-wise level ``alpha``, equivalence margin ``margin``). Every randomness is seeded
     by ``seed``. With ``sfm.x1`` None every level of X is audited against ``sfm.x0`` (or every pair, ``contrasts="pairs"``):
     one decomposition of every contrast, the Cookbook Holm-adjusted over contrasts × pathways, predictive parity per
-    contrast, returned as a :class:`MultiLevelAudit`. ``scheduler`` / ``workers`` run the medDML refits on Dask (see ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report;
+    contrast, returned as a :class:`MultiLevelAudit`. ``scheduler`` / ``workers`` run the medDML refits on Dask (see
+    ``decompose``). ``descriptions`` (predictor -> what it is) are shown in the report;
     ``data_label`` says which data the rows are (``"observed"``, or e.g. ``"on the fair twins"``): the
     outcome is named with it everywhere, since its effects differ from one data set to another; ``provenance``
     (see :func:`fairpath.report.provenance`) records the input; by default it records this call with

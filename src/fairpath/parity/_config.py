@@ -10,7 +10,7 @@ from fairpath._io import read_toml, read_yaml
 from fairpath._validation import check_choice, check_columns_arg
 from fairpath._vocabulary import parse_bn
 
-_LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical")
+_LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical", "drop_levels")
 
 
 @dataclasses.dataclass
@@ -40,13 +40,17 @@ class AuditConfig:
     trim: bool = False
     nboot1: int = 1
     n_rep: int | str = "auto"
+    contrasts: str = "reference"  # without x1: each level against x0, or every pair
+    merge: dict = dataclasses.field(default_factory=dict)  # levels of X renamed before the audit (several may share a name)
+    drop_levels: list[str] = dataclasses.field(default_factory=list)  # levels of X whose rows are left out
     empty_category: list[str] = dataclasses.field(default_factory=list)  # columns where "" is a category
     na_values: list[str] = dataclasses.field(default_factory=list)  # further tokens that mean a missing value
     categorical: list[str] = dataclasses.field(default_factory=list)  # columns read as categories
 
     def audit_options(self) -> dict:
         """Keyword arguments of :func:`fairpath.parity.audit`."""
-        skip = {"data", "x", "x0", "x1", "z", "w", "y", "predictors", "bn", "out", "empty_category", "na_values", "categorical"}
+        skip = {"data", "x", "x0", "x1", "z", "w", "y", "predictors", "bn", "out", "empty_category", "na_values", "categorical", "merge",
+                "drop_levels"}
         return {key: value for key, value in self.to_dict().items() if key not in skip}
 
     @classmethod
@@ -74,7 +78,6 @@ class AuditConfig:
             "data": "the data file (DATA)",
             "x": "--x (protected attribute)",
             "x0": "--x0 (baseline level)",
-            "x1": "--x1 (comparison level)",
             "y": "--y (outcome)",
             "bn": "--bn (business-necessity set, e.g. SE or DE,IE,SE; 'none' for the empty set)",
             "out": "--out (output folder)",
@@ -102,6 +105,20 @@ def _level(name: str, value):
     return value
 
 
+def _merge(name: str, value) -> dict:
+    """{level: new name}: a mapping (config file) or ``"A=B,C=D"`` text (flag)."""
+    if isinstance(value, str):
+        from fairpath.cli._common import parse_merge
+
+        try:
+            return parse_merge(value)
+        except ValueError as error:  # argparse's ArgumentTypeError: the same message outside argparse
+            raise FairpathInputError(f"{name}: {error}") from None
+    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+        raise FairpathInputError(f"{name} must map levels of X to new names, e.g. {{NHOPI = \"other\"}}, got {value!r}")
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def _declared(key: str):
     """The check of a setting that audit() declares: the same constraint as its parameter (one set of bounds)."""
     from fairpath.parity._audit import audit
@@ -117,9 +134,9 @@ def _checks() -> dict:
     """Per key, the check of its value: (display name, value) -> value."""
     from fairpath.causal import PRESETS
 
-    declared = ("method", "n_folds", "seed", "level", "alpha", "margin", "n_bins", "n_boot", "eps", "trim", "nboot1", "n_rep")
+    declared = ("method", "n_folds", "seed", "level", "alpha", "margin", "n_bins", "n_boot", "eps", "trim", "nboot1", "n_rep", "contrasts")
     return {
-        "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level,
+        "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level, "merge": _merge,
         "learner": lambda name, v: check_choice(name, v, PRESETS),
         "na_values": lambda name, v: check_columns_arg(name, v, item="missing-value token"),
         **{key: _declared(key) for key in declared},

@@ -13,9 +13,10 @@ from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._vocabulary import PATHWAYS
 from fairpath.parity._cookbook import CERTIFIED, VIOLATION, business_necessity_cookbook
 from fairpath.parity._ppm import predictive_parity
-from fairpath.parity._verdict import amount, verdict_sentence
+from fairpath._stats import format_p
+from fairpath.parity._verdict import verdict_sentence
 
-# A Cookbook verdict's tone in the verdict matrix (fairpath.report.TONES).
+# A Cookbook verdict's tone in the verdict matrix (see fairpath.report.matrix_html).
 VERDICT_TONES = {VIOLATION: "bad", CERTIFIED: "good"}
 NO_VIOLATION_TONE = "none"
 
@@ -67,15 +68,19 @@ class MultiLevelAudit(ResultMixin):
         return [verdict_sentence(self.cookbook_, p, percent=self.percent) for p in self.predictors]
 
     def verdict_cells(self, predictor: str) -> pd.DataFrame:
-        """Contrast × pathway cells (text, tone) of one predictor: the tested quantity [CI] and its Holm p, coloured by verdict."""
+        """Contrast × pathway cells (text, tone) of one predictor: the tested quantity [CI] (in pp for a 0/1 outcome) and its
+        Holm p, coloured by verdict."""
         tests = self.cookbook_.tests_[self.cookbook_.tests_["predictor"] == predictor]
+
+        def short(value: float) -> str:  # pp with one decimal, or three decimals: a cell must stay narrow
+            return f"{100 * value:+.1f}" if self.percent else f"{value:+.3f}"
+
         cells = {}
         for pathway in PATHWAYS:
             rows = tests[tests["pathway"] == pathway].set_index("contrast").loc[self.contrasts]
             in_bn = bool(rows["in_bn"].iloc[0])
             column = f"{pathway}: Ctf(ŷ) − Ctf(y)" if in_bn else f"{pathway}: Ctf(ŷ)"
-            cells[column] = [(f"{amount(row.estimate, self.percent)} [{amount(row.ci_low, self.percent)}, "
-                              f"{amount(row.ci_high, self.percent)}] · Holm p {row.p_holm:.2g}",
+            cells[column] = [(f"{short(row.estimate)} [{short(row.ci_low)}, {short(row.ci_high)}]\nHolm p {format_p(row.p_holm)}",
                               VERDICT_TONES.get(row.verdict, NO_VIOLATION_TONE)) for row in rows.itertuples()]
         return pd.DataFrame(cells, index=self.contrasts)
 

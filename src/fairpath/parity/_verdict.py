@@ -55,10 +55,14 @@ def verdict_finding(cookbook, predictor: str, *, percent: bool) -> str:
     tests = cookbook.tests_[cookbook.tests_["predictor"] == predictor]
     caveat = "" if cookbook.estimable else " The decomposition is not estimable (the groups barely overlap), so nothing is certified."
     violations = tests[tests["verdict"] == VIOLATION]
+    if len(violations) and "contrast" in tests:  # every level of X: the violations per contrast, their numbers in the matrix
+        shown = "; ".join(f"{contrast}: " + ", ".join(f"{row.pathway} ({p_clause('Holm p', row.p_holm)})" for row in rows.itertuples())
+                          for contrast, rows in violations.groupby("contrast", sort=False))
+        return (f"a violation is shown at α = {cookbook.alpha} in {len(violations)} of {len(tests)} contrast × pathway tests: "
+                f"{shown}.{caveat}")
     if len(violations):
-        contrast = (lambda row: f" of {row.contrast}") if "contrast" in tests else (lambda row: "")
         shown = "; ".join(
-            f"{row.tested} = {_with_interval(row, percent)} on the {PATHWAY_NAMES[row.pathway]} pathway{contrast(row)}, "
+            f"{row.tested} = {_with_interval(row, percent)} on the {PATHWAY_NAMES[row.pathway]} pathway, "
             f"{'which BN permits but the predictor does not reproduce' if row.in_bn else 'which BN does not permit'} "
             f"({p_clause('Holm p', row.p_holm)})"
             for row in violations.itertuples()

@@ -74,20 +74,18 @@ def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
 
 def matrix_html(cells: pd.DataFrame, legend: dict[str, str], corner: str = "") -> str:
     """A verdict matrix: ``cells`` holds (text, tone) pairs, its index and columns name the rows and columns; a cell's
-    background is its tone (``TONES``), explained by ``legend`` ({tone: meaning}) above the table."""
+    background is its tone (``strong``, ``weak``, ``none``, ``bad``, ``good``: colours of the report template),
+    explained by ``legend`` ({tone: meaning}) above the table; a line break in a cell's text starts a new line."""
     head = f"<th>{html.escape(corner, quote=False)}</th>" + "".join(
         f"<th>{html.escape(str(column), quote=False)}</th>" for column in cells.columns)
     body = "".join(
         f"<tr><th>{html.escape(str(name), quote=False)}</th>"
-        + "".join(f'<td class="tone-{tone}">{html.escape(text, quote=False)}</td>' for text, tone in row) + "</tr>\n"
+        + "".join(f'<td class="tone-{tone}">{html.escape(text, quote=False).replace(chr(10), "<br>")}</td>' for text, tone in row)
+        + "</tr>\n"
         for name, row in zip(cells.index, cells.itertuples(index=False, name=None)))
     key = " ".join(f'<span class="tone-{tone} key">{html.escape(meaning, quote=False)}</span>' for tone, meaning in legend.items())
     return (f'<p class="legend">{key}</p><div class="table-scroll"><table class="table matrix"><thead><tr>{head}</tr></thead>\n'
             f"<tbody>\n{body}</tbody></table></div>")
-
-
-# The tones a matrix cell may take (their colours are in the report template).
-TONES = ("strong", "weak", "none", "bad", "good", "allowed")
 
 
 @dataclass

@@ -1,0 +1,139 @@
+"""Every level of X in one decomposition: estimates against the truth of each contrast, the binary output unchanged,
+simultaneous intervals and adjusted p-values, pairs, and the result's tables."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fairpath.causal import SFM, MultiLevelDecomposition, decompose
+from fairpath.datasets import make_confounded_sfm, make_multilevel_sfm
+from fairpath._stats import z_value
+
+MAIN = ("tv", "ctfde", "ctfie", "ctfse")
+GOLDEN = Path(__file__).parent / "data" / "binary_decomposition_before_levels.json"
+
+
+def _levels_sfm(sample) -> SFM:
+    return SFM(x="x", x0=0, x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
+
+
+@pytest.fixture(scope="module", params=[3, 4], ids=["K3", "K4"])
+def fitted(request):
+    sample = make_multilevel_sfm(6000, seed=7, levels=request.param)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = decompose(sample.data, _levels_sfm(sample), seed=3, measures=MAIN)
+    return sample, result
+
+
+def test_every_contrast_is_within_four_se_of_its_truth(fitted):
+    sample, result = fitted
+    assert isinstance(result, MultiLevelDecomposition)
+    assert result.contrasts == [str(k) for k in range(1, len(result.levels))]
+    z_scores = []
+    for contrast in result.contrasts:
+        truth = sample.truth_for(0, int(contrast))
+        for measure in MAIN:
+            e = result.estimate(measure, contrast=contrast)
+            z_scores.append((e.estimate - truth[measure]) / e.se)
+    assert np.max(np.abs(z_scores)) < 4, z_scores
+    assert abs(np.mean(z_scores)) < 1.5  # no shared bias across the contrasts
+
+
+def test_each_contrast_is_the_binary_analysis_of_its_rows(fitted):
+    sample, result = fitted
+    for contrast in result.contrasts:
+        one = result[contrast]
+        assert one.sfm == SFM(x="x", x0=0, x1=int(contrast), z=sample.sfm.z, w=sample.sfm.w, y="y")
+        counts = sample.data["x"].value_counts()
+        assert one.counts_["n_x0"] == counts[0] and one.counts_["n_x1"] == counts[int(contrast)]
+        assert one.counts_["n"] + one.counts_["n_excluded"] == len(sample.data)
+        # TV is the difference of the two groups' means exactly
+        y = sample.data["y"]
+        assert one.estimate("tv").estimate == pytest.approx(y[sample.data["x"] == int(contrast)].mean() - y[sample.data["x"] == 0].mean(),
+                                                             abs=1e-10)
+        # and the decomposition identity holds within the contrast
+        e = {m: one.estimate(m).estimate for m in MAIN}
+        assert e["tv"] == pytest.approx(e["ctfde"] - e["ctfie"] - e["ctfse"], abs=1e-10)
+
+
+def test_simultaneous_intervals_contain_the_marginal_ones_and_share_one_critical_value(fitted):
+    _, result = fitted
+    frame = result.to_frame()
+    assert (frame["simultaneous_low"] < frame["ci_low"]).all() and (frame["simultaneous_high"] > frame["ci_high"]).all()
+    assert (frame["p_simultaneous"] >= frame["p_value"] - 1e-15).all()
+    for measure in MAIN:
+        critical = result.critical_value(measure)
+        k = len(result.contrasts)
+        # between the marginal quantile and Bonferroni's over the contrasts
+        assert z_value(0.95) < critical < z_value(1 - 0.05 / k) + 0.02
+        rows = frame[frame["measure"] == measure]
+        assert np.allclose((rows["simultaneous_high"] - rows["estimate"]) / rows["se"], critical)
+    # on request at another level, and the same draws each time (seeded)
+    assert result.critical_value("tv", level=0.9) < result.critical_value("tv")
+    assert result.critical_value("tv") == result.critical_value("tv")
+    wide = result.confint(0.99, simultaneous=True)
+    assert list(wide.columns) == ["subject", "measure", "estimate", "ci_low", "ci_high", "level", "contrast"]
+    assert (wide["level"] == 0.99).all() and len(wide) == len(frame)
+
+
+def test_contrasts_that_share_the_reference_are_positively_correlated(fitted):
+    _, result = fitted
+    names, correlation = result._correlation("tv", "y")
+    assert names == result.contrasts
+    off = correlation[~np.eye(len(names), dtype=bool)]
+    assert (off > 0.05).all() and (off < 0.9).all()
+    assert np.allclose(np.diag(correlation), 1.0)
+
+
+def test_with_two_levels_the_simultaneous_intervals_are_the_marginal_ones():
+    sample = make_multilevel_sfm(3000, seed=2, levels=2)
+    result = decompose(sample.data, _levels_sfm(sample), seed=1, measures=MAIN, n_rep=1)
+    frame = result.to_frame()
+    assert result.contrasts == ["1"]
+    assert np.array_equal(frame["simultaneous_low"], frame["ci_low"]) and np.array_equal(frame["simultaneous_high"], frame["ci_high"])
+    assert np.array_equal(frame["p_simultaneous"], frame["p_value"])
+    binary = decompose(sample.data, sample.sfm, seed=1, measures=MAIN, n_rep=1)
+    assert np.allclose(frame["estimate"], binary.to_frame()["estimate"], atol=1e-12)
+
+
+def test_a_binary_sfm_gives_the_output_it_gave_before_levels_existed():
+    sample = make_confounded_sfm(800, seed=3)
+    result = json.loads(decompose(sample.data, sample.sfm, seed=2, learner="linear", n_rep=2).to_json())
+    result.pop("seconds")
+    result["settings"].pop("provenance")
+    assert json.loads(json.dumps(result, sort_keys=True)) == json.loads(GOLDEN.read_text())
+
+
+def test_pairs_compare_every_pair_and_their_tvs_add_up():
+    sample = make_multilevel_sfm(4000, seed=4, levels=3)
+    result = decompose(sample.data, _levels_sfm(sample), seed=2, measures=MAIN, contrasts="pairs", n_rep=1)
+    assert result.contrasts == ["1", "2", "2 vs 1"]
+    tv = {name: result.estimate("tv", contrast=name).estimate for name in result.contrasts}
+    assert tv["2 vs 1"] == pytest.approx(tv["2"] - tv["1"], abs=1e-10)
+    truth = sample.truth_for(1, 2)
+    for measure in MAIN:
+        e = result.estimate(measure, contrast="2 vs 1")
+        assert abs(e.estimate - truth[measure]) < 4 * e.se
+
+
+def test_the_tables_name_each_contrast(fitted, tmp_path):
+    _, result = fitted
+    frame = result.to_frame()
+    assert list(frame.columns[:8]) == ["subject", "measure", "estimate", "se", "ci_low", "ci_high", "level", "contrast"]
+    assert len(frame) == len(result.contrasts) * len(MAIN)
+    payload = json.loads(result.to_json())
+    assert list(payload["contrasts"]) == result.contrasts
+    first = payload["contrasts"]["1"]
+    assert first["sfm"]["x1"] == 1 and set(first["estimates"]["y"]) == set(MAIN)
+    assert set(first["simultaneous"]["y"]["tv"]) == {"low", "high", "p"}
+    assert payload["settings"]["levels"] == result.levels
+    paths = result.save(tmp_path)
+    report = paths["report"].read_text()
+    assert 'class="table matrix"' in report and "Forest plot" in report and "tone-strong" in report
+    assert "simultaneous" in result.summary() and len(result.headline()) == 2

@@ -1,0 +1,72 @@
+"""What a decomposition of every level of X refuses, and how it says so."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from fairpath._exceptions import FairpathInputError
+from fairpath.causal import SFM, decompose
+from fairpath.datasets import make_multilevel_sfm
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return make_multilevel_sfm(1500, seed=1, levels=3)
+
+
+def _sfm(sample, x0=0):
+    return SFM(x="x", x0=x0, x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
+
+
+@pytest.mark.parametrize("options", [{"method": "medDML"}, {"n_boot": 50}])
+def test_intervals_other_than_the_influence_function_are_refused(sample, options):
+    with pytest.raises(FairpathInputError, match=r"every level of 'x' at once \(x1=None\) takes its simultaneous intervals from the "
+                                                 r"influence function: use method='debiasing' with n_boot=0"):
+        decompose(sample.data, _sfm(sample), **options)
+
+
+def test_an_absent_reference_level_and_a_single_level_are_refused(sample):
+    with pytest.raises(FairpathInputError, match=r"no rows with the reference level 9; its levels are \[0, 1, 2\]"):
+        decompose(sample.data, _sfm(sample, x0=9))
+    one = sample.data[sample.data["x"] == 0]
+    with pytest.raises(FairpathInputError, match="has one level \\(0\\) only: there is nothing to compare"):
+        decompose(one, _sfm(sample))
+
+
+def test_small_levels_are_listed_together_with_both_remedies(sample):
+    data = pd.concat([sample.data, sample.data.iloc[:7].assign(x=5), sample.data.iloc[:12].assign(x=6)], ignore_index=True)
+    with pytest.raises(FairpathInputError) as error:
+        decompose(data, _sfm(sample))
+    message = str(error.value)
+    assert message.startswith("column 'x' has 2 levels with fewer than 50 rows: '5' (7 rows), '6' (12 rows); 5-fold cross-fitting "
+                              "needs at least 50 rows per level")
+    assert """merge={'5': 'other', '6': 'other'}; command line: --merge "5=other,6=other"""" in message
+    assert """drop_levels=['5', '6']; command line: --drop-levels "5,6"""" in message
+
+
+def test_an_unknown_contrast_and_contrasts_option_are_named(sample):
+    result = decompose(sample.data, _sfm(sample), measures=["tv"], n_rep=1)
+    with pytest.raises(FairpathInputError, match=re.escape("no contrast '7'; the contrasts are ['1', '2']")):
+        result["7"]
+    with pytest.raises(FairpathInputError, match="contrasts"):
+        decompose(sample.data, _sfm(sample), contrasts="all")
+    with pytest.raises(FairpathInputError, match="measure 'nde' was not estimated"):
+        result.simultaneous("nde")
+
+
+def test_a_dask_frame_with_every_level_is_refused(sample):
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.from_pandas(sample.data, npartitions=2)
+    with pytest.raises(FairpathInputError, match="needs a pandas DataFrame; a Dask DataFrame takes one contrast: give x1"):
+        decompose(frame, _sfm(sample), workers=1)
+
+
+def test_a_binary_only_consumer_names_x1():
+    from fairpath._sfm import check_binary_sfm
+
+    with pytest.raises(FairpathInputError, match="FairAdapt compares two levels of 'race'; this SFM has x1=None"):
+        check_binary_sfm(SFM(x="race", x0="white", x1=None, y="y"), "FairAdapt")
+    assert str(SFM(x="race", x0="white", x1=None, y="y")) == "SFM(X=race [every level against 'white'], Z=∅, W=∅, Y=y)"
