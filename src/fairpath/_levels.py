@@ -176,3 +176,32 @@ def recode_levels(data: pd.DataFrame, column: str, *, merge: dict[str, str] | No
         recoded[column] = recoded[column].cat.remove_unused_categories()
     counts = names[dropped_rows].value_counts()
     return RecodedLevels(data=recoded, column=column, dropped={name: int(counts[name]) for name in drop})
+
+
+def _merge_entry_problem(parts: list[str]) -> str:
+    """What is wrong with one ``--merge`` entry split at '=' ("" when nothing is)."""
+    if len(parts) != 2:
+        return "has no '='" if len(parts) == 1 else "has more than one '='"
+    old, new = parts
+    return "has no level name before '='" if not old else "has no new name after '='" if not new else ""
+
+
+def merge_from_text(text: str | None) -> dict[str, str]:
+    """Parse ``"asian=other,native=other"`` (the ``--merge`` flag, or a config file's ``merge`` text) into
+    ``{"asian": "other", "native": "other"}`` (level names, stripped; several levels may take one new name); an empty
+    text or None gives an empty dict. Malformed entries (``A=``, ``=B``, ``A=B=C``, ``A``) and a level given twice are
+    refused."""
+    merge: dict[str, str] = {}
+    for entry in (item.strip() for item in (text or "").split(",")):
+        if not entry:
+            continue
+        parts = [part.strip() for part in entry.split("=")]
+        problem = _merge_entry_problem(parts)
+        if problem:
+            raise FairpathInputError(f"--merge entry {entry!r} {problem}; write LEVEL=NEW, comma-separated, "
+                                     'e.g. --merge "asian=other,native=other"')
+        old, new = parts
+        if old in merge:
+            raise FairpathInputError(f"--merge gives level {old!r} twice (into {merge[old]!r} and {new!r}); merge each level once")
+        merge[old] = new
+    return merge

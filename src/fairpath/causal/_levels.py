@@ -224,6 +224,20 @@ class MultiLevelDecomposition(ResultMixin):
             lines.append(f"[{name}] " + "; ".join(decomposition.summary_line(outcome) for outcome in self.outcomes))
         return "\n".join(lines)
 
+    def verdict_cells(self, outcome: str | None = None) -> pd.DataFrame:
+        """Contrast × measure cells (text, tone) of the verdict matrix: each estimate with its simultaneous interval, the
+        tone ``strong`` (that interval excludes 0), ``weak`` (only the marginal one does) or ``none``;
+        :meth:`verdict_legend` names them."""
+        from fairpath.causal._report import verdict_cells
+
+        return verdict_cells(self, self._outcome(outcome))
+
+    def verdict_legend(self) -> dict[str, str]:
+        """What each tone of :meth:`verdict_cells` means."""
+        from fairpath.causal._report import matrix_legend
+
+        return matrix_legend(self.level)
+
     def headline(self) -> list[str]:
         from fairpath.causal._report import multilevel_headline
 

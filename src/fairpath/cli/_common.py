@@ -26,30 +26,15 @@ def comma_list(text: str | None) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def _merge_entry_problem(parts: list[str]) -> str:
-    """What is wrong with one ``--merge`` entry split at '=' ("" when nothing is)."""
-    if len(parts) != 2:
-        return "has no '='" if len(parts) == 1 else "has more than one '='"
-    old, new = parts
-    return "has no level name before '='" if not old else "has no new name after '='" if not new else ""
-
-
 def parse_merge(text: str | None) -> dict[str, str]:
-    """Parse ``--merge "asian=other,native=other"`` into ``{"asian": "other", "native": "other"}`` (level names,
-    stripped; several levels may take one new name); an empty string or None gives an empty dict. Malformed
-    entries (``A=``, ``=B``, ``A=B=C``, ``A``) and a level given twice are refused (argparse reports them)."""
-    merge: dict[str, str] = {}
-    for entry in comma_list(text):
-        parts = [part.strip() for part in entry.split("=")]
-        problem = _merge_entry_problem(parts)
-        if problem:
-            raise argparse.ArgumentTypeError(f"--merge entry {entry!r} {problem}; write LEVEL=NEW, comma-separated, "
-                                             'e.g. --merge "asian=other,native=other"')
-        old, new = parts
-        if old in merge:
-            raise argparse.ArgumentTypeError(f"--merge gives level {old!r} twice (into {merge[old]!r} and {new!r}); merge each level once")
-        merge[old] = new
-    return merge
+    """``--merge "asian=other,native=other"`` as ``{"asian": "other", "native": "other"}`` (see
+    :func:`fairpath._levels.merge_from_text`); a malformed text is an argparse error."""
+    from fairpath._levels import merge_from_text
+
+    try:
+        return merge_from_text(text)
+    except FairpathInputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def signature_default(func, name: str):

@@ -20,6 +20,7 @@ from fairpath._validation import (
 from fairpath._vocabulary import parse_bn
 from fairpath.causal import CONTRASTS, METHODS
 from fairpath.parity._cookbook import business_necessity_cookbook
+from fairpath.parity._multilevel import MultiLevelAudit
 from fairpath.parity._ppm import predictive_parity
 from fairpath.parity._verdict import bn_parity_sentence, parity_sentence, verdict_sentence
 from fairpath.report import package_versions
@@ -233,7 +234,7 @@ def audit(
     data_label: str = "observed",
     provenance: dict | None = None,
     progress: bool = True,
-) -> "AuditResult | MultiLevelAudit":
+) -> AuditResult | MultiLevelAudit:
     """Audit predictors against an outcome under a business-necessity set ``bn`` (subset of DE, IE, SE).
 
     Runs :func:`fairpath.causal.decompose` on Y and every predictor (``predictor_functions``, ``method``,
@@ -281,8 +282,6 @@ def audit(
         "versions": package_versions(), "descriptions": dict(descriptions or {}), "data_label": data_label, "provenance": record,
     }
     if not sfm.binary:
-        from fairpath.parity._multilevel import audit_levels
-
         return audit_levels(data, sfm, predictors, bn, options=options, parity_options=parity_options, contrasts=contrasts, alpha=alpha,
                             margin=margin, notes=notes, settings=settings)
     steps = progress_bar(total=2 + len(predictors), desc="audit", enabled=progress, leave=False)
@@ -322,3 +321,26 @@ def contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes: list
                 "counts": {"n": decomposition.n_, "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
                            "n_trimmed": decomposition.n_trimmed_}}
     return AuditResult(sfm, predictors, decomposition, parity, cookbook, settings, notes)
+
+
+def audit_levels(data, sfm, predictors, bn, *, options: dict, parity_options: dict, contrasts: str, alpha: float, margin,
+                 notes: list[str], settings: dict) -> MultiLevelAudit:
+    """``audit`` for an SFM with ``x1`` None: one decomposition of every contrast, the Cookbook over all of them,
+    predictive parity on each contrast's rows, and each contrast's :class:`AuditResult`."""
+    from fairpath.causal import decompose
+
+    decomposition = decompose(data, sfm, predictors=predictors, contrasts=contrasts, **options)
+    cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
+    audits = {}
+    steps = progress_bar(total=len(decomposition.contrasts), desc="predictive parity per contrast", enabled=options["progress"],
+                         leave=False)
+    for name, contrast in decomposition.decompositions.items():
+        rows = data.loc[data[sfm.x].isin([contrast.sfm.x0, contrast.sfm.x1])]
+        parity = {p: predictive_parity(rows, contrast.sfm, p, **parity_options) for p in predictors}
+        audits[name] = contrast_audit(contrast.sfm, predictors, contrast, parity, cookbook.for_contrast(name), notes, settings)
+        steps.update()
+    steps.close()
+    settings = {**settings, "contrasts": contrasts, "levels": decomposition.levels, "learner": decomposition.settings["learner"],
+                "n_rep": decomposition.settings["n_rep"], "known_means": decomposition.settings["known_means"],
+                "counts": decomposition.counts_, "multiplicity": cookbook.multiplicity}
+    return MultiLevelAudit(sfm, predictors, decomposition, cookbook, audits, settings, notes)

@@ -13,6 +13,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import StratifiedKFold
 
+from fairpath._sfm import check_binary_sfm
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._seeds import child_seed
@@ -120,6 +121,7 @@ def baseline_predictors(data: pd.DataFrame, sfm, selection_rate: float | None = 
 
     ``selection_rate`` defaults to the mean of the outcome (the decisions then match its prevalence).
     """
+    check_binary_sfm(sfm, "baseline_predictors")
     model = UnconstrainedPredictor(learner=learner, n_folds=n_folds, random_state=seed)
     scores = model.fit_predict(data, sfm)
     rate = model.outcome_mean_ if selection_rate is None else selection_rate

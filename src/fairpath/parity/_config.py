@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_toml, read_yaml
+from fairpath._levels import merge_from_text
 from fairpath._validation import check_choice, check_columns_arg
 from fairpath._vocabulary import parse_bn
 
@@ -108,11 +109,9 @@ def _level(name: str, value):
 def _merge(name: str, value) -> dict:
     """{level: new name}: a mapping (config file) or ``"A=B,C=D"`` text (flag)."""
     if isinstance(value, str):
-        from fairpath.cli._common import parse_merge
-
         try:
-            return parse_merge(value)
-        except ValueError as error:  # argparse's ArgumentTypeError: the same message outside argparse
+            return merge_from_text(value)
+        except FairpathInputError as error:
             raise FairpathInputError(f"{name}: {error}") from None
     if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
         raise FairpathInputError(f"{name} must map levels of X to new names, e.g. {{NHOPI = \"other\"}}, got {value!r}")

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import pandas as pd
 
 from fairpath._io import write_csv
-from fairpath._progress import progress as progress_bar
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._vocabulary import PATHWAYS
-from fairpath.parity._cookbook import CERTIFIED, VIOLATION, business_necessity_cookbook
-from fairpath.parity._ppm import predictive_parity
+from fairpath.parity._cookbook import CERTIFIED, VIOLATION
 from fairpath._stats import format_p
 from fairpath.parity._verdict import verdict_sentence
 
@@ -115,7 +112,7 @@ class MultiLevelAudit(ResultMixin):
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write report.html (verdict matrices, forest plots, links to each contrast's report), results.json,
         estimates.csv, cookbook.csv, and each contrast's audit into contrasts/<n>-<contrast>/."""
-        from fairpath.parity._report import write_multilevel_audit_report
+        from fairpath.parity._report import contrast_folder, write_multilevel_audit_report
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -128,39 +125,3 @@ class MultiLevelAudit(ResultMixin):
             paths[name] = out / f"{name}.csv"
             write_csv(frame, paths[name])
         return paths
-
-
-def contrast_folder(position: int, name: str) -> str:
-    """A folder name for a contrast: its position and its name's letters and digits (a level may hold any character)."""
-    safe = "".join(c if c.isalnum() else "-" for c in str(name)).strip("-")[:40]
-    return f"{position:02d}-{safe or 'level'}"
-
-
-def audit_levels(data, sfm, predictors, bn, *, options: dict, parity_options: dict, contrasts: str, alpha: float, margin,
-                 notes: list[str], settings: dict) -> MultiLevelAudit:
-    """``audit`` for an SFM with ``x1`` None: one decomposition of every contrast, the Cookbook over all of them,
-    predictive parity on each contrast's rows, and each contrast's :class:`AuditResult`."""
-    from fairpath.causal import decompose
-    from fairpath.parity._audit import contrast_audit
-
-    decomposition = decompose(data, sfm, predictors=predictors, contrasts=contrasts, **options)
-    cookbook = business_necessity_cookbook(decomposition, bn, predictors, alpha=alpha, margin=margin)
-    audits = {}
-    steps = progress_bar(total=len(decomposition.contrasts), desc="predictive parity per contrast", enabled=options["progress"],
-                         leave=False)
-    for name, contrast in decomposition.decompositions.items():
-        rows = data.loc[data[sfm.x].isin([contrast.sfm.x0, contrast.sfm.x1])]
-        parity = {p: predictive_parity(rows, contrast.sfm, p, **parity_options) for p in predictors}
-        audits[name] = contrast_audit(contrast.sfm, predictors, contrast, parity, cookbook.for_contrast(name), notes, settings)
-        steps.update()
-    steps.close()
-    settings = {**settings, "contrasts": contrasts, "levels": decomposition.levels, "learner": decomposition.settings["learner"],
-                "n_rep": decomposition.settings["n_rep"], "known_means": decomposition.settings["known_means"],
-                "counts": decomposition.counts_, "multiplicity": cookbook.multiplicity}
-    return MultiLevelAudit(sfm, predictors, decomposition, cookbook, audits, settings, notes)
-
-
-def status_html(result: MultiLevelAudit) -> str:
-    """The verdict of every predictor as the report's first lines."""
-    return "".join(f'<p><span class="{"fail" if result.status[p] == "FAIL" else "pass"}">{html.escape(result.status[p])}</span> '
-                   f"{html.escape(line)}</p>" for p, line in zip(result.predictors, result.verdict_lines()))

@@ -16,6 +16,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
+from fairpath._sfm import check_binary_sfm
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import ColumnName, Draws, Frame, Integer, Probability, Real, Seed, check_choice, validate_params  # noqa: E402
 from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
@@ -83,6 +84,7 @@ class _Prepared:
 
 def _prepare(data: pd.DataFrame, sfm, predictor: str) -> _Prepared:
     # Only X, Y and the predictor matter here; the causal core's checks name the column at fault.
+    check_binary_sfm(sfm, "predictive_parity")
     reduced = SFM(x=sfm.x, x0=sfm.x0, x1=sfm.x1, y=sfm.y)
     outcomes = [sfm.y] if predictor == sfm.y else [sfm.y, predictor]
     prepared = prepare_data(data, reduced, outcomes)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from fairpath._sfm import check_binary_sfm
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import ColumnName, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, validate_params
 from fairpath._results import ReadOnly, ResultMixin, confint_frame, panel_axes, result_frame
@@ -214,6 +215,7 @@ def ppm_decomposition(
     adaptation : keyword arguments of :class:`fairpath.adaptation.FairAdapt` (for example ``engine``) when
         ``y_x0`` is None.
     """
+    check_binary_sfm(sfm, "ppm_decomposition")
     keep, is_x1 = _select_rows(data, sfm, predictor)
     frame = data.loc[keep]
     outcome = frame[sfm.y].to_numpy(dtype=float)

@@ -296,9 +296,6 @@ def cookbook_legend(margin) -> dict[str, str]:
 def write_multilevel_audit_report(result, path) -> Path:
     """The audit of every contrast on one page: each predictor's verdict and its contrast × pathway matrix, the outcome's
     decomposition matrix and forest plot, links to each contrast's full audit, notes and settings."""
-    from fairpath.causal._report import matrix_legend, verdict_cells
-    from fairpath.parity._multilevel import contrast_folder, status_html
-
     cookbook, level = result.cookbook_, result.settings["level"]
     bn = "{" + ", ".join(cookbook.bn) + "}" if cookbook.bn else "∅ (statistical parity)"
     verdicts = Section("Verdicts", f"<p>{html.escape(str(result.sfm))}; BN = <strong>{html.escape(bn)}</strong>; α = {cookbook.alpha} "
@@ -310,7 +307,7 @@ def write_multilevel_audit_report(result, path) -> Path:
     decomposition = Section("The outcome's decomposition per contrast",
                             "<p>What the outcome itself carries along each pathway, per contrast: the estimate with its "
                             f"simultaneous {level:.0%} interval over the contrasts.</p>", anchor="decomposition")
-    decomposition.add_matrix(verdict_cells(result.decomposition_, outcome), matrix_legend(level),
+    decomposition.add_matrix(result.decomposition_.verdict_cells(outcome), result.decomposition_.verdict_legend(),
                              f"{outcome}: estimate [simultaneous {level:.0%} CI]", corner="contrast")
     decomposition.add_figure(result.decomposition_.plot(outcome=outcome),
                              f"{outcome}: dots are estimates, thick bars marginal and thin bars simultaneous {level:.0%} intervals.")
@@ -324,3 +321,15 @@ def write_multilevel_audit_report(result, path) -> Path:
     settings = {k: str(v) for k, v in result.settings.items() if k not in ("provenance", "descriptions")}
     settings.update(provenance_lines(result.settings["provenance"]))
     return write_report(path, result.settings["title"], [verdicts, decomposition, contrasts, notes], settings=settings)
+
+
+def contrast_folder(position: int, name: str) -> str:
+    """A folder name for a contrast: its position and its name's letters and digits (a level may hold any character)."""
+    safe = "".join(c if c.isalnum() else "-" for c in str(name)).strip("-")[:40]
+    return f"{position:02d}-{safe or 'level'}"
+
+
+def status_html(result) -> str:
+    """The verdict of every predictor as the report's first lines."""
+    return "".join(f'<p><span class="{"fail" if result.status[p] == "FAIL" else "pass"}">{html.escape(result.status[p])}</span> '
+                   f"{html.escape(line)}</p>" for p, line in zip(result.predictors, result.verdict_lines()))

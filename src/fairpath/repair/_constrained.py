@@ -43,7 +43,7 @@ from fairpath._validation import (
     check_nonnegative, check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAYS, parse_bn
-from fairpath._sfm import check_sfm
+from fairpath._sfm import check_binary_sfm
 from fairpath.causal import decompose
 
 DEFAULT_LAMBDAS = (0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, np.inf)
@@ -196,7 +196,7 @@ class ConstrainedLearner(BaseEstimator):
     def fit(self, data: pd.DataFrame, y=None) -> "ConstrainedLearner":
         """Fit on ``data`` (every column of the SFM); ``y`` is ignored (the SFM names the outcome)."""
         self.random_state_ = self.random_state
-        sfm = check_sfm(self.sfm)
+        sfm = check_binary_sfm(self.sfm, "ConstrainedLearner")
         check_frame(data)
         self.lambdas_ = check_lambda_path(self.lambdas)
         check_columns_present(data, sfm.columns)

@@ -36,7 +36,7 @@ from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._runs import RunFolder, run_all
 from fairpath._seeds import REPEATS, child_seed
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
-from fairpath._sfm import check_sfm
+from fairpath._sfm import check_binary_sfm
 from fairpath.causal import decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
@@ -262,7 +262,7 @@ def _resume_key(data: pd.DataFrame, sfm, settings: dict, learner) -> dict:
 
 
 def _check_arguments(data, sfm, n_folds) -> None:
-    check_sfm(sfm)
+    check_binary_sfm(sfm, "frontier")
     check_columns_present(data, sfm.columns)
     check_finite(data[sfm.columns])
     if set(pd.unique(data[sfm.y])) - {0, 1}:

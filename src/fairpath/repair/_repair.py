@@ -33,7 +33,7 @@ from fairpath._validation import (
 )
 from fairpath._vocabulary import RESOLVING_ROLE, Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, graph_from_sfm
-from fairpath._sfm import check_sfm
+from fairpath._sfm import check_binary_sfm
 from fairpath._exceptions import FairpathInputError
 from fairpath.parity import audit, quantile_bins
 from fairpath.repair._constrained import ConstrainedLearner
@@ -334,7 +334,7 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     """
     from fairpath.report import provenance as make_provenance
 
-    sfm = check_sfm(sfm)
+    sfm = check_binary_sfm(sfm, "repair")
     check_columns_present(data, sfm.columns)
     graph = graph if graph is not None else graph_from_sfm(sfm)
     if test is not None:
