@@ -29,7 +29,7 @@ from fairpath.text import compare_models, counterfactual_fairness
 PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
 # Panels a plot draws: plot(ax=...) then takes a sequence of that many axes (one Axes when 1).
 PANELS = {"RepairResult": 2, "PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "FrontierResult": 2, "ConstrainedPath": 2,
-          "DebiasStudyResult": 2, "Theorem1Study": 2, "HuangResult": 4}
+          "DebiasStudyResult": 2, "Theorem1Study": 2, "HuangResult": 4, "MultiLevelDecomposition": 4, "MultiLevelAudit": 4}
 
 
 def _result_classes() -> list[type]:
@@ -85,6 +85,21 @@ def audited():
     with warnings.catch_warnings():  # a few rows with an extreme propensity: not what is tested here
         warnings.simplefilter("ignore")
         return audit(data, sample.sfm, ["oracle"], "SE", learner="linear", n_folds=2, n_boot=20, seed=1, progress=False)
+
+
+@pytest.fixture(scope="module")
+def audited_levels():
+    """An audit of every level of a three-level X (its decomposition is the MultiLevelDecomposition instance)."""
+    from fairpath.causal import SFM
+    from fairpath.datasets import make_multilevel_sfm
+    from fairpath.parity import audit
+
+    sample = make_multilevel_sfm(1200, seed=2, levels=3)
+    data = sample.data.assign(oracle=sample.outcome_mean(sample.data))
+    sfm = SFM(x="x", x0=0, x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return audit(data, sfm, ["oracle"], "DE,IE,SE", learner="linear", n_folds=2, n_boot=20, n_rep=1, seed=1, progress=False)
 
 
 def _score_table(seed: int, shift: float = 0.0) -> pd.DataFrame:
@@ -212,15 +227,18 @@ MAKERS = {
     "HuangResult": lambda _: _huang(),
     "Theorem1Study": lambda _: _theorem1_study(),
 }
+LEVEL_MAKERS = {"MultiLevelAudit": lambda levels: levels, "MultiLevelDecomposition": lambda levels: levels.decomposition_}
 
 
-@pytest.fixture(params=sorted(MAKERS))
-def result(request, audited):
+@pytest.fixture(params=sorted([*MAKERS, *LEVEL_MAKERS]))
+def result(request, audited, audited_levels):
+    if request.param in LEVEL_MAKERS:
+        return LEVEL_MAKERS[request.param](audited_levels)
     return MAKERS[request.param](audited)
 
 
 def test_every_class_without_a_real_instance_here_is_a_paper_study():
-    assert {cls.__name__ for cls in RESULT_CLASSES} - set(MAKERS) == {"CompasStudy", "CensusStudy"}
+    assert {cls.__name__ for cls in RESULT_CLASSES} - set(MAKERS) - set(LEVEL_MAKERS) == {"CompasStudy", "CensusStudy"}
 
 
 def test_to_frame_starts_with_the_core_columns_and_states_levels_only_beside_intervals(result):
