@@ -1,6 +1,11 @@
 """Every level of X in one run against one binary contrast on the same rows: Census 2018 with X = race.
 
     python benchmarks/bench_levels.py [--census PATH] [--repeats 1] [--measures main | all] [--rows N]
+    python benchmarks/bench_levels.py --scored census_scored.csv
+
+``--scored PATH`` instead writes the Census table with a predictor column ``score`` to audit
+(``fairpath audit PATH --x race ...``): a race-blind LightGBM regression of salary on every other column
+(Z and W), its 5-fold out-of-fold predictions, seed 0.
 
 In this process, on the Census 2018 table (204,309 rows; ``--rows`` takes a seeded subsample): the SFM of
 faircause's census projection with race as X (Z = age, sex, hispanic_origin, citizenship, nativity,
@@ -36,6 +41,22 @@ def census_race_sfm(x1) -> SFM:
     return SFM(x="race" if x1 is None else "race_binary", x0="white", x1=x1, z=z, w=GOV_CENSUS_SFM.w, y="salary")
 
 
+def write_scored(data, path: Path) -> None:
+    """The table with ``score``: out-of-fold predictions of salary from Z and W (race and sex left out)."""
+    import lightgbm as lgb
+    from sklearn.model_selection import cross_val_predict
+
+    from fairpath._encoding import CategoryEncoder
+
+    sfm = census_race_sfm(None)
+    columns = [c for c in (*sfm.z, *sfm.w) if c != "sex"]
+    features = CategoryEncoder(columns, max_one_hot_levels=0).fit_transform(data[columns])
+    model = lgb.LGBMRegressor(n_estimators=200, num_leaves=31, verbose=-1, random_state=0, n_jobs=2)
+    score = cross_val_predict(model, features, data["salary"].to_numpy(float), cv=5)
+    data.assign(score=score).to_csv(path, index=False)
+    print(f"wrote {path}: {len(data)} rows with a race- and sex-blind score (out-of-fold LightGBM of salary on {len(columns)} columns)")
+
+
 def timed(data, sfm, measures) -> tuple[float, object]:
     started = time.perf_counter()
     with warnings.catch_warnings():
@@ -50,8 +71,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--measures", choices=("main", "all"), default="main")
     parser.add_argument("--rows", type=int, default=None, help="a seeded subsample of this many rows (default: all)")
+    parser.add_argument("--scored", type=Path, default=None, help="write the table with a race-blind score here, then stop")
     args = parser.parse_args()
     data = load_gov_census(args.census).data
+    if args.scored:
+        write_scored(data, args.scored)
+        return
     if args.rows:
         data = subsample(data, args.rows, 0)
     data = data.assign(race_binary=data["race"].where(data["race"] == "white", "not white"))

@@ -4,6 +4,7 @@ counterfactual decomposition TV = Ctf-DE − Ctf-IE − Ctf-SE with confidence i
 # The SFM, the measures' algebra and the learners live in the core (fairpath._sfm, _measures, _learners), where the
 # packages above build on them; this package's public API is what a user of the decomposition passes in or reads.
 from fairpath._learners import PRESETS, EarlyStoppingGBM, StackedLearner
+from fairpath._levels import combine_attributes, recode_levels
 from fairpath._measures import DESCRIPTIONS, MEASURE_TERMS, MEASURES, PATHWAYS
 from fairpath._sfm import SFM
 from fairpath._validation import MIN_GROUP_ROWS_PER_FOLD
@@ -16,5 +17,5 @@ from fairpath.causal._result import CausalDecomposition
 __all__ = [
     "SFM", "decompose", "CausalDecomposition", "MultiLevelDecomposition", "CONTRASTS", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
     "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM",
-    "StackedLearner",
+    "StackedLearner", "combine_attributes", "recode_levels",
 ]
