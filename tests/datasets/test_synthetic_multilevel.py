@@ -60,12 +60,14 @@ def test_truth_by_level_and_the_level_without_direct_effect(sample):
 
 
 def test_two_levels_is_the_binary_model():
+    """The quadrature truth against the binary calculation written out on 1,000,000 units (its Monte Carlo error:
+    a few thousandths)."""
     model = MultilevelSFM(2)
     u, z, x = model._units(1_000_000, np.random.default_rng(20240101))
     truth = make_multilevel_sfm(10, seed=0, levels=2).truth
     assert set(np.unique(x)) == {0.0, 1.0}
     expected = pair_truth(model, u, z, x, 0, 1)
-    assert truth == pytest.approx(expected, abs=1e-12)
+    assert truth == pytest.approx(expected, abs=0.006)
 
 
 def test_a_contrast_is_the_binary_truth_on_its_pair():

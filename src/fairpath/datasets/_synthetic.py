@@ -22,6 +22,8 @@ from fairpath._validation import Integer, Optional, Real, Seed, check_int, valid
 
 _TRUTH_SAMPLE_SIZE = 1_000_000
 _TRUTH_SEED = 20240101
+# Gauss-Legendre nodes in z1 of the quadrature truth (MultilevelSFM): its integrands are smooth on [−2, 2].
+_TRUTH_NODES = 200
 
 
 @dataclass
@@ -106,6 +108,26 @@ class StructuralModel(ABC):
         x = np.full(n, float(x_y))
         return self.outcome(x, z, w, u) if noise else self.outcome_mean(x, z, w)
 
+    def true_psi(self, x0: int, x1: int) -> tuple[dict, dict]:
+        """ψ(xz, xw, xy) for positions 0 (x0) and 1 (x1) of ``MEASURE_TERMS`` (xz None: over the units with X ∈
+        {x0, x1}) and the two levels' shares among those units: Monte Carlo means of the exact E[Y | x, z, w] over
+        ``_TRUTH_SAMPLE_SIZE`` units of one seed, every pair from the same units."""
+        rng = np.random.default_rng(_TRUTH_SEED)
+        u, z, x = self._units(_TRUTH_SAMPLE_SIZE, rng)
+        pair = (x == x0) | (x == x1)
+        u = {name: values[pair] for name, values in u.items()}
+        z, x = z[pair], x[pair]
+        levels = (x0, x1)
+        share = {i: float(np.mean(x == level)) for i, level in enumerate(levels)}
+        psi = {}
+        for i_w, x_w in enumerate(levels):
+            for i_y, x_y in enumerate(levels):
+                values = self.counterfactual(x_y, x_w, u, z, noise=False)
+                psi[(None, i_w, i_y)] = float(values.mean())
+                for i_z, x_z in enumerate(levels):
+                    psi[(i_z, i_w, i_y)] = psi[(None, i_w, i_y)] if self.x_exogenous else float(values[x == x_z].mean())
+        return psi, share
+
     def truth_for(self, x0: int, x1: int) -> dict[str, float]:
         """True value of every measure for the contrast (x0, x1) of two levels of X: the binary truth on
         the units with X ∈ {x0, x1}, x0 playing the baseline. Each ψ(xz, xw, xy) = E[Y_{xy, W_{xw}} | X = xz]
@@ -138,22 +160,8 @@ class StructuralModel(ABC):
 
 @lru_cache(maxsize=128)
 def _true_measures(model: StructuralModel, x0: int, x1: int) -> tuple[tuple[str, float], ...]:
-    """The truth of the contrast (x0, x1): the units with X ∈ {x0, x1}, with positions 0 and 1 of
-    ``MEASURE_TERMS`` standing for x0 and x1 (every pair uses the same units, drawn with one seed)."""
-    rng = np.random.default_rng(_TRUTH_SEED)
-    u, z, x = model._units(_TRUTH_SAMPLE_SIZE, rng)
-    pair = (x == x0) | (x == x1)
-    u = {name: values[pair] for name, values in u.items()}
-    z, x = z[pair], x[pair]
-    levels = (x0, x1)
-    share = {i: float(np.mean(x == level)) for i, level in enumerate(levels)}
-    psi = {}
-    for i_w, x_w in enumerate(levels):
-        for i_y, x_y in enumerate(levels):
-            values = model.counterfactual(x_y, x_w, u, z, noise=False)
-            psi[(None, i_w, i_y)] = float(values.mean())
-            for i_z, x_z in enumerate(levels):
-                psi[(i_z, i_w, i_y)] = psi[(None, i_w, i_y)] if model.x_exogenous else float(values[x == x_z].mean())
+    """The truth of the contrast (x0, x1) from the model's ψ table (see :meth:`StructuralModel.true_psi`)."""
+    psi, share = model.true_psi(x0, x1)
     return tuple((name, combine_terms(terms, psi, share)) for name, terms in MEASURE_TERMS.items())
 
 
@@ -349,6 +357,35 @@ class MultilevelSFM(StructuralModel):
         # the last cumulative share may round below a uniform draw of 1 − 1e-17: such a row is the last level
         x = np.minimum((rng.uniform(size=n)[:, None] >= cumulative).sum(axis=1), self.levels - 1).astype(float)
         return {"x": x, "z": z, "u1": rng.standard_normal(n), "u2": rng.standard_normal(n), "u_y": rng.standard_normal(n)}
+
+    def true_psi(self, x0: int, x1: int) -> tuple[dict, dict]:
+        """ψ by quadrature, exact to about 1e-12: given z, E[Y_{xy, W_{xw}} | z] is closed-form (Y is linear in W1,
+        W2 and W1·z2, with E[W1 | z] = m = a_xw + 0.5·z1, E[W1²] = m² + 1), and ψ(xz, xw, xy) is its mean weighted by
+        P(X = xz | z) over z (Gauss-Legendre in z1 on [−2, 2], both values of z2). A Monte Carlo truth of 1,000,000
+        units was 0.015 off for the TV of a level holding a tenth of them: 0.2 SD of the estimate at n = 5000."""
+        nodes, weights = np.polynomial.legendre.leggauss(_TRUTH_NODES)
+        z = np.column_stack([np.tile(_Z1_BOUND * nodes, 2), np.repeat([0.0, 1.0], _TRUTH_NODES)])
+        density = np.tile(weights, 2) / weights.sum() / 2  # z1 uniform, z2 a fair coin
+        propensity = self.propensities(z)
+        levels = (x0, x1)
+        group = {i: density * propensity[:, level] for i, level in enumerate(levels)}
+        pair = group[0] + group[1]
+        share = {i: float(group[i].sum() / pair.sum()) for i in (0, 1)}
+        psi = {}
+        for i_w, x_w in enumerate(levels):
+            for i_y, x_y in enumerate(levels):
+                mean = self._mean_given_z(x_y, x_w, z)
+                psi[(None, i_w, i_y)] = float((mean * pair).sum() / pair.sum())
+                for i_z in (0, 1):
+                    psi[(i_z, i_w, i_y)] = float((mean * group[i_z]).sum() / group[i_z].sum())
+        return psi, share
+
+    def _mean_given_z(self, x_y: int, x_w: int, z: np.ndarray) -> np.ndarray:
+        """E[Y_{x_y, W_{x_w}} | z] in closed form."""
+        z1, z2 = z[:, 0], z[:, 1]
+        w1 = self._W1_SHIFT[x_w] + 0.5 * z1
+        w2 = self._W2_SHIFT[x_w] + 0.25 * (w1**2 + 1.0) - 0.3 * z2
+        return self.outcome_mean(np.full(len(z), float(x_y)), z, np.column_stack([w1, w2]))
 
     def mediators(self, x, u):
         k, z = x.astype(int), u["z"]
