@@ -269,7 +269,7 @@ def decompose(
     workers: int | None = None,
     progress: bool = False,
     provenance: dict | None = None,
-) -> CausalDecomposition:
+) -> CausalDecomposition | MultiLevelDecomposition:
     """Estimate TV, Ctf-DE, Ctf-IE, Ctf-SE (and ETT, TE, NDE, NIE, Exp-SE) of X on Y and on each predictor,
     for one contrast x0 → x1 or (``sfm.x1`` None) for every level of X against ``x0`` or every pair (``contrasts``).
 
@@ -394,20 +394,9 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         "share_outcomes": [name for name in outcomes if bool(((prepared.outcomes[name] >= 0) & (prepared.outcomes[name] <= 1)).all())],
         "provenance": provenance,
     }
-    encoded = {"z": prepared.z_names, "w": prepared.w_names}
-    decompositions = {}
-    for j, (fit, code) in enumerate(zip(fits, codes)):
-        fit_of = {name: OutcomeFit(frames[j][name], fit.pseudo[name], None if draws is None else draws[name],
-                                   tuple((split[j][0][name], split[j][1][name]) for split in more)) for name in outcomes}
-        a, b = (prepared.levels[c] for c in code)
-        counts = {
-            "n": len(fit.rows) + fit.n_trimmed, "n_x0": int((prepared.x == code[0]).sum()), "n_x1": int((prepared.x == code[1]).sum()),
-            "n_excluded": prepared.n_excluded + prepared.n - len(fit.rows) - fit.n_trimmed, "n_extreme": fit.overlap["n_outside"],
-            "n_trimmed": fit.n_trimmed,
-        }
-        decompositions[_contrast_label(prepared.levels, code)] = CausalDecomposition(
-            sfm=sfm.for_contrast(a, b), fits=fit_of, settings=settings, counts=counts, overlap=fit.overlap,
-            seconds=time.perf_counter() - started, encoded=encoded)
+    parts = {"sfm": sfm, "prepared": prepared, "fits": fits, "frames": frames, "draws": draws, "more": more, "settings": settings,
+             "started": started}
+    decompositions = {_contrast_label(prepared.levels, code): _contrast_result(j, code, **parts) for j, code in enumerate(codes)}
     if sfm.binary:
         return next(iter(decompositions.values()))
     rows = {label: [fit.rows, *(split[j][2] for split in more)] for j, (label, fit) in enumerate(zip(decompositions, fits))}
@@ -417,6 +406,21 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         counts={"n": int(prepared.n), "n_excluded": prepared.n_excluded,
                 "per_level": {str(level): count for level, count in level_counts(prepared.x, prepared.levels).items()}},
         seconds=time.perf_counter() - started)
+
+
+def _contrast_result(j: int, code: tuple[int, int], *, sfm, prepared, fits, frames, draws, more, settings, started) -> CausalDecomposition:
+    """The decomposition of contrast ``j`` (level codes ``code``) from its fit, frames and further splits."""
+    fit = fits[j]
+    outcome_fits = {name: OutcomeFit(frames[j][name], fit.pseudo[name], None if draws is None else draws[name],
+                                     tuple((split[j][0][name], split[j][1][name]) for split in more)) for name in fit.pseudo}
+    analysed = len(fit.rows) + fit.n_trimmed  # the pair's rows
+    counts = {
+        "n": analysed, "n_x0": int((prepared.x == code[0]).sum()), "n_x1": int((prepared.x == code[1]).sum()),
+        "n_excluded": prepared.n_excluded + prepared.n - analysed, "n_extreme": fit.overlap["n_outside"], "n_trimmed": fit.n_trimmed,
+    }
+    a, b = (prepared.levels[c] for c in code)
+    return CausalDecomposition(sfm=sfm.for_contrast(a, b), fits=outcome_fits, settings=settings, counts=counts, overlap=fit.overlap,
+                               seconds=time.perf_counter() - started, encoded={"z": prepared.z_names, "w": prepared.w_names})
 
 
 def contrast_codes(n_levels: int, contrasts: str) -> tuple[tuple[int, int], ...]:
