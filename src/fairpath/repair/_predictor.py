@@ -12,7 +12,7 @@ from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
-    Integer, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
+    Integer, Optional, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
     check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import Engine, Reference, parse_bn
@@ -69,28 +69,46 @@ def out_of_fold_scores(learner, features: np.ndarray, target: np.ndarray, binary
 
 
 def check_fold_sizes(data: pd.DataFrame, sfm, n_folds: int) -> None:
-    """A varying outcome, decompose's floor per fold and group and, for a 0/1 outcome, ``n_folds``
-    rows in each class."""
+    """A varying outcome, decompose's floor per fold and group (every level of X when ``sfm.x1`` is None)
+    and, for a 0/1 outcome, ``n_folds`` rows in each class."""
     check_outcome_varies(data[sfm.y], sfm.y)
-    check_fit_group_sizes({level: int((data[sfm.x] == level).sum()) for level in (sfm.x0, sfm.x1)}, sfm.x, n_folds)
+    levels = (sfm.x0, sfm.x1) if sfm.binary else pd.unique(data[sfm.x])
+    check_fit_group_sizes({level: int((data[sfm.x] == level).sum()) for level in levels}, sfm.x, n_folds)
     if set(pd.unique(data[sfm.y])) <= {0, 1}:
         check_class_sizes({level: int((data[sfm.y] == level).sum()) for level in (0, 1)}, sfm.y, n_folds)
 
 
-@validate_params({"reference": Options(("x0", "x1")), "n_folds": Integer(2), "random_state": Seed()})
+def check_levels(data: pd.DataFrame, sfm) -> None:
+    """The reference level x0 occurs; a binary SFM's data hold its two levels only (the twins of a third level
+    would follow the reference silently)."""
+    levels = pd.unique(data[sfm.x]).tolist()
+    if not sfm.binary and sfm.x0 not in levels:
+        raise FairpathInputError(f"protected attribute {sfm.x!r} has no rows with the reference level {sfm.x0!r}; its levels are {sorted(levels, key=str)[:20]}")
+    others = sorted({str(level) for level in levels} - {str(sfm.x0), str(sfm.x1)})
+    if sfm.binary and others:
+        raise FairpathInputError(
+            f"{sfm.x!r} has levels {others[:20]} besides x0={sfm.x0!r} and x1={sfm.x1!r}; keep only the rows of these two "
+            f"levels, or give x1=None to repair every level against {sfm.x0!r}"
+        )
+
+
+@validate_params({"reference": Optional(Options(("x0", "x1"))), "n_folds": Integer(2), "random_state": Seed()})
 class FairPredictor(BaseEstimator):
     """Adapt the data for a BN set, then train a learner on the fair twins.
 
     Parameters
     ----------
-    sfm : the Standard Fairness Model; ``graph`` defaults to ``graph_from_sfm(sfm)``.
+    sfm : the Standard Fairness Model; ``graph`` defaults to ``graph_from_sfm(sfm)``. With ``x1=None``
+        (every level of X against ``x0``) the twins of every level follow x0's mechanisms.
     bn : BN set among "IE", "SE" (SE in BN keeps Z, IE in BN keeps W); or give ``resolving`` columns.
-    reference : ``"x1"`` (default) or ``"x0"``: the group whose mechanisms every twin follows. The
-        counterfactual measures (faircause's conventions) read the effects on the x1 arm
-        (Y_{x1, W_{x0}}, Y_{x1}, Y | x1), so twins that follow x1's mechanisms transmit exactly the
-        outcome's effect on the kept pathways; with ``"x0"`` (fairadapt's and the paper's choice: the
-        majority as baseline) they transmit the x0-arm version, which differs where X interacts
-        with Z or W.
+    reference : ``"x1"`` or ``"x0"``: the group whose mechanisms every twin follows; None (default):
+        ``"x1"`` for a binary SFM, ``"x0"`` for one with ``x1=None``. The counterfactual measures
+        (faircause's conventions) read the effects on the x1 arm (Y_{x1, W_{x0}}, Y_{x1}, Y | x1),
+        so twins that follow x1's mechanisms transmit exactly the outcome's effect on the kept
+        pathways; with ``"x0"`` (fairadapt's and the paper's choice: the majority as baseline) they
+        transmit the x0-arm version, which differs where X interacts with Z or W. With ``x1=None``
+        there is no single x1 whose mechanisms all levels could share, so ``"x1"`` is refused: every
+        level is mapped to x0's world (the K − 1 contrasts against x0 share that reference).
     learner : None for the default forest, or any scikit-learn estimator.
     engine : quantile engine for the adaptation. n_folds : folds for out-of-fold scores of a
     learner that has no out-of-bag predictions.
@@ -103,7 +121,7 @@ class FairPredictor(BaseEstimator):
     (training rows), ``classes_`` (binary outcome).
     """
 
-    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference = "x1", learner=None,
+    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference | None = None, learner=None,
                  engine: Engine | object = "forest", n_folds: int = 5, random_state: int = 0):
         self.sfm = sfm
         self.bn = bn
@@ -119,15 +137,17 @@ class FairPredictor(BaseEstimator):
         """Adapt ``train`` (every column of the SFM) and fit the learner; ``y`` is ignored (the SFM names it)."""
         seed = self.random_state
         sfm = check_sfm(self.sfm)
+        reference = self._reference(sfm)
         check_frame(train, "training data")
         if isinstance(self.learner, type) or (self.learner is not None and not hasattr(self.learner, "fit")):
             raise FairpathInputError(f"learner must be None or a scikit-learn estimator instance, got {self.learner!r}"
                                      + (f"; pass {self.learner.__name__}()" if isinstance(self.learner, type) else ""))
         check_columns_present(train, sfm.columns, "the training data")
+        check_levels(train, sfm)
         check_fold_sizes(train, sfm, self.n_folds)
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
         resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else check_columns_arg("resolving", self.resolving)
-        baseline = sfm.x1 if self.reference == "x1" else sfm.x0
+        baseline = sfm.x1 if reference == "x1" else sfm.x0
         self.adapter_ = FairAdapt(graph, sfm.x, baseline, sfm.y, resolving=resolving, engine=self.engine, random_state=seed).fit(train)
         self.binary_ = set(pd.unique(train[sfm.y])) <= {0, 1}
         if self.binary_:
@@ -139,6 +159,16 @@ class FairPredictor(BaseEstimator):
         target = self.adapter_.adapted_train_[sfm.y].to_numpy()
         self.learner_, self.oof_scores_ = fit_out_of_fold(learner, features, target, self.binary_, self.n_folds, seed)
         return self
+
+    def _reference(self, sfm) -> str:
+        if self.reference is None:
+            return "x1" if sfm.binary else "x0"
+        if self.reference == "x1" and not sfm.binary:
+            raise FairpathInputError(
+                f"reference='x1' needs a comparison level x1; this SFM has x1=None (every level of {sfm.x!r} against "
+                f"{sfm.x0!r}), whose twins all follow the reference level's mechanisms: pass reference='x0' or None, or give x1"
+            )
+        return self.reference
 
     def _twin_features(self, data: pd.DataFrame) -> np.ndarray:
         check_fitted(self, "learner_")
@@ -174,7 +204,8 @@ class FairPredictor(BaseEstimator):
         """Audit the out-of-fold scores on the fair twins (:meth:`twin_frame`) under the BN set the predictor serves.
 
         As in the paper's code, Ŷ^FP is measured in the twin world, where its pathways run through
-        the twins' covariates. With ``reference="x1"`` the twins follow x1's mechanisms, so Y's
+        the twins' covariates. With an SFM of ``x1=None`` the audit covers every contrast against x0
+        (a :class:`fairpath.parity.MultiLevelAudit`). With ``reference="x1"`` the twins follow x1's mechanisms, so Y's
         spurious effect measured there estimates its spurious effect in the data: the quantity
         Ŷ^FP must reproduce when SE is in the BN set. The outcome is labelled ``y (on the fair twins)``: its
         effects here differ from those of an audit of the observed data. ``options`` go to :func:`fairpath.parity.audit`.
