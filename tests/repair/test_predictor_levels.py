@@ -41,7 +41,7 @@ def quiet_audit(*args, **options):
 
 def test_statistical_parity_predictor_has_no_effect_in_any_contrast(sample):
     data, sfm = sample
-    predictor = FairPredictor(sfm, (), engine="forest", learner=LinearRegression(), random_state=0).fit(data)
+    predictor = FairPredictor(sfm, (), reference="x0", engine="forest", learner=LinearRegression(), random_state=0).fit(data)
     assert predictor.adapter_.baseline == 0 and predictor.adapter_.comparisons_ == sorted(set(data.x) - {0})
     fair = quiet_audit(predictor.twin_frame("fair"), sfm, ["fair"], (), **AUDIT)
     columns = [sfm.x, *sfm.z, *sfm.w]
@@ -71,7 +71,7 @@ def x0_arm_spurious_effects(levels: int, n: int = 400_000) -> dict[str, float]:
 
 def test_kept_spurious_effect_is_the_reference_arm_one_in_every_contrast(sample):
     data, sfm = sample
-    predictor = FairPredictor(sfm, ("SE",), engine="forest", learner=LinearRegression(), random_state=0).fit(data)
+    predictor = FairPredictor(sfm, ("SE",), reference="x0", engine="forest", learner=LinearRegression(), random_state=0).fit(data)
     result = predictor.audit(**AUDIT)
     truth = x0_arm_spurious_effects(data.x.nunique())
     for contrast, expected in truth.items():
@@ -84,7 +84,7 @@ def test_kept_spurious_effect_is_the_reference_arm_one_in_every_contrast(sample)
 
 def test_new_rows_of_every_level_are_scored(sample):
     data, sfm = sample
-    predictor = FairPredictor(sfm, (), engine="linear", learner=LinearRegression(), random_state=0).fit(data)
+    predictor = FairPredictor(sfm, (), reference="x0", engine="linear", learner=LinearRegression(), random_state=0).fit(data)
     new = data.drop(columns=sfm.y).head(200)
     scores = predictor.predict(new)
     assert scores.shape == (200,) and np.isfinite(scores).all()
@@ -109,9 +109,9 @@ def test_two_levels_give_the_scores_of_the_two_level_code():
 def test_reference_x1_is_refused_for_k_levels(sample):
     data, sfm = sample
     with pytest.raises(FairpathInputError, match=re.escape(
-            "reference='x1' needs a comparison level x1; this SFM has x1=None (every level of 'x' against 0), whose twins "
-            "all follow the reference level's mechanisms: pass reference='x0' or None, or give x1")):
-        FairPredictor(sfm, (), reference="x1").fit(data)
+            "reference='x1' (the default) needs a comparison level x1; this SFM has x1=None (every level of 'x' against 0), "
+            "whose twins all follow the mechanisms of 0: pass reference='x0', or give x1")):
+        FairPredictor(sfm, ()).fit(data)
 
 
 def test_binary_sfm_refuses_data_with_other_levels():
@@ -128,6 +128,6 @@ def test_every_small_level_is_named_with_its_remedies():
     with pytest.raises(FairpathInputError, match=re.escape(
             "column 'x' has 1 level with fewer than 50 rows: '3' (20 rows); 5-fold cross-fitting needs at least 50 rows per "
             "level (10 per fold; fewer folds need fewer). Merge each into another level (Python: merge={'3': 'other'}")):
-        FairPredictor(sample.sfm.for_contrast(0, None), (), engine="linear").fit(data)
+        FairPredictor(sample.sfm.for_contrast(0, None), (), reference="x0", engine="linear").fit(data)
     with pytest.raises(FairpathInputError, match=re.escape("'x' has no rows with the reference level 0; its levels are [1, 2, 3]")):
-        FairPredictor(sample.sfm.for_contrast(0, None), (), engine="linear").fit(sample.data[sample.data.x != 0])
+        FairPredictor(sample.sfm.for_contrast(0, None), (), reference="x0", engine="linear").fit(sample.data[sample.data.x != 0])

@@ -12,7 +12,7 @@ from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
-    Integer, Optional, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
+    Integer, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
     check_outcome_varies, validate_params,
 )
 from fairpath._vocabulary import Engine, Reference, parse_bn
@@ -92,7 +92,7 @@ def check_levels(data: pd.DataFrame, sfm) -> None:
         )
 
 
-@validate_params({"reference": Optional(Options(("x0", "x1"))), "n_folds": Integer(2), "random_state": Seed()})
+@validate_params({"reference": Options(("x0", "x1")), "n_folds": Integer(2), "random_state": Seed()})
 class FairPredictor(BaseEstimator):
     """Adapt the data for a BN set, then train a learner on the fair twins.
 
@@ -101,14 +101,14 @@ class FairPredictor(BaseEstimator):
     sfm : the Standard Fairness Model; ``graph`` defaults to ``graph_from_sfm(sfm)``. With ``x1=None``
         (every level of X against ``x0``) the twins of every level follow x0's mechanisms.
     bn : BN set among "IE", "SE" (SE in BN keeps Z, IE in BN keeps W); or give ``resolving`` columns.
-    reference : ``"x1"`` or ``"x0"``: the group whose mechanisms every twin follows; None (default):
-        ``"x1"`` for a binary SFM, ``"x0"`` for one with ``x1=None``. The counterfactual measures
-        (faircause's conventions) read the effects on the x1 arm (Y_{x1, W_{x0}}, Y_{x1}, Y | x1),
-        so twins that follow x1's mechanisms transmit exactly the outcome's effect on the kept
-        pathways; with ``"x0"`` (fairadapt's and the paper's choice: the majority as baseline) they
-        transmit the x0-arm version, which differs where X interacts with Z or W. With ``x1=None``
-        there is no single x1 whose mechanisms all levels could share, so ``"x1"`` is refused: every
-        level is mapped to x0's world (the K − 1 contrasts against x0 share that reference).
+    reference : ``"x1"`` (default) or ``"x0"``: the group whose mechanisms every twin follows. The
+        counterfactual measures (faircause's conventions) read the effects on the x1 arm
+        (Y_{x1, W_{x0}}, Y_{x1}, Y | x1), so twins that follow x1's mechanisms transmit exactly the
+        outcome's effect on the kept pathways; with ``"x0"`` (fairadapt's and the paper's choice: the
+        majority as baseline) they transmit the x0-arm version, which differs where X interacts
+        with Z or W. With ``x1=None`` there is no single x1 whose mechanisms every level could share:
+        pass ``reference="x0"`` (the default ``"x1"`` is refused there); every level is mapped to x0's
+        world, and a kept SE is each contrast's x0-arm spurious effect E[Y_{x0} | x0] − E[Y_{x0} | x_k].
     learner : None for the default forest, or any scikit-learn estimator.
     engine : quantile engine for the adaptation. n_folds : folds for out-of-fold scores of a
     learner that has no out-of-bag predictions.
@@ -121,7 +121,7 @@ class FairPredictor(BaseEstimator):
     (training rows), ``classes_`` (binary outcome).
     """
 
-    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference | None = None, learner=None,
+    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference = "x1", learner=None,
                  engine: Engine | object = "forest", n_folds: int = 5, random_state: int = 0):
         self.sfm = sfm
         self.bn = bn
@@ -137,7 +137,7 @@ class FairPredictor(BaseEstimator):
         """Adapt ``train`` (every column of the SFM) and fit the learner; ``y`` is ignored (the SFM names it)."""
         seed = self.random_state
         sfm = check_sfm(self.sfm)
-        reference = self._reference(sfm)
+        self._check_reference(sfm)
         check_frame(train, "training data")
         if isinstance(self.learner, type) or (self.learner is not None and not hasattr(self.learner, "fit")):
             raise FairpathInputError(f"learner must be None or a scikit-learn estimator instance, got {self.learner!r}"
@@ -147,7 +147,7 @@ class FairPredictor(BaseEstimator):
         check_fold_sizes(train, sfm, self.n_folds)
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
         resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else check_columns_arg("resolving", self.resolving)
-        baseline = sfm.x1 if reference == "x1" else sfm.x0
+        baseline = sfm.x1 if self.reference == "x1" else sfm.x0
         self.adapter_ = FairAdapt(graph, sfm.x, baseline, sfm.y, resolving=resolving, engine=self.engine, random_state=seed).fit(train)
         self.binary_ = set(pd.unique(train[sfm.y])) <= {0, 1}
         if self.binary_:
@@ -160,15 +160,12 @@ class FairPredictor(BaseEstimator):
         self.learner_, self.oof_scores_ = fit_out_of_fold(learner, features, target, self.binary_, self.n_folds, seed)
         return self
 
-    def _reference(self, sfm) -> str:
-        if self.reference is None:
-            return "x1" if sfm.binary else "x0"
+    def _check_reference(self, sfm) -> None:
         if self.reference == "x1" and not sfm.binary:
             raise FairpathInputError(
-                f"reference='x1' needs a comparison level x1; this SFM has x1=None (every level of {sfm.x!r} against "
-                f"{sfm.x0!r}), whose twins all follow the reference level's mechanisms: pass reference='x0' or None, or give x1"
+                f"reference='x1' (the default) needs a comparison level x1; this SFM has x1=None (every level of {sfm.x!r} "
+                f"against {sfm.x0!r}), whose twins all follow the mechanisms of {sfm.x0!r}: pass reference='x0', or give x1"
             )
-        return self.reference
 
     def _twin_features(self, data: pd.DataFrame) -> np.ndarray:
         check_fitted(self, "learner_")
