@@ -1,5 +1,7 @@
 """Causal data adaptation: twins against true counterfactuals, discrete handling, resolving variables."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -184,10 +186,24 @@ def test_twins_keep_a_concentrated_level_share_given_the_resolving_variable(oob_
     gap = float(((twin_share - women_share) * weights).sum() / weights.sum())
     assert abs(gap) < 0.006, gap
     # The calibrated training ranks are the group's mid-ranks: uniform, whatever the forest's spread.
-    model = FairAdapt(CONCENTRATED, "x", "f", "y", resolving=["z"], engine=engine, random_state=0).fit(data.head(5000)).models_["w"]
+    model = FairAdapt(CONCENTRATED, "x", "f", "y", resolving=["z"], engine=engine, random_state=0).fit(data.head(5000)).models_["w"].transports["m"]
     raw, calibrated = model.training_ranks, model.calibrate(model.training_ranks)
     uniform = (np.arange(len(raw)) + 0.5) / len(raw)
     # (up to ties: out-of-bag ranks put 2% of the rows at exactly 0 and at 1)
     assert np.abs(np.sort(calibrated) - uniform).max() < 0.012 and calibrated.mean() == pytest.approx(0.5)
     assert np.abs(np.sort(calibrated) - uniform).max() < np.abs(raw - uniform).max() / 3
     assert np.all(np.diff(calibrated[np.argsort(raw, kind="stable")]) >= 0)  # the order is kept
+
+
+def test_two_levels_give_the_twins_of_the_two_level_code():
+    # Frozen from the code before K-level adaptation (its seeds: engines 2·step + level, jitter and transform streams).
+    data = binary_sfm_with_categories(400, seed=21)
+    new = binary_sfm_with_categories(60, seed=22).drop(columns="y")
+    sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
+    frozen = pd.read_csv(Path(__file__).parent / "data" / "two_level_twins.csv")
+    for engine in ("forest", "linear"):
+        adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", engine=engine, random_state=5).fit(data)
+        assert adapter.comparisons_ == ["b"] and adapter.comparison_ == "b"
+        for part, twins in ((f"adapted_{engine}", adapter.adapted_train_), (f"new_{engine}", adapter.transform(new))):
+            expected = frozen[frozen.part == part][list(twins.columns)].reset_index(drop=True)
+            pd.testing.assert_frame_equal(twins.reset_index(drop=True), expected, check_dtype=False, rtol=1e-12, atol=0)

@@ -1,5 +1,7 @@
 """Bad input to the adaptation: errors that name the column, level or setting."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -55,9 +57,18 @@ def test_protected_attribute_levels():
     data = frame()
     with pytest.raises(FairpathInputError, match="baseline level 7 does not occur"):
         FairAdapt(GRAPH, "x", 7, "y").fit(data)
-    data.loc[0, "x"] = 2
-    with pytest.raises(FairpathInputError, match="must have exactly two levels"):
-        FairAdapt(GRAPH, "x", 0, "y").fit(data)
+    with pytest.raises(FairpathInputError, match=r"'x' has one level \(0\) only: adaptation needs a level to compare with the baseline"):
+        FairAdapt(GRAPH, "x", 0, "y").fit(data[data.x == 0])
+
+
+def test_every_small_level_is_named_with_its_remedies():
+    data = frame(300).assign(x=lambda d: d.x.map({0: "a", 1: "b"}))
+    data.loc[:3, "x"] = "d"  # 4 rows
+    data.loc[4:10, "x"] = "c"  # 7 rows
+    with pytest.raises(FairpathInputError, match=re.escape(
+        "column 'x' has 2 levels with fewer than 10 rows: 'd' (4 rows), 'c' (7 rows); fitting needs at least 10 rows per "
+        "level. Merge each into another level (Python: merge={'d': 'other', 'c': 'other'}")):
+        FairAdapt(GRAPH, "x", "a", "y", engine="linear").fit(data)
 
 
 def test_non_numeric_outcome():
@@ -76,7 +87,7 @@ def test_unseen_category_in_new_rows():
 
 def test_new_rows_with_an_unseen_group_or_missing_column():
     adapter = FairAdapt(GRAPH, "x", 0, "y", engine="linear").fit(frame())
-    with pytest.raises(FairpathInputError, match=r"'x' has levels \['5'\] not seen in training"):
+    with pytest.raises(FairpathInputError, match=r"'x' has levels \['5'\] not seen in training \(expected one of \[0, 1\]\)"):
         adapter.transform(frame(10).assign(x=5))
     with pytest.raises(FairpathInputError, match=r"lacks the column\(s\) \['w'\]"):
         adapter.transform(frame(10).drop(columns="w"))

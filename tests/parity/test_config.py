@@ -58,7 +58,7 @@ def test_flags_override_the_file_and_none_keeps_it(tmp_path):
 def test_audit_options_hold_every_non_role_setting():
     options = AuditConfig().audit_options()
     assert set(options) == {"method", "learner", "n_folds", "seed", "level", "alpha", "margin", "n_bins", "n_boot",
-                            "eps", "trim", "nboot1", "n_rep"}
+                            "eps", "trim", "nboot1", "n_rep", "contrasts"}
 
 
 def test_resolve_level_matches_strings_to_numeric_levels():

@@ -1,30 +1,32 @@
 """Causal data adaptation (Plečko & Meinshausen's fairadapt algorithm), in Python.
 
-Every row of the comparison group gets a *fair twin*: the values its variables would take had it
-belonged to the baseline group, keeping the resolving variables (and what only they cause) at
+Every row of a comparison level gets a *fair twin*: the values its variables would take had it
+belonged to the baseline level, keeping the resolving variables (and what only they cause) at
 their observed values. Variables are visited in topological order; each affected variable is
-transported by quantile matching: its rank u in its own group's conditional distribution given its
-parents, then the u-quantile of the baseline group's conditional distribution at the twin's
-(already adapted) parents.
+transported by quantile matching: its rank u in its own level's conditional distribution given its
+parents, then the u-quantile of the baseline level's conditional distribution at the twin's
+(already adapted) parents. With K > 2 levels this is fairadapt's method applied to each level in
+turn: one engine per level and adapted variable, and every non-baseline level is mapped to the
+baseline level's world (the twins of all levels share one distribution, the baseline's).
 
 Conventions of this implementation:
 - The protected attribute must have no parents (fairadapt's "root" case); one quantile model per
-  group. Confounders joined to X by a bidirected edge (Z in the SFM) are transported as well,
+  level. Confounders joined to X by a bidirected edge (Z in the SFM) are transported as well,
   unless resolving: that is what removes the spurious effect.
-- The comparison group's estimated ranks are calibrated to be uniform (their mid-ranks among the
+- Each comparison level's estimated ranks are calibrated to be uniform (their mid-ranks among the
   group's training ranks) before quantile matching: estimated conditional distributions spread the
   ranks out, and matching carried that into the twins (on Census 2018 the adapted mediators' gaps
   given Z were up to 0.026 standard deviations, against under 0.01 calibrated). New rows
-  (``transform``) are calibrated against the same training ranks.
+  (``transform``) are calibrated against the same training ranks of their level.
 - Discrete variables (non-numeric, integer, boolean, or fewer than ``discrete_max_levels`` distinct
   values) are adapted as integer codes plus uniform jitter in (-1/2, 1/2) and rounded back;
   categories are ordered by their mean outcome on the training rows, numeric levels by value.
-  A discrete variable with no resolving ancestor is matched to the baseline group's marginal; the
-  cut points found on the training rows are kept and reused by ``transform``.
-- ``transform`` of new rows: categories unseen in training raise an error; numeric values of a
+  A discrete variable with no resolving ancestor is matched to the baseline level's marginal, each
+  comparison level by its own cut points, found on the training rows and reused by ``transform``.
+- ``transform`` of new rows: levels of X and categories unseen in training raise an error; numeric values of a
   discrete variable unseen in training are placed between their neighbouring levels (beyond the
   training range, at the extreme level).
-- The adapted data keep the observed protected attribute (so both groups stay identifiable); a
+- The adapted data keep the observed protected attribute (so every level stays identifiable); a
   learner trained for a fair predictor should not use it.
 """
 
@@ -43,7 +45,8 @@ from fairpath._vocabulary import Engine
 
 from fairpath._progress import progress as progress_bar
 from fairpath._validation import (
-    Integer, Seed, check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies, validate_params,
+    Integer, Seed, check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies, python_value,
+    validate_params,
 )
 from fairpath.adaptation._graph import CausalGraph
 from fairpath.adaptation._quantile import make_engine, mid_ranks
@@ -81,15 +84,12 @@ class _Encoding:
 
 
 @dataclass
-class _VariableModel:
-    """The fitted transport of one adapted variable."""
+class _LevelTransport:
+    """The fitted transport of one comparison level's rows of one variable to the baseline level."""
 
-    column: str
-    parents: list[str]
-    engine_baseline: object
-    engine_comparison: object
+    engine: object  # the level's own conditional distribution: its rows' ranks
     matching_cuts: np.ndarray | None  # continuous cut points -> codes (marginal matching)
-    training_ranks: np.ndarray  # the comparison group's estimated ranks in training, sorted
+    training_ranks: np.ndarray  # the level's estimated ranks in training, sorted
 
     def calibrate(self, ranks: np.ndarray) -> np.ndarray:
         """Estimated ranks made uniform: each one's position among the training ranks.
@@ -104,6 +104,17 @@ class _VariableModel:
         return mid_ranks(self.training_ranks, ranks)
 
 
+@dataclass
+class _VariableModel:
+    """The fitted transport of one adapted variable: the baseline level's engine (quantiles) and, per
+    comparison level, the transport of that level's rows."""
+
+    column: str
+    parents: list[str]
+    engine_baseline: object
+    transports: dict  # comparison level -> _LevelTransport
+
+
 @validate_params({"discrete_max_levels": Integer(2), "random_state": Seed()})
 class FairAdapt(TransformerMixin, BaseEstimator):
     """Causal data adaptation with quantile preservation.
@@ -112,7 +123,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     ----------
     graph : CausalGraph over every column used (X, the covariates and the outcome y).
     x, baseline : the protected attribute and the level whose mechanisms the twins follow; rows of
-        the other level (the comparison level) get twins.
+        every other level (the comparison levels: one with two levels, K − 1 with K) get twins.
     y : the outcome column; it is adapted on the training rows only.
     resolving : columns kept at their observed values (with everything only they change).
     engine : ``"forest"`` (quantile regression forest, default), ``"linear"`` or an engine object.
@@ -122,8 +133,10 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     A scikit-learn transformer (``get_params``, ``clone``): ``fit(train)`` takes a DataFrame holding
     every column of the graph, ``transform(data)`` the covariates of new rows.
 
-    Fitted attributes: ``comparison_``, ``order_`` (variables adapted, in order), ``resolving_`` (given plus
-    implied), ``encodings_``, ``models_``, ``adapted_train_`` (adapted training data), ``train_``.
+    Fitted attributes: ``levels_`` (the baseline, then ``comparisons_``: the other levels, sorted),
+    ``comparison_`` (the comparison level with two levels, None with more), ``order_`` (variables adapted,
+    in order), ``resolving_`` (given plus implied), ``encodings_``, ``models_``, ``adapted_train_`` (adapted
+    training data), ``train_``.
     """
 
     def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine: Engine | object = "forest",
@@ -171,16 +184,17 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         levels = pd.unique(data[self.x]).tolist()  # Python values: messages show 0, not np.int64(0)
         if self.baseline not in levels:
             raise FairpathInputError(f"baseline level {self.baseline!r} does not occur in {self.x!r} (levels {levels})")
-        if len(levels) != 2:
-            raise FairpathInputError(f"{self.x!r} must have exactly two levels, found {levels}; keep only the two groups compared")
+        if len(levels) < 2:
+            raise FairpathInputError(f"{self.x!r} has one level ({self.baseline!r}) only: adaptation needs a level to compare with the baseline")
         check_fit_group_sizes(data[self.x].value_counts().to_dict(), self.x)
 
-    def _group(self, data: pd.DataFrame) -> np.ndarray:
+    def _levels(self, data: pd.DataFrame) -> np.ndarray:
+        """Each row's level as its position in ``levels_`` (0: the baseline); unseen levels are refused, all named."""
         values = data[self.x]
-        unknown = set(pd.unique(values)) - {self.baseline, self.comparison_}
+        unknown = sorted(map(str, pd.unique(values[~values.isin(self.levels_)])))
         if unknown:
-            raise FairpathInputError(f"{self.x!r} has levels {sorted(map(str, unknown))} not seen in training (expected {self.baseline!r}, {self.comparison_!r})")
-        return (values == self.comparison_).to_numpy()
+            raise FairpathInputError(f"{self.x!r} has levels {unknown} not seen in training (expected one of {self.levels_})")
+        return pd.Categorical(values, categories=self.levels_).codes
 
     # -- encoding ------------------------------------------------------------------------------
     def _make_encoding(self, values: pd.Series, outcome: np.ndarray) -> _Encoding:
@@ -202,8 +216,13 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         """
         self.random_state_ = self.random_state
         self._check_setup(train)
-        self.comparison_ = next(level for level in pd.unique(train[self.x]) if level != self.baseline)
-        group = self._group(train)
+        # the order of the comparison levels fixes their engines' seeds: sorted (pandas' category order), it does
+        # not depend on the order of the rows
+        others = [python_value(level) for level in pd.Categorical(train[self.x]).categories if level != self.baseline]
+        self.levels_ = [python_value(self.baseline), *others]
+        self.comparisons_ = others
+        self.comparison_ = self.comparisons_[0] if len(self.comparisons_) == 1 else None
+        group = self._levels(train)
         outcome = train[self.y].to_numpy(dtype=float)
         columns = [c for c in self.graph.order_ if c != self.x]
         self.encodings_ = {c: self._make_encoding(train[c], outcome) for c in columns}
@@ -229,13 +248,19 @@ class FairAdapt(TransformerMixin, BaseEstimator):
             parents = [p for p in self.graph.parents(column) if p != self.x]
             target = self._jitter(original[column], column, rng)
             features = _stack(original, parents)
-            engines = [make_engine(self.engine, self.random_state_ + 2 * step + g).fit(features[group == g], target[group == g]) for g in (0, 1)]
-            ranks = engines[1].ranks(features[group], target[group], in_sample=True)
-            training_ranks = np.sort(ranks)
-            moved = engines[0].quantiles(_stack(adapted, parents)[group], mid_ranks(training_ranks, ranks))
-            cuts = self._matching_cuts(column, original[column][~group], moved)
-            model = _VariableModel(column, parents, engines[0], engines[1], cuts, training_ranks)
-            adapted[column][group] = self._to_codes(model, moved)
+            # one engine per level, seeded K·step + level: with two levels, the seeds (and twins) of the two-level code
+            n_levels = len(self.levels_)
+            engines = [make_engine(self.engine, self.random_state_ + n_levels * step + g).fit(features[group == g], target[group == g])
+                       for g in range(n_levels)]
+            model = _VariableModel(column, parents, engines[0], {})
+            for g, level in enumerate(self.comparisons_, start=1):
+                rows = group == g
+                ranks = engines[g].ranks(features[rows], target[rows], in_sample=True)
+                training_ranks = np.sort(ranks)
+                moved = engines[0].quantiles(_stack(adapted, parents)[rows], mid_ranks(training_ranks, ranks))
+                cuts = self._matching_cuts(column, original[column][group == 0], moved)
+                model.transports[level] = _LevelTransport(engines[g], cuts, training_ranks)
+                adapted[column][rows] = self._to_codes(column, cuts, moved)
             self.models_[column] = model
         self.order_ = list(self.models_)
         self.train_ = train
@@ -248,7 +273,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         return values + rng.uniform(-0.5, 0.5, len(values))
 
     def _matching_cuts(self, column: str, baseline_codes: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
-        """Cut points that give the adapted comparison group the baseline group's marginal distribution.
+        """Cut points that give one adapted comparison level the baseline level's marginal distribution.
 
         Only for discrete variables with no resolving ancestor, as in fairadapt; ``None`` otherwise.
         """
@@ -261,12 +286,12 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         # numpy's default (linear) quantiles of ``moved``, read off one sort instead of a partition per cut
         return np.interp(shares * (len(moved) - 1), np.arange(len(moved)), np.sort(moved))
 
-    def _to_codes(self, model: _VariableModel, moved: np.ndarray) -> np.ndarray:
-        encoding = self.encodings_[model.column]
+    def _to_codes(self, column: str, matching_cuts: np.ndarray | None, moved: np.ndarray) -> np.ndarray:
+        encoding = self.encodings_[column]
         if encoding.kind == "continuous":
             return moved
-        if model.matching_cuts is not None:
-            return np.searchsorted(model.matching_cuts, moved, side="left").astype(float) + 1
+        if matching_cuts is not None:
+            return np.searchsorted(matching_cuts, moved, side="left").astype(float) + 1
         return np.clip(np.rint(moved), 1, len(encoding.levels))
 
     def _assemble(self, data: pd.DataFrame, adapted: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -283,7 +308,10 @@ class FairAdapt(TransformerMixin, BaseEstimator):
 
     # -- new rows ------------------------------------------------------------------------------
     def transform(self, data: pd.DataFrame) -> pd.DataFrame:
-        """Fair twins of new rows: every adapted covariate is transported; the outcome, if present, is left as is."""
+        """Fair twins of new rows: every adapted covariate is transported; the outcome, if present, is left as is.
+
+        Rows of every level seen in training are transported (each with its level's ranks); other levels are refused.
+        """
         self._check_fitted()
         check_frame(data, "data to transform")
         covariates = [c for c in self.graph.nodes if c != self.y]
@@ -291,7 +319,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         if missing:
             raise FairpathInputError(f"data to transform lacks the column(s) {missing} of the causal graph")
         check_finite(data[covariates])
-        group = self._group(data)
+        group = self._levels(data)
         columns = [c for c in self.graph.order_ if c not in (self.x, self.y)]
         original = {c: self.encodings_[c].encode(data[c], c) for c in columns}
         adapted = {c: v.copy() for c, v in original.items()}
@@ -300,9 +328,11 @@ class FairAdapt(TransformerMixin, BaseEstimator):
             if column == self.y:
                 continue
             target = self._jitter(original[column], column, rng)
-            ranks = model.engine_comparison.ranks(_stack(original, model.parents)[group], target[group], in_sample=False)
-            moved = model.engine_baseline.quantiles(_stack(adapted, model.parents)[group], model.calibrate(ranks))
-            adapted[column][group] = self._to_codes(model, moved)
+            for g, level in enumerate(self.comparisons_, start=1):
+                rows, transport = group == g, model.transports[level]
+                ranks = transport.engine.ranks(_stack(original, model.parents)[rows], target[rows], in_sample=False)
+                moved = model.engine_baseline.quantiles(_stack(adapted, model.parents)[rows], transport.calibrate(ranks))
+                adapted[column][rows] = self._to_codes(column, transport.matching_cuts, moved)
         return self._assemble(data, adapted)
 
     def fair_twins(self, data: pd.DataFrame | None = None) -> pd.DataFrame:

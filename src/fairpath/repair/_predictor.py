@@ -69,12 +69,27 @@ def out_of_fold_scores(learner, features: np.ndarray, target: np.ndarray, binary
 
 
 def check_fold_sizes(data: pd.DataFrame, sfm, n_folds: int) -> None:
-    """A varying outcome, decompose's floor per fold and group and, for a 0/1 outcome, ``n_folds``
-    rows in each class."""
+    """A varying outcome, decompose's floor per fold and group (every level of X when ``sfm.x1`` is None)
+    and, for a 0/1 outcome, ``n_folds`` rows in each class."""
     check_outcome_varies(data[sfm.y], sfm.y)
-    check_fit_group_sizes({level: int((data[sfm.x] == level).sum()) for level in (sfm.x0, sfm.x1)}, sfm.x, n_folds)
+    levels = (sfm.x0, sfm.x1) if sfm.binary else pd.unique(data[sfm.x])
+    check_fit_group_sizes({level: int((data[sfm.x] == level).sum()) for level in levels}, sfm.x, n_folds)
     if set(pd.unique(data[sfm.y])) <= {0, 1}:
         check_class_sizes({level: int((data[sfm.y] == level).sum()) for level in (0, 1)}, sfm.y, n_folds)
+
+
+def check_levels(data: pd.DataFrame, sfm) -> None:
+    """The reference level x0 occurs; a binary SFM's data hold its two levels only (the twins of a third level
+    would follow the reference silently)."""
+    levels = pd.unique(data[sfm.x]).tolist()
+    if not sfm.binary and sfm.x0 not in levels:
+        raise FairpathInputError(f"protected attribute {sfm.x!r} has no rows with the reference level {sfm.x0!r}; its levels are {sorted(levels, key=str)[:20]}")
+    others = sorted({str(level) for level in levels} - {str(sfm.x0), str(sfm.x1)})
+    if sfm.binary and others:
+        raise FairpathInputError(
+            f"{sfm.x!r} has levels {others[:20]} besides x0={sfm.x0!r} and x1={sfm.x1!r}; keep only the rows of these two "
+            f"levels, or give x1=None to repair every level against {sfm.x0!r}"
+        )
 
 
 @validate_params({"reference": Options(("x0", "x1")), "n_folds": Integer(2), "random_state": Seed()})
@@ -83,14 +98,17 @@ class FairPredictor(BaseEstimator):
 
     Parameters
     ----------
-    sfm : the Standard Fairness Model; ``graph`` defaults to ``graph_from_sfm(sfm)``.
+    sfm : the Standard Fairness Model; ``graph`` defaults to ``graph_from_sfm(sfm)``. With ``x1=None``
+        (every level of X against ``x0``) the twins of every level follow x0's mechanisms.
     bn : BN set among "IE", "SE" (SE in BN keeps Z, IE in BN keeps W); or give ``resolving`` columns.
     reference : ``"x1"`` (default) or ``"x0"``: the group whose mechanisms every twin follows. The
         counterfactual measures (faircause's conventions) read the effects on the x1 arm
         (Y_{x1, W_{x0}}, Y_{x1}, Y | x1), so twins that follow x1's mechanisms transmit exactly the
         outcome's effect on the kept pathways; with ``"x0"`` (fairadapt's and the paper's choice: the
         majority as baseline) they transmit the x0-arm version, which differs where X interacts
-        with Z or W.
+        with Z or W. With ``x1=None`` there is no single x1 whose mechanisms every level could share:
+        pass ``reference="x0"`` (the default ``"x1"`` is refused there); every level is mapped to x0's
+        world, and a kept SE is each contrast's x0-arm spurious effect E[Y_{x0} | x0] − E[Y_{x0} | x_k].
     learner : None for the default forest, or any scikit-learn estimator.
     engine : quantile engine for the adaptation. n_folds : folds for out-of-fold scores of a
     learner that has no out-of-bag predictions.
@@ -119,11 +137,13 @@ class FairPredictor(BaseEstimator):
         """Adapt ``train`` (every column of the SFM) and fit the learner; ``y`` is ignored (the SFM names it)."""
         seed = self.random_state
         sfm = check_sfm(self.sfm)
+        self._check_reference(sfm)
         check_frame(train, "training data")
         if isinstance(self.learner, type) or (self.learner is not None and not hasattr(self.learner, "fit")):
             raise FairpathInputError(f"learner must be None or a scikit-learn estimator instance, got {self.learner!r}"
                                      + (f"; pass {self.learner.__name__}()" if isinstance(self.learner, type) else ""))
         check_columns_present(train, sfm.columns, "the training data")
+        check_levels(train, sfm)
         check_fold_sizes(train, sfm, self.n_folds)
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
         resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else check_columns_arg("resolving", self.resolving)
@@ -139,6 +159,13 @@ class FairPredictor(BaseEstimator):
         target = self.adapter_.adapted_train_[sfm.y].to_numpy()
         self.learner_, self.oof_scores_ = fit_out_of_fold(learner, features, target, self.binary_, self.n_folds, seed)
         return self
+
+    def _check_reference(self, sfm) -> None:
+        if self.reference == "x1" and not sfm.binary:
+            raise FairpathInputError(
+                f"reference='x1' (the default) needs a comparison level x1; this SFM has x1=None (every level of {sfm.x!r} "
+                f"against {sfm.x0!r}), whose twins all follow the mechanisms of {sfm.x0!r}: pass reference='x0', or give x1"
+            )
 
     def _twin_features(self, data: pd.DataFrame) -> np.ndarray:
         check_fitted(self, "learner_")
@@ -174,7 +201,8 @@ class FairPredictor(BaseEstimator):
         """Audit the out-of-fold scores on the fair twins (:meth:`twin_frame`) under the BN set the predictor serves.
 
         As in the paper's code, Ŷ^FP is measured in the twin world, where its pathways run through
-        the twins' covariates. With ``reference="x1"`` the twins follow x1's mechanisms, so Y's
+        the twins' covariates. With an SFM of ``x1=None`` the audit covers every contrast against x0
+        (a :class:`fairpath.parity.MultiLevelAudit`). With ``reference="x1"`` the twins follow x1's mechanisms, so Y's
         spurious effect measured there estimates its spurious effect in the data: the quantity
         Ŷ^FP must reproduce when SE is in the BN set. The outcome is labelled ``y (on the fair twins)``: its
         effects here differ from those of an audit of the observed data. ``options`` go to :func:`fairpath.parity.audit`.
