@@ -16,7 +16,7 @@ from fairpath.cli import _leaf_parsers, build_parser, main
 from fairpath._validation import Optional, Real
 
 # Flags whose type reads free text (names, paths, comma lists): any text is a value there.
-FREE_TEXT_TYPES = {"comma_list", "Path"}
+FREE_TEXT_TYPES = {"comma_list", "Path", "parse_merge"}  # parse_merge checks its text itself (tests/test_levels_exceptions.py)
 
 
 def _texts(constraint) -> list[str]:
