@@ -125,11 +125,13 @@ class ContrastFit:
 class _Fitter:
     """One fit of all nuisances on a (possibly resampled) data set, turned into pseudo-outcomes per contrast."""
 
-    def __init__(self, outcomes, learner, n_folds, eps, trim, method: EstimationMethod, n_jobs, nested, groups, contrasts=((0, 1),)):
+    def __init__(self, outcomes, learner, n_folds, eps, trim, method: EstimationMethod, n_jobs, nested, groups, contrasts=((0, 1),),
+                 balanced_bounds: bool = False):
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
         self.eps, self.trim, self.method, self.n_jobs, self.nested = eps, trim, method, n_jobs, nested
         self.groups = groups  # (X's column, its levels in code order) for messages
         self.contrasts = tuple(contrasts)
+        self.balanced_bounds = balanced_bounds  # eps bounds the share-balanced propensities (see balance)
 
     def __call__(self, data: PreparedData, seed: int, progress: bool = False, where: dict | None = None) -> list[ContrastFit]:
         if data.z.shape[1] or data.w.shape[1]:
@@ -143,6 +145,8 @@ class _Fitter:
         positions = np.arange(data.n) if isinstance(pair, slice) else pair
         x = (data.x[pair] == contrast[1]).astype(np.int8)
         px_z, px_zw = nuisances.px_z[contrast][pair], nuisances.px_zw[contrast][pair]
+        odds = float(x.mean() / (1 - x.mean())) if self.balanced_bounds else 1.0
+        px_z, px_zw = balance(px_z, odds), balance(px_zw, odds)
         overlap = overlap_diagnostic(x, px_z, px_zw, self.eps)
         extreme = overlap.pop("outside")
         # Without trimming every row stays: a slice keeps the arrays as views (no copy of n rows each).
@@ -154,8 +158,8 @@ class _Fitter:
             )
         # Untrimmed rows outside the bounds are clipped to [eps, 1 − eps], so no weight exceeds
         # (1 − eps)/eps; the diagnostic above reports them.
-        px_z = np.clip(px_z[keep], self.eps, 1 - self.eps)
-        px_zw = np.clip(px_zw[keep], self.eps, 1 - self.eps)
+        px_z = balance(np.clip(px_z[keep], self.eps, 1 - self.eps), 1 / odds)
+        px_zw = balance(np.clip(px_zw[keep], self.eps, 1 - self.eps), 1 / odds)
         has_w, has_z = data.w.shape[1] > 0, data.z.shape[1] > 0
         pseudo = {}
         for name in self.outcomes:
@@ -167,12 +171,25 @@ class _Fitter:
         return ContrastFit(pseudo, overlap, len(x) - len(kept_x), positions[keep])
 
 
+def balance(p: np.ndarray, odds: float) -> np.ndarray:
+    """Propensities with their odds divided by ``odds``: with the pair's odds P̂(x1)/P̂(x0), the share-balanced
+    propensity, 0.5 wherever z says nothing about X. With every level of X analysed, ``eps`` bounds (and clips)
+    these: a level holding 0.3% of its pair's rows has raw propensities below 0.01 on nearly every row from its
+    rarity alone (Census 2018: NHOPI against white), which is not a lack of overlap, and clipping them there would
+    bias its weights. ``odds`` 1 leaves them as they are (one contrast: the bounds of the binary analysis)."""
+    if odds == 1.0:
+        return p
+    scaled = p / (1 - p) / odds
+    return scaled / (1 + scaled)
+
+
 def _warn_overlap(overlap: dict, n: int, trim: bool, contrast: str = "") -> None:
     eps = overlap["eps"]
     where = f"contrast {contrast!r}: " if contrast else ""
+    propensity = "share-balanced propensity" if contrast else "propensity"
     if not overlap["estimable"]:
         warnings.warn(
-            f"{where}{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.0%}) have a propensity outside "
+            f"{where}{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.0%}) have a {propensity} outside "
             f"[{eps}, {1 - eps}]: the groups barely overlap, so the effects are not estimable from these data "
             "(the result is flagged not estimable; its intervals are not to be trusted)",
             stacklevel=5,  # the caller of decompose, above its parameter check
@@ -180,7 +197,7 @@ def _warn_overlap(overlap: dict, n: int, trim: bool, contrast: str = "") -> None
     elif overlap["n_outside"]:
         action = "left out (trim=True)" if trim else f"clipped to [{eps}, {1 - eps}] for the estimates"
         warnings.warn(
-            f"{where}{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.1%}) have a propensity outside "
+            f"{where}{overlap['n_outside']} of {n} rows ({overlap['share_outside']:.1%}) have a {propensity} outside "
             f"[{eps}, {1 - eps}] (weak overlap); they are {action}",
             stacklevel=5,  # the caller of decompose, above its parameter check
         )
@@ -323,7 +340,9 @@ def decompose(
         holding each contrast's :class:`CausalDecomposition` (the binary analysis of that pair's rows) and
         simultaneous intervals over the contrasts. The outcome regressions are pooled over every row (X as
         indicator columns) and fitted once; each contrast fits its own propensities on its pair's rows. Needs
-        ``method="debiasing"`` and ``n_boot=0`` (the simultaneous intervals come from the influence function).
+        ``method="debiasing"`` and ``n_boot=0`` (the simultaneous intervals come from the influence function). There
+        ``eps`` bounds each contrast's share-balanced propensities (odds divided by the pair's odds, see ``balance``):
+        a rare level is not flagged, or clipped, for its rarity alone.
     n_jobs : threads for the cross-fitting folds (default: all cores); results do not depend on it.
     scheduler, workers : run the cross-fitting folds, the n_rep splits, the medDML refits and the bootstrap
         blocks as Dask tasks, on the scheduler at this address (or a ``distributed.Client``) or on one
@@ -377,7 +396,7 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
     codes = contrast_codes(len(prepared.levels), contrasts)
-    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups, codes)
+    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups, codes, balanced_bounds=not sfm.binary)
     fits = fitter(prepared, seed, progress, where)
     for fit, code in zip(fits, codes):
         _warn_overlap(fit.overlap, len(fit.rows) + fit.n_trimmed, trim, "" if sfm.binary else _contrast_label(prepared.levels, code))
