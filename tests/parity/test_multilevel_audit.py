@@ -11,6 +11,7 @@ import pytest
 from fairpath.causal import SFM
 from fairpath.datasets import make_multilevel_sfm
 from fairpath.parity import MultiLevelAudit, audit, holm
+from fairpath.report import compact_digits
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +56,11 @@ def test_the_verdicts_name_each_violation_by_contrast_with_its_p(audited):
     cells = audited.verdict_cells("w_only")
     assert list(cells.index) == ["one", "two"] and list(cells.columns) == [f"{p}: Ctf(ŷ) − Ctf(y)" for p in ("DE", "IE", "SE")]
     tests = audited.cookbook_.tests_.set_index(["predictor", "contrast", "pathway"])
+    digits = compact_digits(tests.loc["w_only", ["ci_low", "ci_high"]].to_numpy().ravel())
     for contrast in cells.index:
         for pathway, (text, tone) in zip(("DE", "IE", "SE"), cells.loc[contrast]):
             row = tests.loc[("w_only", contrast, pathway)]
-            assert text.startswith(f"{row['estimate']:+.3f} [") and tone == ("bad" if row["verdict"] == "violation" else "none")
+            assert text.startswith(f"{row['estimate']:+.{digits}f} [") and tone == ("bad" if row["verdict"] == "violation" else "none")
 
 
 def test_saving_writes_the_matrix_page_and_every_contrast_audit(audited, tmp_path):

@@ -10,7 +10,7 @@ import pandas as pd
 
 from fairpath._stats import p_clause
 from fairpath._vocabulary import LABELS
-from fairpath.report import Section, format_ci, format_p, provenance_lines, write_report
+from fairpath.report import Section, compact_digits, format_ci, format_p, provenance_lines, write_report
 
 HEADLINE_MEASURES = ("tv", "ctfde", "ctfie", "ctfse")  # TV = Ctf-DE − Ctf-IE − Ctf-SE
 
@@ -107,16 +107,17 @@ def verdict_cells(result, outcome: str) -> pd.DataFrame:
     """Contrast × measure cells (text, tone): the estimate and its simultaneous interval, the tone its verdict."""
     share = outcome in result.settings.get("share_outcomes", [])
     measures = [m for m in HEADLINE_MEASURES if m in result.measures]
+    bounds = {m: result.simultaneous(m, outcome) for m in measures}
+    scale = 100 if share else 1
+    digits = 1 if share else compact_digits([v for m in measures for pair in bounds[m].values() for v in pair])
     columns = {}
     for measure in measures:
-        bounds = result.simultaneous(measure, outcome)
         cells = []
         for name in result.contrasts:
             e = result.estimate(measure, outcome, contrast=name)
-            low, high = bounds[name]
-            scale, digits = (100, 1) if share else (1, 3)
+            low, high = bounds[measure][name]
             cells.append((f"{scale * e.estimate:+.{digits}f} [{scale * low:+.{digits}f}, {scale * high:+.{digits}f}]",
-                          _tone(e, bounds[name])))
+                          _tone(e, bounds[measure][name])))
         columns[LABELS[measure]] = cells
     return pd.DataFrame(columns, index=result.contrasts)
 

@@ -343,4 +343,6 @@ def audit_levels(data, sfm, predictors, bn, *, options: dict, parity_options: di
     settings = {**settings, "contrasts": contrasts, "levels": decomposition.levels, "learner": decomposition.settings["learner"],
                 "n_rep": decomposition.settings["n_rep"], "known_means": decomposition.settings["known_means"],
                 "counts": decomposition.counts_, "multiplicity": cookbook.multiplicity}
+    # each contrast's own notes (overlap, trimming) too, named by the contrast
+    notes = [*notes, *(f"{name}: {note}" for name, audit in audits.items() for note in audit.notes_ if note not in notes)]
     return MultiLevelAudit(sfm, predictors, decomposition, cookbook, audits, settings, notes)

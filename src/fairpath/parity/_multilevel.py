@@ -11,6 +11,7 @@ from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._vocabulary import PATHWAYS
 from fairpath.parity._cookbook import CERTIFIED, VIOLATION
 from fairpath._stats import format_p
+from fairpath.report import compact_digits
 from fairpath.parity._verdict import verdict_sentence
 
 # A Cookbook verdict's tone in the verdict matrix (see fairpath.report.matrix_html).
@@ -68,9 +69,10 @@ class MultiLevelAudit(ResultMixin):
         """Contrast × pathway cells (text, tone) of one predictor: the tested quantity [CI] (in pp for a 0/1 outcome) and its
         Holm p, coloured by verdict."""
         tests = self.cookbook_.tests_[self.cookbook_.tests_["predictor"] == predictor]
+        digits = compact_digits(tests[["ci_low", "ci_high"]].to_numpy().ravel())
 
-        def short(value: float) -> str:  # pp with one decimal, or three decimals: a cell must stay narrow
-            return f"{100 * value:+.1f}" if self.percent else f"{value:+.3f}"
+        def short(value: float) -> str:  # pp with one decimal, or three significant digits: a cell must stay narrow
+            return f"{100 * value:+.1f}" if self.percent else f"{value:+.{digits}f}"
 
         cells = {}
         for pathway in PATHWAYS:

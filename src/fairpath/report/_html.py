@@ -72,6 +72,13 @@ def table_html(frame: pd.DataFrame, float_format: str = "{:.4f}") -> str:
     return f'<div class="table-scroll"><table class="table"><thead><tr>{head}</tr></thead>\n<tbody>\n{rows}</tbody></table></div>'
 
 
+def compact_digits(values, significant: int = 3) -> int:
+    """Decimals that show the largest of ``values`` with ``significant`` significant digits (0 for salaries in the
+    thousands, 3 for effects below 1): a verdict matrix's cells must stay narrow."""
+    largest = max((abs(float(v)) for v in values if np.isfinite(v)), default=0.0)
+    return 0 if largest == 0 else int(min(max(significant - 1 - np.floor(np.log10(largest)), 0), 6))
+
+
 def matrix_html(cells: pd.DataFrame, legend: dict[str, str], corner: str = "") -> str:
     """A verdict matrix: ``cells`` holds (text, tone) pairs, its index and columns name the rows and columns; a cell's
     background is its tone (``strong``, ``weak``, ``none``, ``bad``, ``good``: colours of the report template),
