@@ -60,8 +60,9 @@ def level_features(codes, n_levels: int) -> np.ndarray:
 
 
 def _nested_seed(offset: int, x_y: int) -> int:
-    # levels 0 and 1 keep the binary analysis' seeds (offset + 4, offset + 6)
-    return offset + 4 + 2 * x_y if x_y < 2 else offset + 100 + x_y
+    # levels 0 and 1 keep the binary analysis' seeds (offset + 4, offset + 6); the others lie beyond every
+    # contrast's propensity seeds (100 + 2j, 101 + 2j)
+    return offset + 4 + 2 * x_y if x_y < 2 else offset + 1000 + x_y
 
 
 def fold_ids(n: int, n_folds: int, rng: np.random.Generator) -> np.ndarray:
