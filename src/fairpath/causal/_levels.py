@@ -19,7 +19,6 @@ c_α is the normal quantile and the intervals are the marginal ones exactly.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +60,7 @@ class MultiLevelDecomposition(ResultMixin):
         self.sfm = sfm
         self.decompositions = dict(decompositions)
         self._rows, self._n_rows = rows, n_rows  # per contrast, per split: positions of its rows among the analysed rows
+        self._families: dict[tuple[str, str], tuple] = {}  # (outcome, measure) -> its contrasts and max-|t| draws
         self.settings = settings
         self.counts_ = counts
         self.seconds_ = seconds
@@ -126,12 +126,13 @@ class MultiLevelDecomposition(ResultMixin):
         """The contrasts in the family and max_c |T_c| over ``SIMULTANEOUS_DRAWS`` Gaussian draws with their
         correlation (None with one contrast)."""
         outcome = self._outcome(outcome)
-        self._first.estimate(measure, outcome)  # refuses an unknown outcome or measure, naming them
-        names, correlation = self._correlation(measure, outcome)
-        if len(names) <= 1:
-            return names, None
-        key = (self.outcomes.index(outcome), self.measures.index(measure))
-        return names, _max_t(key, correlation.tobytes(), len(names), self.settings["seed"])
+        if (outcome, measure) not in self._families:
+            self._first.estimate(measure, outcome)  # refuses an unknown outcome or measure, naming them
+            names, correlation = self._correlation(measure, outcome)
+            key = (self.outcomes.index(outcome), self.measures.index(measure))
+            draws = None if len(names) <= 1 else _max_t(key, correlation, self.settings["seed"])
+            self._families[(outcome, measure)] = (names, draws)
+        return self._families[(outcome, measure)]
 
     def _outcome(self, outcome: str | None) -> str:
         return self.sfm.y if outcome is None else outcome
@@ -266,10 +267,10 @@ class MultiLevelDecomposition(ResultMixin):
         return forest_plot(self, ax, [m for m in measures if m in self.measures], self._outcome(outcome))
 
 
-@lru_cache(maxsize=256)
-def _max_t(key: tuple, correlation: bytes, size: int, seed: int) -> np.ndarray:
-    """max |N(0, R)| over ``SIMULTANEOUS_DRAWS`` draws, R the ``size`` × ``size`` correlation (as bytes, to cache)."""
-    values, vectors = np.linalg.eigh(np.frombuffer(correlation).reshape(size, size))
+def _max_t(key: tuple, correlation: np.ndarray, seed: int) -> np.ndarray:
+    """max |N(0, R)| over ``SIMULTANEOUS_DRAWS`` draws, R the contrasts' ``correlation``; ``key`` (outcome, measure)
+    names the draws' stream."""
+    values, vectors = np.linalg.eigh(correlation)
     root = vectors * np.sqrt(np.clip(values, 0.0, None))
-    normal = child_rng(seed, SIMULTANEOUS, *key).standard_normal((SIMULTANEOUS_DRAWS, size))
+    normal = child_rng(seed, SIMULTANEOUS, *key).standard_normal((SIMULTANEOUS_DRAWS, len(correlation)))
     return np.abs(normal @ root.T).max(axis=1)
