@@ -300,21 +300,23 @@ def audit(
     return contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes, settings)
 
 
-def contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes: list[str], settings: dict) -> AuditResult:
-    """The audit of one contrast from its parts: the notes its decomposition calls for, its values in the settings."""
+def contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes: list[str], settings: dict, *,
+                   propensity: str = "propensity") -> AuditResult:
+    """The audit of one contrast from its parts: the notes its decomposition calls for (``propensity`` names what the
+    bounds apply to), its values in the settings."""
     notes, eps = list(notes), settings["eps"]
     if decomposition.settings["known_means"]:
         notes.append(f"E[Ŷ | x, z, w] of {', '.join(decomposition.settings['known_means'])} evaluated from the predictor's function "
                      "(exact, not estimated), so no regression error of that mean enters its measures")
     if not decomposition.estimable:
-        notes.append(f"NOT ESTIMABLE: {decomposition.overlap_['share_outside']:.0%} of rows have a propensity outside "
+        notes.append(f"NOT ESTIMABLE: {decomposition.overlap_['share_outside']:.0%} of rows have a {propensity} outside "
                      f"[{eps}, {1 - eps}]; the groups barely overlap, so the effects are not estimable from these data "
                      "and the Cookbook certifies nothing")
     if decomposition.n_trimmed_:
-        notes.append(f"{decomposition.n_trimmed_} rows trimmed from the decomposition (propensity outside [{eps}, {1 - eps}]); "
+        notes.append(f"{decomposition.n_trimmed_} rows trimmed from the decomposition ({propensity} outside [{eps}, {1 - eps}]); "
                      "predictive parity uses all rows")
     elif decomposition.n_extreme_:
-        notes.append(f"{decomposition.n_extreme_} rows have a propensity outside [{eps}, {1 - eps}] (weak positivity); "
+        notes.append(f"{decomposition.n_extreme_} rows have a {propensity} outside [{eps}, {1 - eps}] (weak positivity); "
                      "not trimmed")
     settings = {**settings, "sfm": str(sfm), "learner": decomposition.settings["learner"],
                 "known_means": decomposition.settings["known_means"], "n_rep": decomposition.settings["n_rep"],
@@ -337,7 +339,8 @@ def audit_levels(data, sfm, predictors, bn, *, options: dict, parity_options: di
     for name, contrast in decomposition.decompositions.items():
         rows = data.loc[data[sfm.x].isin([contrast.sfm.x0, contrast.sfm.x1])]
         parity = {p: predictive_parity(rows, contrast.sfm, p, **parity_options) for p in predictors}
-        audits[name] = contrast_audit(contrast.sfm, predictors, contrast, parity, cookbook.for_contrast(name), notes, settings)
+        audits[name] = contrast_audit(contrast.sfm, predictors, contrast, parity, cookbook.for_contrast(name), notes, settings,
+                                      propensity="share-balanced propensity")
         steps.update()
     steps.close()
     settings = {**settings, "contrasts": contrasts, "levels": decomposition.levels, "learner": decomposition.settings["learner"],
