@@ -122,20 +122,14 @@ def _print_verdicts(result, paths: dict) -> None:
 
 def _run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
-    from fairpath.causal import SFM
-    from fairpath.cli._common import protected_attribute, read_table, resolve_level
+    from fairpath.cli._common import protected_attribute, read_table, sfm_for
     from fairpath.parity import audit
 
     config = _config_from_args(args)
     check_output_dir(config.out, "output folder (--out)")
     data = read_table(config.data, config.empty_category, na_values=config.na_values, categorical=config.categorical)
     data, x = protected_attribute(data, config.x, merge=config.merge, drop_levels=config.drop_levels)
-    if x not in data.columns:
-        from fairpath._exceptions import FairpathInputError
-
-        raise FairpathInputError(f"protected attribute column {x!r} not found in {config.data!r}; columns: {list(data.columns)}")
-    x1 = None if config.x1 is None else resolve_level(data[x], config.x1)
-    sfm = SFM(x=x, x0=resolve_level(data[x], config.x0), x1=x1, z=config.z, w=config.w, y=config.y)
+    sfm = sfm_for(data, x=x, x0=config.x0, x1=config.x1, z=config.z, w=config.w, y=config.y, source=repr(config.data))
     from fairpath.report import provenance
 
     result = audit(data, sfm, config.predictors, config.bn, provenance=provenance(inputs=[config.data], seed=config.seed),

@@ -16,7 +16,7 @@ from fairpath._validation import Integer, Jobs, Seed, check_columns_present, fla
 __all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
            "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "parse_merge", "predictor_columns", "read_data", "read_table",
            "resolve_level",
-           "seed_type", "sfm_from_args", "signature_default", "add_level_arguments", "protected_attribute"]
+           "seed_type", "sfm_from_args", "signature_default", "add_level_arguments", "protected_attribute", "sfm_for"]
 
 
 def comma_list(text: str | None) -> list[str]:
@@ -146,13 +146,25 @@ def protected_attribute(data: pd.DataFrame, x: str, *, merge=None, drop_levels=N
     return data, x
 
 
+def sfm_for(data: pd.DataFrame, *, x: str, x0, x1, z, w, y: str, source: str):
+    """The SFM with X's levels matched to its column in ``data`` (named ``source`` in the message when it lacks it):
+    ``"1"`` names a numeric level 1; ``x1`` None keeps every level. A Dask DataFrame's distinct values of X are
+    computed (on the active Dask client)."""
+    from fairpath.causal import SFM
+
+    if x not in data.columns:
+        raise FairpathInputError(f"protected attribute column {x!r} not found in {source}; available columns: {list(data.columns)}")
+    column = data[x]
+    if not isinstance(column, pd.Series):
+        column = pd.Series(column.unique().compute(), name=x)
+    return SFM(x=x, x0=resolve_level(column, x0), x1=None if x1 is None else resolve_level(column, x1), z=z, w=w, y=y)
+
+
 def sfm_from_args(args, data: pd.DataFrame):
     """The data and the SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1), X is built
     from several columns and its levels merged or dropped where the subcommand takes :func:`add_level_arguments`.
     ``data`` may be a Dask DataFrame (one column X, its levels as they are): X's distinct values are then computed (on
     the active Dask client)."""
-    from fairpath.causal import SFM
-
     partitioned = not isinstance(data, pd.DataFrame)
     changes = getattr(args, "merge", None) or getattr(args, "drop_levels", None) or "," in args.x
     if changes and partitioned:
@@ -162,14 +174,9 @@ def sfm_from_args(args, data: pd.DataFrame):
         data, x = protected_attribute(data, args.x, merge=args.merge, drop_levels=args.drop_levels)
     else:
         x = args.x
-    if x not in data.columns:
-        raise FairpathInputError(f"protected attribute column {x!r} not found; available columns: {list(data.columns)}")
-    column = data[x]
-    if not isinstance(column, pd.Series):
-        column = pd.Series(column.unique().compute(), name=x)
-    x1 = None if args.x1 is None else resolve_level(column, args.x1)
-    sfm = SFM(x=x, x0=resolve_level(column, args.x0), x1=x1, z=comma_list(args.z), w=comma_list(args.w), y=args.y)
-    check_columns_present(data, sfm.columns, f"data file {str(args.data)!r}")
+    source = f"data file {str(args.data)!r}"
+    sfm = sfm_for(data, x=x, x0=args.x0, x1=args.x1, z=comma_list(args.z), w=comma_list(args.w), y=args.y, source=source)
+    check_columns_present(data, sfm.columns, source)
     return data, sfm
 
 
