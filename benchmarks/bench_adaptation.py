@@ -40,7 +40,7 @@ def measure(dataset: str, rows: int, engine: str) -> dict:
         sfm = GOV_CENSUS_SFM
         data = pd.read_csv(SHARED / "data" / "gov_census.csv", keep_default_na=False).head(rows)
     data = data[sfm.columns]
-    quantiles = ForestQuantileEngine(n_estimators=100, max_samples=1.0, max_rows_per_tree=10**9, max_leaf_values=None, oob_ranks=True) if engine == "fairadapt-like" else "forest"
+    quantiles = ForestQuantileEngine(n_estimators=100, max_samples=1.0, max_rows_per_tree=10**9, max_leaf_values=None) if engine == "fairadapt-like" else "forest"
     before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall, cpu = time.perf_counter(), time.process_time()
     adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, engine=quantiles, random_state=0).fit(data)

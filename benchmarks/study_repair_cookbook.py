@@ -83,7 +83,7 @@ def main() -> None:
         for bn in BN_SETS:
             start = time.perf_counter()
             predictor = FairPredictor(sfm, bn, learner=learner, random_state=args.seed).fit(data)
-            adapted = judge(predictor.twin_frame("fair"), sfm, bn, "fair", outcome_effects, truth, args.seed)
+            adapted = judge(predictor.twin_frame(column="fair"), sfm, bn, "fair", outcome_effects, truth, args.seed)
             routes = [("adaptation", adapted)]
             for route, lambdas in (("constrained", None), ("constrained λ=∞", (np.inf,))):
                 options = {} if lambdas is None else {"lambdas": lambdas}

@@ -172,12 +172,11 @@ CONCENTRATED = CausalGraph(["x", "z", "noise", "w", "y"],
                            [("x", "w"), ("x", "y"), ("z", "w"), ("noise", "w"), ("w", "y")], [("x", "z")])
 
 
-@pytest.mark.parametrize("oob_ranks", [False, True])
-def test_twins_keep_a_concentrated_level_share_given_the_resolving_variable(oob_ranks):
+def test_twins_keep_a_concentrated_level_share_given_the_resolving_variable():
     # Uncalibrated forest ranks moved the top level's share by -1.0 (in-sample) and -2.5 points (out of
     # bag) on 100,000 rows; calibrated, within 0.3. Here, on 60,000 rows, out of bag: -2.7 before, -0.2 after.
     data = concentrated_level_scm(60_000, seed=3)
-    engine = ForestQuantileEngine(oob_ranks=oob_ranks)
+    engine = ForestQuantileEngine()
     twins = FairAdapt(CONCENTRATED, "x", "f", "y", resolving=["z"], engine=engine, random_state=0).fit(data).adapted_train_
     men = data["x"] == "m"
     women_share = data[~men].groupby("z")["w"].apply(lambda s: (s == 5).mean())
@@ -196,7 +195,8 @@ def test_twins_keep_a_concentrated_level_share_given_the_resolving_variable(oob_
 
 
 def test_two_levels_give_the_twins_of_the_two_level_code():
-    # Frozen from the code before K-level adaptation (its seeds: engines 2·step + level, jitter and transform streams).
+    # Frozen from the code before K-level adaptation (its seeds: engines 2·step + level, jitter and transform streams);
+    # the forest parts refrozen when every rank became out of bag (issue 44: 33 of 460 rows moved), the linear ones as they were.
     data = binary_sfm_with_categories(400, seed=21)
     new = binary_sfm_with_categories(60, seed=22).drop(columns="y")
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")

@@ -38,9 +38,6 @@ def test_forest_ranks_are_close_to_the_true_conditional_cdf():
     assert np.abs(ranks - truth).mean() < 0.05
     default = ForestQuantileEngine(random_state=0).fit(x, y).ranks(x, y, in_sample=True)
     assert np.abs(default - truth).mean() < 0.09
-    oob_engine = ForestQuantileEngine(min_samples_leaf=20, max_samples=0.3, random_state=0, oob_ranks=True)
-    oob = oob_engine.fit(x, y).ranks(x, y, in_sample=True)
-    assert np.abs(oob - truth).mean() < 0.06
     # Quantiles at given ranks follow the conditional spread.
     probe = np.array([[0.5], [1.5]])
     upper = engine.quantiles(probe, np.array([0.9, 0.9]))
@@ -75,15 +72,32 @@ def test_make_engine_by_name_and_by_prototype():
 
 def test_out_of_bag_ranks_when_the_forest_learns_from_a_subset():
     # The forest learns from 600 of 1,000 rows: those are ranked from the trees that did not draw them
-    # (quantile-forest's own out-of-bag prediction), the other 400 from every tree. This used to raise.
+    # (quantile-forest's own out-of-bag prediction), the other 400 from a random subset of the trees.
     x, y, _ = heteroscedastic(1000, seed=4)
-    engine = ForestQuantileEngine(max_train_rows=600, oob_ranks=True, random_state=0).fit(x, y)
+    engine = ForestQuantileEngine(max_train_rows=600, random_state=0).fit(x, y)
     ranks = engine.ranks(x, y, in_sample=True)
     learned = np.zeros(1000, bool)
     learned[engine.train_rows_] = True
     out_of_bag = engine.forest_.predict(x[learned], quantiles=list(_GRID), oob_score=True, weighted_quantile=False,
                                         indices=np.arange(learned.sum()))
     np.testing.assert_allclose(ranks[learned], _rank_in_rows(out_of_bag, y[learned]))
-    every_tree = ForestQuantileEngine(max_train_rows=600, random_state=0).fit(x, y).ranks(x, y, in_sample=True)
-    np.testing.assert_array_equal(ranks[~learned], every_tree[~learned])
-    assert not np.allclose(ranks[learned], every_tree[learned])
+    every_tree = _rank_in_rows(engine._grid_values(x, slice(None)), y)
+    assert not np.allclose(ranks[~learned], every_tree[~learned])
+    assert engine.out_of_bag_share_ == pytest.approx(np.exp(-0.5), abs=0.02)  # bootstrap draws of half the rows
+
+
+def test_new_rows_are_ranked_as_the_training_rows_are():
+    # Ranks read off every tree for new rows but with the row's own value in its leaves for training rows
+    # had different spreads (so the twins' calibration did not hold for new rows); read out of bag, both
+    # samples of ranks come from one distribution.
+    x, y, _ = heteroscedastic(3000, seed=5)
+    new_x, new_y, _ = heteroscedastic(3000, seed=6)
+    engine = ForestQuantileEngine(random_state=0).fit(x, y)
+    training, new = engine.ranks(x, y, in_sample=True), engine.ranks(new_x, new_y, in_sample=False)
+    assert stats.ks_2samp(training, new).pvalue > 0.05
+    assert new.std() == pytest.approx(training.std(), rel=0.03)
+    # Before: training rows read off every tree (their own values in half the leaves: spread 0.28), new rows too (0.31).
+    training_before = _rank_in_rows(engine._grid_values(x, slice(None)), y)
+    new_before = _rank_in_rows(engine._grid_values(new_x, slice(None)), new_y)
+    assert stats.ks_2samp(training_before, new_before).pvalue < 0.01
+    np.testing.assert_array_equal(new, engine.ranks(new_x, new_y, in_sample=False))  # seeded

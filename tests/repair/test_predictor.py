@@ -40,7 +40,7 @@ def test_kept_pathways_keep_part_of_the_disparity(synthetic):
 def test_twin_frame_holds_observed_outcome_and_adapted_covariates(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
     predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=1).fit(data)
-    frame = predictor.twin_frame("fair")
+    frame = predictor.twin_frame(column="fair")
     np.testing.assert_array_equal(frame[sfm.y], data[sfm.y])
     np.testing.assert_array_equal(frame[list(sfm.z)], data[list(sfm.z)])  # SE kept: Z is resolving
     assert not np.allclose(frame["w1"], data["w1"])

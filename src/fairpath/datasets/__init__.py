@@ -15,6 +15,7 @@ from fairpath.datasets._synthetic import (
     make_appendix_a2,
     make_binary_sfm,
     make_confounded_sfm,
+    make_count_sfm,
     make_linear_sfm,
     make_mixed_sfm,
     make_multilevel_sfm,
@@ -23,6 +24,6 @@ from fairpath.datasets._synthetic import (
 __all__ = [
     "TabularDataset", "load_compas", "load_gov_census", "compas_from_raw", "compas_raw_path", "COMPAS_SFM",
     "GOV_CENSUS_SFM", "SyntheticData", "StructuralModel", "make_appendix_a2", "make_binary_sfm",
-    "make_confounded_sfm", "make_linear_sfm", "make_mixed_sfm",
+    "make_confounded_sfm", "make_count_sfm", "make_linear_sfm", "make_mixed_sfm",
     "make_multilevel_sfm",
 ]

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.special import expit, softmax
 
 from fairpath._exceptions import FairpathInputError
@@ -212,6 +213,37 @@ class BinarySFM(StructuralModel):
 
     def outcome_mean(self, x, z, w):
         return expit(-0.5 + 0.6 * x + 0.5 * z[:, 0] - 0.4 * z[:, 1] + 0.6 * w[:, 0] + 0.7 * w[:, 1])
+
+
+class CountSFM(StructuralModel):
+    """Binary Y with a continuous and a count mediator, the shape of COMPAS (prior offences): Z = {z1 (real),
+    z2 (binary)}, X | z logistic, W1 = 0.7·X + 0.5·z1 + U1, W2 ~ Poisson(exp(−0.6 + 0.7·X + 0.3·z1 + 0.3·W1))
+    (the inverse CDF at U2 ~ U(0, 1), so counterfactual counts share the unit's noise), and
+    P(Y = 1 | x, z, w) = expit(−1 + 0.4·X + 0.5·z1 − 0.4·z2 + 0.5·W1 + 0.35·W2). The count is an integer column."""
+
+    name = "count_sfm"
+    z_names = ("z1", "z2")
+    w_names = ("w1", "w2")
+    binary_outcome = True
+
+    def exogenous(self, n, rng):
+        z = np.column_stack([rng.standard_normal(n), rng.binomial(1, 0.5, n)])
+        x = (rng.uniform(size=n) < expit(0.8 * z[:, 0] - 0.5 * z[:, 1])).astype(float)
+        return {"x": x, "z": z, "u1": rng.standard_normal(n), "u2": rng.uniform(size=n), "u_y": rng.uniform(size=n)}
+
+    def mediators(self, x, u):
+        z = u["z"]
+        w1 = 0.7 * x + 0.5 * z[:, 0] + u["u1"]
+        w2 = stats.poisson.ppf(u["u2"], np.exp(-0.6 + 0.7 * x + 0.3 * z[:, 0] + 0.3 * w1))
+        return np.column_stack([w1, w2])
+
+    def outcome_mean(self, x, z, w):
+        return expit(-1.0 + 0.4 * x + 0.5 * z[:, 0] - 0.4 * z[:, 1] + 0.5 * w[:, 0] + 0.35 * w[:, 1])
+
+    def sample(self, n, seed=None):
+        sample = super().sample(n, seed)
+        sample.data["w2"] = sample.data["w2"].astype(int)
+        return sample
 
 
 class ConfoundedSFM(StructuralModel):
@@ -418,7 +450,7 @@ def _intercepts(model: MultilevelSFM) -> np.ndarray:
     return alpha
 
 
-_A2, _BINARY, _CONFOUNDED, _MIXED = AppendixA2(), BinarySFM(), ConfoundedSFM(), MixedSFM()
+_A2, _BINARY, _COUNT, _CONFOUNDED, _MIXED = AppendixA2(), BinarySFM(), CountSFM(), ConfoundedSFM(), MixedSFM()
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})
@@ -431,6 +463,12 @@ def make_appendix_a2(n: int = 5000, seed: int | None = None) -> SyntheticData:
 def make_binary_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
     """Sample an SFM with Z = {z1, z2}, W = {w1, w2} and binary Y."""
     return _BINARY.sample(n, seed)
+
+
+@validate_params({"n": Integer(1), "seed": Optional(Seed())})
+def make_count_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
+    """Sample an SFM with binary Y, Z = {z1, z2} and W = {w1 (real), w2 (a count)}, the shape of COMPAS."""
+    return _COUNT.sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})

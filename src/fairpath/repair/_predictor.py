@@ -186,26 +186,44 @@ class FairPredictor(BaseEstimator):
             )
         return self.learner_.predict_proba(features)
 
-    def twin_frame(self, column: str = "fair") -> pd.DataFrame:
-        """The training rows in the twin world: observed X and Y, adapted Z and W, and the out-of-fold scores.
+    def scores(self, data: pd.DataFrame) -> np.ndarray:
+        """Probabilities of a binary outcome (a classifier's), predicted values otherwise, at the fair twins of ``data``."""
+        features = self._twin_features(data)
+        if self.binary_ and is_classifier(self.learner_):
+            return self.learner_.predict_proba(features)[:, 1]
+        return self.learner_.predict(features)
 
+    def twin_frame(self, data: pd.DataFrame | None = None, column: str = "fair") -> pd.DataFrame:
+        """Rows in the twin world: observed X and Y, adapted Z and W, and the predictor's scores.
+
+        ``data=None``: the training rows with their out-of-fold scores; otherwise the new rows ``data``
+        (holding the outcome), transformed as the training rows were, with the scores of the predictor.
         This is where the predictor's causal effects are measured (as in the paper's code): the
         predictor is a function of the twins, and its pathways run through the twins' covariates.
         """
-        frame = self.adapter_.adapted_train_.copy()
-        frame[self.sfm.y] = self.adapter_.train_[self.sfm.y]
-        frame[column] = self.oof_scores_
-        return frame
+        check_fitted(self, "learner_")
+        if data is None:
+            frame = self.adapter_.adapted_train_.copy()
+            frame[self.sfm.y] = self.adapter_.train_[self.sfm.y]
+            return frame.assign(**{column: self.oof_scores_})
+        check_frame(data, "data to audit")
+        check_columns_present(data, [self.sfm.y], "the data to audit (the observed outcome)")
+        return self.adapter_.transform(data).assign(**{column: self.scores(data)})
 
-    def audit(self, column: str = "fair_predictor", **options):
-        """Audit the out-of-fold scores on the fair twins (:meth:`twin_frame`) under the BN set the predictor serves.
+    def audit(self, data: pd.DataFrame | None = None, *, column: str = "fair_predictor", **options):
+        """Audit the predictor on fair twins under the BN set it serves: those of the training rows with their
+        out-of-fold scores (``data=None``), or those of new rows ``data`` (which must hold the outcome).
 
         As in the paper's code, Ŷ^FP is measured in the twin world, where its pathways run through
-        the twins' covariates. With an SFM of ``x1=None`` the audit covers every contrast against x0
-        (a :class:`fairpath.parity.MultiLevelAudit`). With ``reference="x1"`` the twins follow x1's mechanisms, so Y's
-        spurious effect measured there estimates its spurious effect in the data: the quantity
-        Ŷ^FP must reproduce when SE is in the BN set. The outcome is labelled ``y (on the fair twins)``: its
-        effects here differ from those of an audit of the observed data. ``options`` go to :func:`fairpath.parity.audit`.
+        the twins' covariates (:meth:`twin_frame`); new rows' twins are made as the training rows' are
+        (see :class:`~fairpath.adaptation.FairAdapt`), so the two audits estimate the same effects and
+        a held-out audit shows whether fairness carries over to rows the predictor never saw. With an
+        SFM of ``x1=None`` the audit covers every contrast against x0 (a
+        :class:`fairpath.parity.MultiLevelAudit`). With ``reference="x1"`` the twins follow x1's
+        mechanisms, so Y's spurious effect measured there estimates its spurious effect in the data: the
+        quantity Ŷ^FP must reproduce when SE is in the BN set. The outcome is labelled ``y (on the fair
+        twins)``: its effects here differ from those of an audit of the observed data. ``options`` go to
+        :func:`fairpath.parity.audit`.
         """
         from fairpath.parity import audit
 
@@ -214,4 +232,4 @@ class FairPredictor(BaseEstimator):
         if self.resolving is not None:
             raise FairpathInputError("audit() needs the BN set: build the FairPredictor with bn=... instead of resolving=...")
         options.setdefault("data_label", TWIN_LABEL)
-        return audit(self.twin_frame(column), self.sfm, [column], list(parse_bn(self.bn)), **options)
+        return audit(self.twin_frame(data, column), self.sfm, [column], list(parse_bn(self.bn)), **options)

@@ -9,7 +9,9 @@ predictor. On the held-out rows:
 - verdict: the Business Necessity Cookbook (:func:`fairpath.parity.audit`) of the fair predictor on
   the held-out rows' fair twins, where its pathways run (as in the paper and :meth:`FairPredictor.audit`),
   and of the other predictors on the observed rows. The outcome's effects differ between the two, so
-  each is labelled with its data;
+  each is labelled with its data. Beside it, the same predictor's verdict in sample (the fair twins of
+  the rows it was fitted on, with their out-of-fold scores), so the report shows whether fairness
+  carried over to rows the predictor never saw;
 - cost: AUC and log loss (R² and RMSE for a continuous outcome) of every predictor for the observed outcome;
 - predictive parity: every predictor's iPPM for the observed outcome, judged with Theorem 1
   (:mod:`fairpath.parity._verdict`).
@@ -44,6 +46,7 @@ FAIR, UNCONSTRAINED, CONSTRAINED = "fair", "unconstrained", "constrained"
 _ACCURACY = {True: (("auc", "AUC"), ("log_loss", "log loss")), False: (("r2", "R²"), ("rmse", "RMSE"))}
 HELD_OUT_TWINS = f"held-out rows, {TWIN_LABEL}"
 HELD_OUT_OBSERVED = "held-out rows, observed"
+IN_SAMPLE_TWINS = f"fitting rows, {TWIN_LABEL}"
 
 
 class RepairResult(ResultMixin):
@@ -59,6 +62,8 @@ class RepairResult(ResultMixin):
     held_out_ : the held-out rows' X, Y and every predictor's score (from the fits on the other rows).
     accuracy_ : one row per predictor and accuracy measure on the held-out rows.
     audit_ : the fair predictor's :class:`~fairpath.parity.AuditResult` on the held-out rows' fair twins.
+    in_sample_audit_ : the same predictor's audit on the fair twins of the rows it was fitted on (their
+        out-of-fold scores): beside ``audit_``, whether its fairness carried over to rows it never saw.
     baseline_audit_ : the unconstrained (and constrained) predictors' audit on the observed held-out rows.
     settings : every setting of the call, with its provenance.
     """
@@ -71,10 +76,11 @@ class RepairResult(ResultMixin):
     held_out_ = ReadOnly()
     accuracy_ = ReadOnly()
     audit_ = ReadOnly()
+    in_sample_audit_ = ReadOnly()
     baseline_audit_ = ReadOnly()
     settings = ReadOnly()
 
-    def __init__(self, sfm, bn, predictor, constrained, tables, held_out_, accuracy_, audit_, baseline_audit_, settings):
+    def __init__(self, sfm, bn, predictor, constrained, tables, held_out_, accuracy_, audit_, in_sample_audit_, baseline_audit_, settings):
         self.sfm = sfm
         self.bn = bn
         self.predictor = predictor
@@ -83,6 +89,7 @@ class RepairResult(ResultMixin):
         self.held_out_ = held_out_
         self.accuracy_ = accuracy_
         self.audit_ = audit_
+        self.in_sample_audit_ = in_sample_audit_
         self.baseline_audit_ = baseline_audit_
         self.settings = settings
 
@@ -110,12 +117,21 @@ class RepairResult(ResultMixin):
         for it (Theorem 1), then the other predictors' verdicts."""
         n = len(self.held_out_)
         lines = [f"Repaired predictor ({FAIR}: a learner on the fair twins), judged on {n:,} held-out rows: {self.audit_.verdict_line(FAIR)}",
+                 f"In sample, on the fair twins of the {self.settings['n'] - n:,} rows it was fitted on (out-of-fold scores): "
+                 f"{self.in_sample_audit_.verdict_line(FAIR)}", self.carry_over_sentence(),
                  self.cost_sentence(), self.audit_.parity_line(FAIR, original=self.parity_[UNCONSTRAINED])]
         if self.constrained is not None:
             lines.append(self.baseline_audit_.parity_line(CONSTRAINED, original=self.parity_[UNCONSTRAINED]))
         lines.append(self.audit_.bn_parity_line())
         lines += [f"For comparison, on the observed held-out rows: {self.baseline_audit_.verdict_line(p)}" for p in self.baseline_audit_.predictors]
         return lines
+
+    def carry_over_sentence(self) -> str:
+        """Whether the verdict on the rows the predictor was fitted on held on the rows it never saw."""
+        held, fitted = self.status, self.in_sample_audit_.status[FAIR]
+        if held == fitted:
+            return f"The verdict carried over: {held} in sample and on the held-out rows."
+        return f"The verdict did not carry over: {fitted} in sample, {held} on the held-out rows."
 
     def cost_sentence(self) -> str:
         """The change in accuracy of the repaired predictor(s) against the unconstrained one, in words."""
@@ -134,7 +150,7 @@ class RepairResult(ResultMixin):
         """Accuracy on the held-out rows (no intervals), then both audits' estimates and Cookbook tests; the
         column ``data`` names the rows each was measured on, and the outcome's subject says it too."""
         frames = [self.accuracy_.rename(columns={"predictor": "subject"}).assign(data=HELD_OUT_OBSERVED)]
-        for result, data in ((self.audit_, HELD_OUT_TWINS), (self.baseline_audit_, HELD_OUT_OBSERVED)):
+        for result, data in ((self.audit_, HELD_OUT_TWINS), (self.in_sample_audit_, IN_SAMPLE_TWINS), (self.baseline_audit_, HELD_OUT_OBSERVED)):
             frame = pd.concat([result.to_frame(), result.cookbook_.to_frame()], ignore_index=True)
             frame["subject"] = frame["subject"].replace({self.sfm.y: f"{self.sfm.y} ({data})"})
             frames.append(frame.assign(data=data))
@@ -155,6 +171,7 @@ class RepairResult(ResultMixin):
             "held_out": {"n": len(self.held_out_), "holdout": self.settings["holdout"]},
             "accuracy": self.accuracy_.to_dict(orient="records"),
             "audit": self.audit_.to_dict(),
+            "in_sample_audit": self.in_sample_audit_.to_dict(),
             "baseline_audit": self.baseline_audit_.to_dict(),
             "settings": self.settings,
         }
@@ -172,10 +189,12 @@ class RepairResult(ResultMixin):
                  f"{_tv(adapter.train_, self.sfm):.4f} -> {_tv(adapter.adapted_train_, self.sfm):.4f} after adaptation (all rows)"]
         for row in self.accuracy_.itertuples():
             lines.append(f"  {row.predictor:<14} {row.measure:<9} {row.estimate:.4f} (held-out rows)")
-        lines += [self.audit_.cookbook_.summary(), self.baseline_audit_.cookbook_.summary()]
+        lines += [f"Held-out rows, {TWIN_LABEL}:", self.audit_.cookbook_.summary(), f"Fitting rows, {TWIN_LABEL}:",
+                  self.in_sample_audit_.cookbook_.summary(), "Held-out rows, observed:", self.baseline_audit_.cookbook_.summary()]
         if self.constrained is not None:
             lines.append(self.constrained.path_result().summary())
-        lines += [f"note: {note}" for note in (*self.audit_.notes_, *self.baseline_audit_.notes_)]
+        notes = dict.fromkeys((*self.audit_.notes_, *self.in_sample_audit_.notes_, *self.baseline_audit_.notes_))
+        lines += [f"note: {note}" for note in notes]
         return "\n".join(lines)
 
     def plot(self, ax=None):
@@ -232,7 +251,7 @@ def _tv(frame: pd.DataFrame, sfm) -> float:
     return float(frame.loc[group, sfm.y].mean() - frame.loc[~group, sfm.y].mean())
 
 
-def _scores(model, data: pd.DataFrame) -> np.ndarray:
+def _constrained_scores(model: ConstrainedLearner, data: pd.DataFrame) -> np.ndarray:
     """Probabilities of a binary outcome, predicted values of a continuous one."""
     return model.predict_proba(data)[:, 1] if hasattr(model, "classes_") else model.predict(data)
 
@@ -294,10 +313,10 @@ def _outputs(data: pd.DataFrame, sfm, predictor: FairPredictor, test: pd.DataFra
     tables = {"adapted_train.csv": adapter.adapted_train_, "fair_twins.csv": adapter.fair_twins()}
     if test is not None:
         tables["adapted_test.csv"] = adapter.transform(test)
-        tables["test_scores.csv"] = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].assign(fair_score=_scores(predictor, test))
+        tables["test_scores.csv"] = test[[c for c in (sfm.x, sfm.y) if c in test.columns]].assign(fair_score=predictor.scores(test))
     if constrained is not None:
         tables["constrained_path.csv"] = constrained.path_result().to_frame()
-        scores["constrained_score"] = _scores(constrained, data)
+        scores["constrained_score"] = _constrained_scores(constrained, data)
     tables["scores.csv"] = scores
     return tables
 
@@ -306,10 +325,10 @@ def _held_out_scores(data: pd.DataFrame, sfm, recipe: dict, judged: list[str], c
     """The held-out rows, the fair predictor refitted on the others, and every predictor's held-out scores."""
     fitting, held = _split(data, sfm, holdout, recipe["n_folds"], seed)
     predictor = FairPredictor(sfm, **recipe).fit(fitting)
-    scores = held[[sfm.x, sfm.y]].assign(**{FAIR: _scores(predictor, held)})
+    scores = held[[sfm.x, sfm.y]].assign(**{FAIR: predictor.scores(held)})
     scores[UNCONSTRAINED] = _unconstrained_scores(fitting, held, sfm, predictor.features_, recipe["learner"], predictor.binary_, seed)
     if constrained:
-        scores[CONSTRAINED] = _scores(ConstrainedLearner(sfm, judged, random_state=seed).fit(fitting), held)
+        scores[CONSTRAINED] = _constrained_scores(ConstrainedLearner(sfm, judged, random_state=seed).fit(fitting), held)
     return held, predictor, scores.reset_index(drop=True)
 
 
@@ -352,14 +371,17 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     y = held_out[sfm.y].to_numpy()
     accuracy = pd.DataFrame([row for name in (FAIR, *others) for row in _accuracy_rows(name, y, held_out[name].to_numpy(), predictor.binary_)])
 
-    options = dict(alpha=alpha, margin=margin, level=level, n_bins=_complete_bins(held_out, sfm, [FAIR, *others], n_bins), n_boot=n_boot, learner=audit_learner, n_folds=n_folds,
+    in_sample = judged_predictor.twin_frame(column=FAIR).reset_index(drop=True)
+    bins = min(_complete_bins(held_out, sfm, [FAIR, *others], n_bins), _complete_bins(in_sample, sfm, [FAIR], n_bins))
+    options = dict(alpha=alpha, margin=margin, level=level, n_bins=bins, n_boot=n_boot, learner=audit_learner, n_folds=n_folds,
                    seed=seed, progress=progress)
     twins = judged_predictor.adapter_.transform(held).reset_index(drop=True).assign(**{FAIR: held_out[FAIR]})
     fair_audit = audit(twins, sfm, [FAIR], judged, data_label=HELD_OUT_TWINS, **options)
+    in_sample_audit = audit(in_sample, sfm, [FAIR], judged, data_label=IN_SAMPLE_TWINS, **options)
     baseline_audit = audit(held.reset_index(drop=True).join(held_out[others]), sfm, others, judged, data_label=HELD_OUT_OBSERVED, **options)
     settings = {"bn": bn if isinstance(bn, str) else list(bn), "resolving": resolving, "reference": reference, "engine": str(engine),
                 "learner": "forest" if learner is None else type(learner).__name__, "constrained": constrained, "holdout": holdout,
                 "alpha": alpha, "margin": margin, "level": level, "n_bins": n_bins, "n_bins_used": options["n_bins"], "n_boot": n_boot, "n_folds": n_folds,
                 "audit_learner": fair_audit.settings["learner"], "seed": seed, "n": len(data), "n_held_out": len(held_out),
                 "provenance": provenance or make_provenance(call=f"fairpath.repair.repair(<DataFrame {data.shape[0]} rows>, bn={bn!r}, seed={seed})", seed=seed)}
-    return RepairResult(sfm, judged, predictor, full_constrained, tables, held_out, accuracy, fair_audit, baseline_audit, settings)
+    return RepairResult(sfm, judged, predictor, full_constrained, tables, held_out, accuracy, fair_audit, in_sample_audit, baseline_audit, settings)

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairpath.report import Section, format_count, provenance_lines, write_report
+from fairpath._stats import p_clause
+from fairpath.report import Section, format_ci, format_count, provenance_lines, write_report
 
 _FRONTIER_TEXT = (
     "<p>Each point is a predictor: <em>adapt B</em> is a forest trained on fair twins for the BN set whose resolving "
@@ -99,6 +100,22 @@ def accuracy_table(result) -> pd.DataFrame:
     return table.reset_index().rename_axis(columns=None)
 
 
+def carry_over_table(result) -> pd.DataFrame:
+    """The fair predictor's Cookbook tests in sample (the fitting rows' twins) beside those on the held-out rows' twins."""
+    columns = {}
+    for label, audit in (("in sample", result.in_sample_audit_), ("held out", result.audit_)):
+        tests = audit.cookbook_.tests_
+        level = float(tests["level"].iloc[0])
+        columns[label] = tests
+        columns[f"{label}: estimate"] = [f"{e:+.4f}" for e in tests["estimate"]]
+        columns[f"{label}: {level:.0%} CI"] = [format_ci(lo, hi) for lo, hi in zip(tests["ci_low"], tests["ci_high"])]
+        columns[f"{label}: p"] = [p_clause(name, p) for name, p in zip(tests["verdict_p_name"], tests["verdict_p"])]
+        columns[f"{label}: verdict"] = list(tests["verdict"])
+    first = columns.pop("in sample")
+    columns.pop("held out")
+    return pd.DataFrame({"pathway": first["pathway"], "tested": first["tested"], **columns})
+
+
 def write_repair_report(result, path) -> Path:
     """The page of :func:`fairpath.repair.repair`: the verdict first, then the fair twins, the predictor and
     the constrained-learning path when computed."""
@@ -107,6 +124,8 @@ def write_repair_report(result, path) -> Path:
     resolving = ", ".join(adapter.resolving_) or "none"
     verdict = Section("Verdict", "".join(f"<p>{html.escape(line)}</p>" for line in result.verdict_lines()), anchor="verdict")
     verdict.add_figure(result.plot(), "Held-out rows: iPPM of every predictor with its interval (left) and its accuracy (right).")
+    verdict.add_table(carry_over_table(result), "The fair predictor's Cookbook tests in sample (the fair twins of the rows it was "
+                      "fitted on, out-of-fold scores) and on the held-out rows' fair twins; p: the p of each verdict's claim")
     verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out_):,} held-out rows "
                       "(each fitted on the other rows; held_out.csv holds their scores)")
     intro = (f"<p>Causal data adaptation for BN set resolving variables <strong>{html.escape(resolving)}</strong>: every "
