@@ -48,7 +48,21 @@ def test_accuracy_of_both_predictors_is_recomputed_from_the_held_out_scores(resu
     assert unconstrained > fair - 0.02  # removing pathways the outcome uses costs accuracy (up to noise)
     verb = "falls" if fair < unconstrained else "rises"
     assert f"AUC {verb} from {unconstrained:.3f} to {fair:.3f} ({fair - unconstrained:+.3f})".replace("(-", "(−") in result.cost_sentence()
-    assert result.cost_sentence() in result.summary().splitlines()[1]
+    assert result.cost_sentence() in result.summary().splitlines()[3]
+
+
+def test_the_in_sample_verdict_stands_beside_the_held_out_one(result):
+    lines = result.summary().splitlines()
+    assert lines[1].startswith("In sample, on the fair twins of the 420 rows it was fitted on (out-of-fold scores): fair: ")
+    fitted = result.in_sample_audit_.status["fair"]
+    assert f"{fitted} under BN = {{SE}}" in lines[1]
+    assert lines[2] == (f"The verdict carried over: {fitted} in sample and on the held-out rows." if fitted == result.status
+                        else f"The verdict did not carry over: {fitted} in sample, {result.status} on the held-out rows.")
+    assert result.in_sample_audit_.decomposition_.n_ == 420 and result.audit_.decomposition_.n_ == 180
+    frame = result.to_frame()
+    in_sample = frame[frame["data"] == "fitting rows, on the fair twins"]
+    assert set(in_sample["subject"]) >= {"fair", "y (fitting rows, on the fair twins)"}
+    assert result.to_dict()["in_sample_audit"]["status"] == result.in_sample_audit_.status
 
 
 def test_predictive_parity_of_both_predictors_is_stated_and_judged(result, sample):
@@ -58,13 +72,13 @@ def test_predictive_parity_of_both_predictors_is_stated_and_judged(result, sampl
         assert result.parity_[name].ippm_.estimate == pytest.approx(again.ippm_.estimate, abs=1e-12)
     fair, original = result.parity_["fair"].ippm_, result.parity_["unconstrained"].ippm_
     lines = result.verdict_lines()
-    assert lines[2].startswith(f"Predictive parity of fair: iPPM = {100 * fair.estimate:+.1f} pp [95% CI {100 * fair.ci_low:+.1f}, "
+    assert lines[4].startswith(f"Predictive parity of fair: iPPM = {100 * fair.estimate:+.1f} pp [95% CI {100 * fair.ci_low:+.1f}, "
                                f"{100 * fair.ci_high:+.1f} pp]")
-    assert f"against {100 * original.estimate:+.1f} pp" in lines[2] and "for unconstrained" in lines[2]
+    assert f"against {100 * original.estimate:+.1f} pp" in lines[4] and "for unconstrained" in lines[4]
     change = abs(fair.estimate) - abs(original.estimate)
-    assert (("a loss in predictive parity" if change > 0 else "a gain in predictive parity") in lines[2])
-    assert lines[3].startswith("BN = {SE} removes DE, IE") and "Theorem 1" in lines[3]
-    assert lines[4].startswith("For comparison, on the observed held-out rows: unconstrained: ")
+    assert (("a loss in predictive parity" if change > 0 else "a gain in predictive parity") in lines[4])
+    assert lines[5].startswith("BN = {SE} removes DE, IE") and "Theorem 1" in lines[5]
+    assert lines[6].startswith("For comparison, on the observed held-out rows: unconstrained: ")
 
 
 def test_the_outcome_is_labelled_with_the_data_it_was_measured_on(result):
@@ -72,7 +86,7 @@ def test_the_outcome_is_labelled_with_the_data_it_was_measured_on(result):
     effect = frame[frame["measure"] == "ctfde"].set_index("subject")["estimate"]
     twins, observed = effect["y (held-out rows, on the fair twins)"], effect["y (held-out rows, observed)"]
     assert abs(twins - observed) > 1e-3  # under one label, these would be two different numbers for the same thing
-    assert set(frame["data"]) == {"held-out rows, on the fair twins", "held-out rows, observed"}
+    assert set(frame["data"]) == {"held-out rows, on the fair twins", "fitting rows, on the fair twins", "held-out rows, observed"}
 
 
 def test_api_and_cli_give_the_same_numbers_and_the_cli_opens_with_the_verdict(sample, tmp_path, capsys):
@@ -102,5 +116,5 @@ def test_a_continuous_outcome_is_judged_by_r2_and_rmse_in_its_own_units():
     for name in ("fair", "unconstrained"):
         assert result.accuracy(name, "r2") == pytest.approx(r2_score(held["y"], held[name]), abs=1e-12)
         assert result.accuracy(name, "rmse") == pytest.approx(np.sqrt(mean_squared_error(held["y"], held[name])), abs=1e-12)
-    assert "R² falls from" in result.cost_sentence() and " pp" not in result.summary().splitlines()[2]
+    assert "R² falls from" in result.cost_sentence() and " pp" not in result.summary().splitlines()[4]
     assert result.summary().splitlines()[0].startswith("Repaired predictor (fair: a learner on the fair twins), judged on 150 held-out rows: ")
