@@ -17,7 +17,10 @@ Conventions of this implementation:
   group's training ranks) before quantile matching: estimated conditional distributions spread the
   ranks out, and matching carried that into the twins (on Census 2018 the adapted mediators' gaps
   given Z were up to 0.026 standard deviations, against under 0.01 calibrated). New rows
-  (``transform``) are calibrated against the same training ranks of their level.
+  (``transform``) are calibrated against the same training ranks of their level. For that to hold, a
+  training row and a new row must be ranked alike: the forest engine reads every rank out of bag (see
+  ``ForestQuantileEngine``), so a new row's twin is made exactly as a training row's is, and the twins
+  of new rows from the training rows' population have the distribution the training twins have.
 - Discrete variables (non-numeric, integer, boolean, or fewer than ``discrete_max_levels`` distinct
   values) are adapted as integer codes plus uniform jitter in (-1/2, 1/2) and rounded back;
   categories are ordered by their mean outcome on the training rows, numeric levels by value.

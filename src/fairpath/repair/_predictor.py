@@ -115,6 +115,12 @@ class FairPredictor(BaseEstimator):
     random_state : int seeding the adaptation, the default forest and the folds.
 
     The learner sees the adapted covariates (Z and W twins), never the protected attribute.
+
+    New rows: ``predict`` scores a new row at its fair twin, made by the fitted adaptation exactly as a
+    training row's twin was (every rank out of bag, calibrated against the training rows' ranks), so for
+    new rows drawn from the training population the twins, and hence the predictor's pathways, have the
+    distribution they have on the training rows: the effects it removed stay removed, up to estimation
+    error. :meth:`audit` with new rows (holding the outcome) measures that; ``repair`` does it on held-out rows.
     ``predict`` gives labels (values for a continuous outcome), ``predict_proba`` the probabilities
     of a binary outcome. Categories of the covariates are those seen by ``fit``; others are refused.
     Fitted attributes: ``adapter_``, ``learner_``, ``features_``, ``encoder_``, ``oof_scores_``
