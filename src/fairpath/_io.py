@@ -6,7 +6,8 @@ cell stays numeric and the blank is reported as a missing value where the column
 empty string is a real category (the census' ``industry``), name the column in ``empty_category``.
 Other tokens that mean "missing" in a file (UCI's ``?``, a ``-``) are declared with ``na_values``;
 columns that are categories although they look like numbers are declared with ``categorical``.
-Duplicated headers and files that are not UTF-8 are errors naming the file.
+Duplicated headers (the header read as the parser reads it, also across a quoted newline), a header
+without rows and files that are not UTF-8 are errors naming the file.
 
 Settings files (specifications, audit configs) are read through one bounded parser: at most
 :data:`MAX_SETTINGS_BYTES`, nested at most :data:`MAX_SETTINGS_DEPTH` levels, and YAML anchors and
