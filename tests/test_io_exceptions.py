@@ -189,6 +189,93 @@ def test_parquet_na_values(tmp_path):
     assert data["b"].tolist()[:2] == ["x", ""] and pd.isna(data["b"].iloc[2])
 
 
+def _charge_table(tmp_path, token: str, rows=(3, 17)):
+    """60 rows; the confounder ``charge`` is a text column (F or M) holding ``token`` in the given rows (0-based data rows)."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"x": ["a", "b"] * 30, "charge": rng.choice(["F", "M"], 60), "z": rng.normal(size=60).round(3),
+                          "y": rng.integers(0, 2, 60)})
+    cells = frame["charge"].tolist()
+    for row in rows:
+        cells[row] = token
+    path = tmp_path / "d.csv"
+    frame.assign(charge=cells).to_csv(path, index=False)
+    return path, frame
+
+
+@pytest.mark.parametrize("token", ["?", "-", " ", "na", "none", " N/a "])
+def test_a_missing_like_token_in_a_text_column_names_column_token_count_row_and_both_remedies(tmp_path, token):
+    # these became a category of their own silently (the numeric rule above refuses them in a column of numbers)
+    path, _ = _charge_table(tmp_path, token)
+    data = read_table(path)
+    assert (data["charge"] == token).sum() == 2  # read as text: not one of the markers every column reads as missing
+    sfm = SFM(x="x", x0="a", x1="b", z=["charge", "z"], w=[], y="y")
+    with pytest.raises(FairpathInputError) as error:
+        decompose(data, sfm, learner="linear", progress=False)
+    message = str(error.value)
+    assert message.startswith(f"text column 'charge' holds the token(s) {token!r} (2x), the first in row 3 (data row 4, line 5 of a "
+                              "CSV file with a header), which mean a missing value in many files but are not read as one")
+    assert next(csv.reader([path.read_text().splitlines()[4]]))[1] == token  # line 5 of the file holds it
+    assert "--na-values TOKEN" in message and "na_values=" in message and "--categorical charge" in message
+
+
+def test_a_missing_like_token_declared_missing_or_a_category_is_read_as_declared(tmp_path):
+    path, frame = _charge_table(tmp_path, "?")
+    sfm = SFM(x="x", x0="a", x1="b", z=["charge", "z"], w=[], y="y")
+    options = dict(learner="linear", n_folds=2, n_rep=1, seed=0, progress=False)
+    declared_missing = read_table(path, na_values="?")
+    assert declared_missing.index[declared_missing["charge"].isna()].tolist() == [3, 17]
+    pd.testing.assert_frame_equal(decompose(declared_missing.dropna().reset_index(drop=True), sfm, **options).to_frame(),
+                                  decompose(frame.drop(index=[3, 17]).reset_index(drop=True), sfm, **options).to_frame())
+    as_category = read_table(path, categorical=["charge"])
+    assert sorted(as_category["charge"].cat.categories) == ["?", "F", "M"]
+    decompose(as_category, sfm, **options)  # the user said it is a category: it is one
+
+
+def test_a_declared_empty_category_and_real_words_are_no_missing_like_tokens(tmp_path):
+    from fairpath._validation import check_finite
+
+    path = tmp_path / "d.csv"
+    path.write_text('x,industry,grade\na,"",n.a.\nb,6111,na-1\na,"",?x\n')
+    check_finite(read_table(path, empty_category=["industry"]))  # "" declared a category; tokens merely containing ? or - are words
+
+
+def test_the_shared_data_sets_hold_no_missing_like_token(shared_dir):
+    """The rule refuses no clean data set: every column of each, as the loaders and the demo read them."""
+    from fairpath._validation import check_finite
+
+    for name in ["berkeley.csv", "census_20k.csv", "compas.csv", "compas_sp2pp.csv", "gov_census.csv", "uni_admission.csv"]:
+        check_finite(read_table(shared_dir / "data" / name, empty_category=["industry"] if "census" in name else ()))
+
+
+def test_a_header_with_a_quoted_newline_is_read_whole_for_its_checks(tmp_path):
+    # the check read the first physical line only, so a name repeated after a quoted newline was accepted (pandas renamed it x.1)
+    path = tmp_path / "d.csv"
+    path.write_text('x,"long\nname",y,x\na,1,0,b\nb,2,1,c\n')
+    with pytest.raises(FairpathInputError, match=r"d\.csv' has duplicated column name\(s\) \['x'\]; rename them"):
+        read_table(path)
+    path.write_text('x,"long\nname",y,priors\na,1,0,NA\nb,2,1,3\n')
+    data = read_table(path, categorical=["long\nname"])  # a column named after the quoted newline is found
+    assert list(data.columns) == ["x", "long\nname", "y", "priors"] and data["priors"].isna().tolist() == [True, False]
+
+
+def test_a_blank_line_before_the_header_keeps_the_missing_markers(tmp_path):
+    # pandas skips the blank line; the markers were built for the header "" and no column read NA as missing
+    path = tmp_path / "d.csv"
+    path.write_text("\nx,priors\na,NA\nb,2\n")
+    data = read_table(path)
+    assert data["priors"].dtype == float and data["priors"].isna().tolist() == [True, False]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_table_with_a_header_and_no_rows_names_the_file(tmp_path, suffix):
+    path = tmp_path / f"new{suffix}"
+    frame = pd.DataFrame({"x": pd.Series([], dtype=str), "y": pd.Series([], dtype=float)})
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    with pytest.raises(FairpathInputError, match=rf"^--test file '.*new\{suffix}' has a header but no rows \(2 columns: \['x', 'y'\]\); "
+                                                 "give a file with at least one row of data$"):
+        read_table(path, what="--test file")
+
+
 @pytest.mark.parametrize("path", [5, None])
 def test_path_must_be_a_path(path):
     with pytest.raises(FairpathInputError, match=rf"data file must be a path \(a string or pathlib\.Path\), got {path!r}"):

@@ -50,6 +50,13 @@ def test_parse_bn_names_the_entry_it_cannot_read(bad):
         parse_bn(bad)
 
 
+@pytest.mark.parametrize("table", [{"SE": False}, {"SE": True, "IE": False}, {}])
+def test_a_mapping_is_refused_not_read_by_its_keys(table):
+    """{"SE": False} was BN = {SE}: its keys were taken whatever their values said (as from a config's [bn] table)."""
+    with pytest.raises(FairpathInputError, match=r"must be a text such as 'SE' or 'IE,SE' or a list of pathways such as \['IE', 'SE'\], got \{"):
+        parse_bn(table)
+
+
 def test_lists_of_sets_separate_by_semicolon_or_use_the_frontier_names():
     assert split_bn_sets("none; SE; IE,SE") == ["none", "SE", "IE,SE"]
     assert split_bn_sets("none,Z,W,ZW") == ["none", "Z", "W", "ZW"]

@@ -6,7 +6,8 @@ cell stays numeric and the blank is reported as a missing value where the column
 empty string is a real category (the census' ``industry``), name the column in ``empty_category``.
 Other tokens that mean "missing" in a file (UCI's ``?``, a ``-``) are declared with ``na_values``;
 columns that are categories although they look like numbers are declared with ``categorical``.
-Duplicated headers and files that are not UTF-8 are errors naming the file.
+Duplicated headers (the header read as the parser reads it, also across a quoted newline), a header
+without rows and files that are not UTF-8 are errors naming the file.
 
 Settings files (specifications, audit configs) are read through one bounded parser: at most
 :data:`MAX_SETTINGS_BYTES`, nested at most :data:`MAX_SETTINGS_DEPTH` levels, and YAML anchors and
@@ -24,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import fcntl
-import io
 import os
 import shutil
 import tempfile
@@ -36,14 +36,8 @@ import pandas as pd
 import yaml
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import check_columns_arg, check_output_dir, check_replaceable
+from fairpath._validation import MISSING_MARKERS, check_columns_arg, check_output_dir, check_replaceable
 
-# pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``), spelled out so that
-# one column can leave the empty string out.
-MISSING_MARKERS = frozenset({
-    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
-    "NULL", "NaN", "None", "n/a", "nan", "null",
-})
 _PARQUET = {".parquet", ".pq"}
 # Tried in order on bytes that are not UTF-8; latin-1 decodes anything, so it is the last resort.
 _LIKELY_ENCODINGS = ("utf-16", "cp1252", "latin-1")
@@ -167,13 +161,13 @@ def _depth(value) -> int:
 
 
 def _csv_header(path: Path, what: str) -> list[str]:
-    with open(path, "rb") as handle:
-        first = handle.readline()
+    """The header's names as pandas reads them: the first record that is not a blank line (pandas skips those), which
+    a quoted newline continues onto more lines."""
     try:
-        line = first.decode("utf-8-sig")
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            return next((record for record in csv.reader(handle) if record), [])
     except UnicodeDecodeError as error:
         raise not_utf8_error(path, what, error) from None
-    return next(csv.reader(io.StringIO(line)), [])
 
 
 def _check_row_lengths(path: Path, fields: int, what: str) -> None:
@@ -261,13 +255,21 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
         with _parse_errors(path, what, "Parquet"):
             data = pd.read_parquet(path)
             _check_role_columns(data.columns, path, empty_category, categorical)
-            return _parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
+            return _check_has_rows(_parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category")), path, what)
     with _parse_errors(path, what, "CSV"):
         header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
         data = pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
         if len(data.columns) and data.iloc[:, -1].isna().any():  # pandas fills a short row's last cells with NaN
             _check_row_lengths(path, len(header), what)
-        return data
+        return _check_has_rows(data, path, what)
+
+
+def _check_has_rows(data: pd.DataFrame, path: Path, what: str) -> pd.DataFrame:
+    """``data``; a table of a header and no rows is refused here, naming the file, not deep inside a learner."""
+    if len(data) == 0:
+        raise FairpathInputError(f"{what} {str(path)!r} has a header but no rows ({len(data.columns)} columns: "
+                                 f"{list(data.columns)[:8]}); give a file with at least one row of data")
+    return data
 
 
 def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(),

@@ -12,7 +12,9 @@ what to do. Conventions:
 - Column values (``check_finite``): a text column of which at least ``NUMERIC_SHARE`` of the
   non-missing cells are numbers is dirty numeric data, not a category, and is refused naming the
   token, its count and first row; columns whose role is numeric (outcome, predictor) must hold
-  numbers only.
+  numbers only. A text (categorical) column holding a token that means "missing" in many files but
+  is not read as missing (``MISSING_LIKE``: ``?``, ``-``, a cell of spaces, ``na``) is refused the
+  same way, until the token is declared missing or the column categorical.
 """
 
 from __future__ import annotations
@@ -49,6 +51,16 @@ MIN_DRAWS = 2
 # a few unrecognised tokens (`?`, `-`, `1,000`), not a category: coding it as categories in text order
 # (0, 1, 10, 11, ...) would silently change every estimate.
 NUMERIC_SHARE = 0.9
+# pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``), which every column of a CSV file
+# reads as missing (fairpath._io), spelled out so that one column can leave the empty string out.
+MISSING_MARKERS = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
+    "NULL", "NaN", "None", "n/a", "nan", "null",
+})
+# Text that means "missing" in many files but is not a marker above: UCI's `?`, a dash, a cell of spaces, and the
+# markers in another case (`na`, `none`, `Null`), compared stripped and case-folded. In a text column each would
+# silently become a category of its own, so it is refused until declared missing or the column categorical.
+MISSING_LIKE = frozenset({marker.casefold() for marker in MISSING_MARKERS} | {"?", "-", "--", "."})
 # The quadratic GLMs multiply two values and square the products when scaling them: (1e50)^4 = 1e200
 # stays finite; 1e308 overflows to inf (and then NaN) inside the learners.
 MAX_ABS_VALUE = 1e50
@@ -319,8 +331,11 @@ def _check_column_type(values: pd.Series, role: str | None) -> None:
     # Each distinct text is parsed once (a column of 200,000 cells holds a few hundred): 20x faster.
     codes, distinct = pd.factorize(present)
     bad = pd.to_numeric(pd.Series(distinct, dtype=object).astype(str), errors="coerce").isna().to_numpy()[codes]
-    if not bad.any() or (role is None and (~bad).mean() < NUMERIC_SHARE):
-        return  # every cell a number (text codes such as zip codes) or a genuinely categorical column
+    if not bad.any():
+        return  # every cell a number (text codes such as zip codes)
+    if role is None and (~bad).mean() < NUMERIC_SHARE:
+        _check_missing_like(values.name, present, distinct, codes)  # a genuinely categorical column
+        return
     tokens = present[bad].astype(str).value_counts()
     listed = ", ".join(f"{token!r} ({count}x)" for token, count in tokens.head(5).items())
     where = _first_row(present.index, bad)
@@ -333,6 +348,28 @@ def _check_column_type(values: pd.Series, role: str | None) -> None:
     raise FairpathInputError(
         f"{role} column {values.name!r} is not numeric: {int(bad.sum())} of {len(bad)} non-missing cells are not numbers, "
         f"token(s) {listed}, the first in {where}; encode it as 0/1 or a number first, or {_TYPE_HINT}"
+    )
+
+
+def _looks_missing(text: str) -> bool:
+    """A token of :data:`MISSING_LIKE`; the empty string itself is not (a declared empty category keeps it)."""
+    return text != "" and text.strip().casefold() in MISSING_LIKE
+
+
+def _check_missing_like(column, present: pd.Series, distinct, codes: np.ndarray) -> None:
+    """A text column holding a token that means "missing" in many files is refused, naming it (see :data:`MISSING_LIKE`)."""
+    flagged = np.array([_looks_missing(str(token)) for token in distinct], dtype=bool)
+    if not flagged.any():
+        return
+    bad = flagged[codes]
+    tokens = present[bad].astype(str).value_counts()
+    listed = ", ".join(f"{token!r} ({count}x)" for token, count in tokens.head(5).items())
+    raise FairpathInputError(
+        f"text column {column!r} holds the token(s) {listed}, the first in {_first_row(present.index, bad)}, which mean a missing "
+        f"value in many files but are not read as one: each would become a category of its own and change every estimate. "
+        f"If it means missing, {_TYPE_HINT}; if it is a real category, declare the "
+        f"column categorical (categorical= in read_table or the config, --categorical {column} on the command line, or a pandas "
+        "'category' column)"
     )
 
 

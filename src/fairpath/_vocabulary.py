@@ -16,7 +16,7 @@ it the same way everywhere (Python API, config files, every CLI command):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from fairpath._exceptions import FairpathInputError
@@ -51,14 +51,17 @@ LABELS = {
 def parse_bn(bn) -> tuple[Pathway, ...]:
     """The business-necessity set as a tuple in the order DE, IE, SE (see the module docstring).
 
-    Accepts None or a string in any spelling above, or an iterable of pathway names.
+    Accepts None or a string in any spelling above, or an iterable of pathway names; a mapping (a config
+    file's table such as ``{SE = false}``) is refused rather than read by its keys.
     """
     if bn is None or (isinstance(bn, str) and bn.strip().lower() in _EMPTY):
         return ()
     if isinstance(bn, str) and bn.strip().upper() in _RESOLVING_ALIASES:
         return _RESOLVING_ALIASES[bn.strip().upper()]
-    if not isinstance(bn, (str, Iterable)):
-        raise FairpathInputError(f"the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways, got {bn!r}")
+    if not isinstance(bn, (str, Iterable)) or isinstance(bn, Mapping):  # a table's keys would be kept whatever their values say
+        raise FairpathInputError(f"the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways such as "
+                                 f"['IE', 'SE'], got {bn!r}; list the pathways kept (TOML: bn = [\"SE\"], YAML: bn: [SE]), 'none' for "
+                                 "the empty set")
     items = bn.replace("+", ",").split(",") if isinstance(bn, str) else list(bn)
     if isinstance(bn, str) and not all(item.strip() for item in items):
         raise FairpathInputError(f"the business-necessity set {bn!r} is blank or has an empty entry; name pathways among DE, IE, SE "

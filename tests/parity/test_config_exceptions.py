@@ -117,3 +117,21 @@ def test_a_bad_business_necessity_set_names_the_setting_and_the_file(tmp_path):
     path.write_text("bn: [null]\n")
     with pytest.raises(FairpathInputError, match=r"^setting 'bn' in config file '.*audit\.yaml': business-necessity entry None is not a pathway"):
         load_config(path)
+
+
+@pytest.mark.parametrize(("name", "text"), [("audit.toml", "[bn]\nSE = false\n"), ("audit.toml", "[bn]\nSE = true\nIE = false\n"),
+                                            ("audit.yaml", "bn:\n  SE: false\n")])
+def test_a_table_of_pathways_is_refused_not_read_by_its_keys(tmp_path, name, text):
+    # a [bn] table with SE = false gave BN = {SE}: its keys were read as the pathways, whatever their values said
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(FairpathInputError, match=r"^setting 'bn' in config file '.*audit\.(toml|yaml)': the business-necessity set must "
+                                                 r"be a text such as 'SE' or 'IE,SE' or a list of pathways such as \['IE', 'SE'\], "
+                                                 r"got \{'SE': .*\}; list the pathways kept \(TOML: bn = \[\"SE\"\], YAML: bn: \[SE\]\)"):
+        load_config(path)
+
+
+def test_the_accepted_forms_of_bn_in_a_config_file(tmp_path):
+    for name, text in [("audit.toml", 'bn = ["SE"]\n'), ("audit.toml", 'bn = "SE"\n'), ("audit.yaml", "bn: [SE]\n")]:
+        (tmp_path / name).write_text(text)
+        assert load_config(tmp_path / name).bn == ("SE",)

@@ -54,3 +54,15 @@ def test_missing_and_infinite_values(sample):
     data.loc[:3, "z1"] = np.nan
     with pytest.raises(FairpathInputError, match=r"missing values \(NaN\) in used columns \('z1': 4\)"):
         FairPredictor(sample.sfm, engine="linear").fit(data)
+
+
+@pytest.mark.parametrize("bn", ["SE", ["IE"], "Z"])
+def test_a_bn_set_and_resolving_columns_together_are_refused(sample, bn):
+    with pytest.raises(FairpathInputError, match=r"the BN set .* and the resolving columns \['z1', 'z2'\] are both given; give one"):
+        FairPredictor(sample.sfm, bn, resolving=["z1", "z2"], engine="linear").fit(sample.data)
+
+
+@pytest.mark.parametrize("bn", [(), "none", None])
+def test_resolving_columns_with_the_empty_bn_set_define_it(sample, bn):
+    fitted = FairPredictor(sample.sfm, bn, resolving=["z1", "z2"], engine="linear", learner=LogisticRegression(), n_folds=2).fit(sample.data)
+    assert set(fitted.adapter_.resolving_) >= {"z1", "z2"}

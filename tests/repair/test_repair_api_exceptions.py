@@ -60,3 +60,8 @@ def test_plot_draws_an_interval_that_excludes_its_estimate(sample):
     fig = result.plot()
     drawn = sorted(end for collection in fig.axes[0].collections for segment in collection.get_segments() for end in segment[:, 0])
     assert drawn == pytest.approx(sorted(end for e in ippm.values() for end in (e.ci_low, e.ci_high)))
+
+
+def test_bn_and_resolving_together_are_refused_before_any_fitting(sample):
+    with pytest.raises(FairpathInputError, match=re.escape("the BN set 'SE' and the resolving columns ['w1', 'w2'] are both given; give one")):
+        _repair(sample, resolving=["w1", "w2"])

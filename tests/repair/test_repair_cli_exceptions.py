@@ -83,3 +83,21 @@ def test_failing_test_file_leaves_no_partial_outputs(data, tmp_path, capsys):
                      "--out", str(out)], capsys)
     assert code == 2 and "'x' has levels ['2'] not seen in training" in err
     assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_a_test_file_with_a_header_and_no_rows_is_refused_naming_it(data, tmp_path, capsys):
+    # was a traceback from the forest (0 samples) after every fit
+    test = _write(data.head(0), tmp_path, "test.csv")
+    out = tmp_path / "out"
+    code, err = run(["repair", _write(data, tmp_path), *SFM_ARGS, "--test", test, "--out", str(out)], capsys)
+    assert code == 2 and f"fairpath: error: --test file {test!r} has a header but no rows (6 columns: " in err
+    assert not out.exists()
+
+
+def test_bn_and_resolving_together_are_refused_not_one_of_them_ignored(data, tmp_path, capsys):
+    # --bn SE --resolving w1,w2 adapted with W resolving and reported BN = {IE}: the BN set given was dropped silently
+    out = tmp_path / "out"
+    code, err = run(["repair", _write(data, tmp_path), *SFM_ARGS, "--bn", "SE", "--resolving", "w1,w2", "--out", str(out)], capsys)
+    assert code == 2 and ("fairpath: error: the BN set 'SE' and the resolving columns ['w1', 'w2'] are both given; give one: "
+                          "resolving columns keep the BN set they realise (Z resolving keeps SE, W resolving keeps IE)") in err
+    assert "(on the command line: --bn or --resolving, not both)" in err and not out.exists()

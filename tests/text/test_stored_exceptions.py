@@ -106,3 +106,98 @@ def test_a_byte_order_mark_is_not_part_of_the_first_column(tmp_path, suffix):
     marked.write_bytes("\ufeff".encode() + plain.read_bytes())
     pd.testing.assert_frame_equal(read_generations(marked), read_generations(plain))
     assert list(read_generations(marked).columns)[0] == "template"
+
+
+def _spec_file(tmp_path):
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(SPEC.to_dict()))
+    return spec_file
+
+
+def _score(tmp_path, source, *options) -> list[str]:
+    from fairpath.cli import main
+
+    return ["text", "score", str(source), "--attribute", str(_spec_file(tmp_path)), "--scorers", "vader", "--no-quality",
+            "--permutations", "99", "--out", str(tmp_path / "out"), *options], main
+
+
+def _two_models() -> pd.DataFrame:
+    """Every cell twice: once from model m1, once (with other continuations) from m2, numbered within each model."""
+    return pd.concat([_complete().assign(model="m1", sample_index=0),
+                      _complete().assign(model="m2", sample_index=0, continuation="It was awful.")], ignore_index=True)
+
+
+@pytest.mark.parametrize("sample_index", [True, False])
+def test_generations_of_several_models_are_refused_naming_each_with_its_rows(tmp_path, capsys, sample_index):
+    # were pooled into one audit (without sample_index; with it, refused as repeated indices, naming neither model)
+    frame = _two_models() if sample_index else _two_models().drop(columns="sample_index")
+    with pytest.raises(FairpathInputError, match=r"^generations 'g.csv' hold the continuations of 2 models \('m1': 20 rows, 'm2': 20 rows\); "
+                                                 r"an audit is of one model .*choose one with --model NAME \(read_generations\(\.\.\., model=NAME\)\)"):
+        _audit(frame)
+    source = tmp_path / "g.jsonl"
+    frame.to_json(source, orient="records", lines=True)
+    argv, main = _score(tmp_path, source)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"fairpath: error: generations {str(source)!r} hold the continuations of 2 models ('m1': 20 rows, 'm2': 20 rows)" in err
+    assert "Traceback" not in err and not (tmp_path / "out" / "results.json").exists()
+    argv, main = _score(tmp_path, source, "--model", "m2")
+    assert main(argv) == 0
+    scored = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert scored["model"] == "m2"
+    assert "TextAuditResult(attribute='country', model='m2', samples=20" in capsys.readouterr().out
+
+
+def test_a_missing_model_is_one_of_the_models_counted(tmp_path):
+    frame = _two_models().drop(columns="sample_index")
+    frame.loc[frame["model"] == "m2", "model"] = None
+    with pytest.raises(FairpathInputError, match=r"hold the continuations of 2 models \('m1': 20 rows, \(none\): 20 rows\)"):
+        _audit(frame)
+
+
+def test_a_model_or_settings_hash_chosen_in_a_file(tmp_path):
+    path = tmp_path / "g.csv"
+    _two_models().to_csv(path, index=False)
+    with pytest.raises(FairpathInputError, match=r"g\.csv' has no rows of model 'm3'; its 'model' column holds 'm1': 20 rows, 'm2': 20 rows$"):
+        read_generations(path, model="m3")
+    # --settings-hash was ignored for a file: it filters the file's settings_hash column, or is refused without one
+    with pytest.raises(FairpathInputError, match=r"g\.csv' has no 'settings_hash' column to choose settings 'abc' from \(its columns: "
+                                                 r"\['template', 'value', 'prompt', 'continuation', 'model', 'sample_index'\]\); "
+                                                 "leave the choice out, or give a file with that column"):
+        read_generations(path, settings_hash="abc")
+    _two_models().assign(settings_hash=["abc"] * 20 + ["def"] * 20).to_csv(path, index=False)
+    chosen = read_generations(path, settings_hash="def")
+    assert len(chosen) == 20 and set(chosen["model"]) == {"m2"} and set(chosen["settings_hash"]) == {"def"}
+    with pytest.raises(FairpathInputError, match=r"has no rows of settings 'xyz'; its 'settings_hash' column holds 'abc': 20 rows, 'def': 20 rows"):
+        read_generations(path, settings_hash="xyz")
+
+
+def test_an_infinite_sample_index_is_refused_naming_the_row():
+    frame = _complete().assign(sample_index=range(20)).astype({"sample_index": float})
+    frame.loc[3, "sample_index"] = float("inf")
+    with pytest.raises(FairpathInputError, match=r"sample_index values that are not non-negative integers \(rows \[3\]; row 3 has 'inf'\)"):
+        _audit(frame)
+
+
+@pytest.mark.parametrize(("value", "shown"), [("inf", "inf"), (1e30, "1e+30"), (1.5, "1.5"), ("two", "two")])
+def test_a_sample_index_that_is_no_integer_names_the_row_and_value(tmp_path, capsys, value, shown):
+    # inf was a traceback (IntCastingNaNError); 1e30 was accepted
+    frame = _complete().assign(sample_index=0).astype({"sample_index": object})
+    frame.loc[3, "sample_index"] = value
+    source = tmp_path / "g.jsonl"
+    frame.to_json(source, orient="records", lines=True)
+    argv, main = _score(tmp_path, source)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (f"fairpath: error: generations {str(source)!r} have sample_index values that are not non-negative integers (rows [3]; "
+            f"row 3 has {shown!r}); number each continuation of a cell 0, 1, 2, ... or leave the column out") in err
+    assert "Traceback" not in err
+
+
+def test_text_score_reads_a_jsonl_file_with_a_byte_order_mark(tmp_path, capsys):
+    source = tmp_path / "g.jsonl"
+    _complete().to_json(source, orient="records", lines=True)
+    source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    argv, main = _score(tmp_path, source)
+    assert main(argv) == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["settings"]["samples_source"] == repr(str(source))

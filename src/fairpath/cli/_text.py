@@ -100,8 +100,10 @@ def _register_score(text_subparsers) -> None:
     )
     score.add_argument("samples", type=Path, metavar="SAMPLES", help="generations file or fairpath samples folder")
     score.add_argument("--attribute", required=True, help=_ATTRIBUTE_HELP)
-    score.add_argument("--model", default=None, help="keep only this model's samples (the file's model column)")
-    score.add_argument("--settings-hash", default=None, help="in a samples folder holding several runs, the run to score")
+    score.add_argument("--model", default=None, help="keep only this model's samples (the file's model column; needed where it "
+                       "names several models, which are never pooled)")
+    score.add_argument("--settings-hash", default=None, help="in a samples folder holding several runs, the run to score; in a file, "
+                       "keep the rows of its settings_hash column")
     _add_measure_arguments(score)
     score.add_argument("--out", type=Path, required=True, help="folder for report.html and results.json")
     score.set_defaults(func=run_score)

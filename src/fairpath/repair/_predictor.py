@@ -100,7 +100,8 @@ class FairPredictor(BaseEstimator):
     ----------
     sfm : the Standard Fairness Model; ``graph`` defaults to ``graph_from_sfm(sfm)``. With ``x1=None``
         (every level of X against ``x0``) the twins of every level follow x0's mechanisms.
-    bn : BN set among "IE", "SE" (SE in BN keeps Z, IE in BN keeps W); or give ``resolving`` columns.
+    bn : BN set among "IE", "SE" (SE in BN keeps Z, IE in BN keeps W); or give ``resolving`` columns
+        instead, which keep the BN set they realise (a non-empty ``bn`` with them is refused, not ignored).
     reference : ``"x1"`` (default) or ``"x0"``: the group whose mechanisms every twin follows. The
         counterfactual measures (faircause's conventions) read the effects on the x1 arm
         (Y_{x1, W_{x0}}, Y_{x1}, Y | x1), so twins that follow x1's mechanisms transmit exactly the
@@ -152,7 +153,7 @@ class FairPredictor(BaseEstimator):
         check_levels(train, sfm)
         check_fold_sizes(train, sfm, self.n_folds)
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
-        resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else check_columns_arg("resolving", self.resolving)
+        resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else self._checked_resolving()
         baseline = sfm.x1 if self.reference == "x1" else sfm.x0
         self.adapter_ = FairAdapt(graph, sfm.x, baseline, sfm.y, resolving=resolving, engine=self.engine, random_state=seed).fit(train)
         self.binary_ = set(pd.unique(train[sfm.y])) <= {0, 1}
@@ -215,6 +216,15 @@ class FairPredictor(BaseEstimator):
         check_frame(data, "data to audit")
         check_columns_present(data, [self.sfm.y], "the data to audit (the observed outcome)")
         return self.adapter_.transform(data).assign(**{column: self.scores(data)})
+
+    def _checked_resolving(self) -> list[str]:
+        """The resolving columns; given with a non-empty BN set they are refused, since either alone says what adaptation keeps."""
+        if parse_bn(self.bn):
+            raise FairpathInputError(
+                f"the BN set {self.bn!r} and the resolving columns {self.resolving!r} are both given; give one: resolving columns "
+                "keep the BN set they realise (Z resolving keeps SE, W resolving keeps IE), so the BN set would be ignored "
+                "(on the command line: --bn or --resolving, not both)")
+        return check_columns_arg("resolving", self.resolving)
 
     def audit(self, data: pd.DataFrame | None = None, *, column: str = "fair_predictor", **options):
         """Audit the predictor on fair twins under the BN set it serves: those of the training rows with their

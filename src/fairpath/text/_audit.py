@@ -366,8 +366,9 @@ def audit_samples(
     """The audit of continuations generated elsewhere: the same scoring, metrics and report, no model.
 
     ``samples`` has one row per continuation with the columns ``template`` (text or id), ``value``,
-    ``continuation`` and optionally ``prompt``, ``sample_index``, ``model`` (:func:`read_generations`
-    reads them from a CSV, JSONL or Parquet file or a samples store), with every template x value
+    ``continuation`` and optionally ``prompt``, ``sample_index``, ``model`` (one model: the rows of several
+    are refused, not pooled; :func:`read_generations` reads them from a CSV, JSONL or Parquet file or a
+    samples store and chooses one model), with every template x value
     cell of ``spec`` present (FairpathInputError names the missing cells of ``source``). Samples of
     an audit give its numbers exactly.
 

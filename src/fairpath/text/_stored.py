@@ -7,11 +7,13 @@ Public contract
     or its id such as ``t00``), ``value`` (the attribute value filled in), ``continuation`` (the
     generated text only, without the prompt); optional ``prompt`` (checked against the template
     filled with the value), ``sample_index`` (distinct within a cell; by default the row's rank in
-    its cell) and ``model``. Other columns are ignored.
+    its cell) and ``model`` (one model: a file of several is refused, naming each with its rows; choose
+    one with ``model``). Other columns are ignored.
 ``read_generations(path, model=None, settings_hash=None) -> DataFrame``
     Reads a CSV (every field as text), JSONL or Parquet file, or a fairpath samples store folder (its
-    ``template_id`` and ``text`` become ``template`` and ``continuation``; ``model`` and
-    ``settings_hash`` choose among several runs in one store, which is otherwise an error).
+    ``template_id`` and ``text`` become ``template`` and ``continuation``). ``model`` and ``settings_hash``
+    keep the rows of one run: in a store of several runs one must be chosen; in a file they filter its
+    ``model`` and ``settings_hash`` columns (a file without the column, or without such rows, is an error).
 ``check_generations(frame, spec, source) -> DataFrame``
     Validates ``frame`` against ``spec`` and returns the samples the metrics read (``prompt,
     template_id, attribute, value, subgroup, model, sample_index, text``) in the audit's order
@@ -54,11 +56,30 @@ def read_generations(path, *, model: str | None = None, settings_hash: str | Non
         frame = readers[suffix]()
     except Exception as error:  # each reader raises its own parser errors
         raise FairpathInputError(f"could not read generations file {str(path)!r}: {type(error).__name__}: {error}") from error
-    if model is not None:
-        if "model" not in frame.columns:
-            raise FairpathInputError(f"generations file {str(path)!r} has no 'model' column to choose model {model!r} from")
-        frame = frame[frame["model"] == model]
+    for column, chosen in (("model", model), ("settings_hash", settings_hash)):
+        if chosen is not None:
+            frame = _chosen_rows(frame, column, chosen, path)
     return frame.reset_index(drop=True)
+
+
+def _chosen_rows(frame: pd.DataFrame, column: str, chosen: str, path: Path) -> pd.DataFrame:
+    """The rows of a generations file whose ``column`` (model, settings_hash) is ``chosen``; none, or no such column, is an error."""
+    what = {"model": "model", "settings_hash": "settings"}[column]
+    if column not in frame.columns:
+        raise FairpathInputError(f"generations file {str(path)!r} has no {column!r} column to choose {what} {chosen!r} from "
+                                 f"(its columns: {list(frame.columns)}); leave the choice out, or give a file with that column")
+    kept = frame[frame[column] == chosen]
+    if kept.empty:
+        raise FairpathInputError(f"generations file {str(path)!r} has no rows of {what} {chosen!r}; its {column!r} column holds "
+                                 f"{_counted(frame[column])}")
+    return kept
+
+
+def _counted(values: pd.Series) -> str:
+    """The distinct values of a column with their row counts, most frequent first (at most :data:`_SHOWN`)."""
+    counts = values.value_counts(dropna=False)
+    listed = ", ".join(f"{'(none)' if pd.isna(value) else repr(value)}: {count} rows" for value, count in counts.head(_SHOWN).items())
+    return listed + (f" and {len(counts) - _SHOWN} more" if len(counts) > _SHOWN else "")
 
 
 def _read_store(path: Path, model: str | None, settings_hash: str | None) -> pd.DataFrame:
@@ -85,6 +106,7 @@ def check_generations(frame: pd.DataFrame, spec: FairnessSpec, source: str) -> p
         raise FairpathInputError(f"generations {source} lack the columns {absent} (found {list(frame.columns)}); "
                                  f"a generations file has {_REQUIRED} and optionally prompt, sample_index, model")
     frame = frame.reset_index(drop=True)
+    _check_one_model(frame, source)
     cells = spec.prompts()
     template_ids = _template_ids(frame["template"], cells, source)
     _check_known(frame["value"], spec.value_names, "values", source)
@@ -115,6 +137,15 @@ def check_generations(frame: pd.DataFrame, spec: FairnessSpec, source: str) -> p
     samples = samples.sort_values(["_t", "_v", "sample_index"], kind="stable").drop(columns=["_t", "_v"])
     columns = ["prompt", "template_id", "attribute", "value", "subgroup", "model", "sample_index", "text"]
     return samples[columns].reset_index(drop=True)
+
+
+def _check_one_model(frame: pd.DataFrame, source: str) -> None:
+    """An audit is of one model: generations of several (the ``model`` column) are refused, not pooled."""
+    if "model" in frame.columns and frame["model"].nunique(dropna=False) > 1:
+        raise FairpathInputError(f"generations {source} hold the continuations of {frame['model'].nunique(dropna=False)} models "
+                                 f"({_counted(frame['model'])}); an audit is of one model and pooling them would mix their "
+                                 "biases: choose one with --model NAME (read_generations(..., model=NAME)), or keep one "
+                                 "model's rows")
 
 
 def _first(items) -> list:
@@ -150,11 +181,14 @@ def _check_cells(samples: pd.DataFrame, cells: pd.DataFrame, source: str) -> Non
 def _sample_indices(frame: pd.DataFrame, samples: pd.DataFrame, source: str) -> pd.Series:
     if "sample_index" not in frame.columns:
         return samples.groupby(["template_id", "value"], sort=False).cumcount()
-    indices = pd.to_numeric(frame["sample_index"], errors="coerce")
-    bad = indices.isna() | (indices < 0) | (indices != indices.round())
+    indices = pd.to_numeric(frame["sample_index"], errors="coerce").astype(float)
+    # Beyond 2**53 a float no longer tells neighbouring integers apart (and inf is no integer at all).
+    bad = ~((indices >= 0) & (indices < 2**53) & (indices == indices.round()))
     if bad.any():
+        row = frame.index[bad][0]
         raise FairpathInputError(f"generations {source} have sample_index values that are not non-negative integers "
-                                 f"(rows {_first(frame.index[bad])})")
+                                 f"(rows {_first(frame.index[bad])}; row {row} has {str(frame['sample_index'].iloc[row])!r}); "
+                                 "number each continuation of a cell 0, 1, 2, ... or leave the column out")
     indices = indices.astype("int64")
     repeated = pd.DataFrame({"t": samples["template_id"], "v": samples["value"], "i": indices}).duplicated()
     if repeated.any():
