@@ -186,7 +186,7 @@ def test_a_separated_contrast_is_flagged_not_estimable_as_its_binary_analysis(se
     assert result.family == ["1", "2"] and result.estimable  # the family is estimable; contrast 3 is left out of it
 
 
-def test_a_contrast_not_estimable_is_left_out_of_the_simultaneous_family(separated):
+def test_a_contrast_not_estimable_is_left_out_of_the_simultaneous_family(separated, tmp_path):
     _, _, result = separated
     remaining = MultiLevelDecomposition(result.sfm, {name: result[name] for name in ("1", "2")},
                                         {name: result._rows[name] for name in ("1", "2")}, result._n_rows, result.settings,
@@ -213,6 +213,8 @@ def test_a_contrast_not_estimable_is_left_out_of_the_simultaneous_family(separat
     assert list(cells.loc["3"]) == [("not estimable", "na")] * len(MAIN)
     assert all(tone != "na" for name in ("1", "2") for _, tone in cells.loc[name])
     assert "not estimable" in result.verdict_legend()["na"]
+    page = result.save(tmp_path)["report"].read_text()
+    assert page.count('<td class="tone-na">not estimable</td>') == len(MAIN) and page.count("<td>not estimable</td>") == len(MAIN)
 
 
 def test_when_no_contrast_is_estimable_every_contrast_stays_in_the_family_as_in_a_binary_decomposition():

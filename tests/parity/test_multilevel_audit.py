@@ -121,8 +121,7 @@ def test_the_verdicts_matrix_and_json_name_the_contrast_left_out(separated, tmp_
     for line in separated.verdict_lines():
         assert line.endswith(f"this is absence of evidence, not a proof of compliance. {reason}")
     assert separated.audits_["two"].verdict_line("two_only") == (
-        f"two_only: NOT ESTIMABLE under BN = {{DE, IE, SE}}: no test is estimable, so nothing is shown or certified. The "
-        f"decomposition is not estimable (the groups barely overlap), so nothing is certified. {reason}")
+        f"two_only: NOT ESTIMABLE under BN = {{DE, IE, SE}}: no test is estimable, so nothing is shown or certified. {reason}")
     cells = separated.verdict_cells("two_only")
     assert list(cells.loc["two"]) == [("not estimable", "na")] * 3 and all(tone != "na" for _, tone in cells.loc["one"])
     note = ("contrast 'two' is NOT ESTIMABLE (100% of its rows have a share-balanced propensity outside [0.01, 0.99]): left out "

@@ -211,7 +211,8 @@ def write_multilevel_report(result, path) -> Path:
         "contrast": frame["contrast"], "outcome": frame["subject"], "measure": frame["measure"].map(lambda m: LABELS.get(m, m)),
         "estimate": frame["estimate"].map("{:+.4f}".format),
         f"{level:.0%} CI": [format_ci(low, high) for low, high in zip(frame["ci_low"], frame["ci_high"])],
-        f"simultaneous {level:.0%} CI": [format_ci(low, high) for low, high in zip(frame["simultaneous_low"], frame["simultaneous_high"])],
+        f"simultaneous {level:.0%} CI": [format_ci(low, high) if np.isfinite(low) else "not estimable"
+                                         for low, high in zip(frame["simultaneous_low"], frame["simultaneous_high"])],
         "p": frame["p_value"].map(format_p), "p_adj": frame["p_simultaneous"].map(format_p)})
     detail = Section("Every estimate", anchor="estimates").add_table(
         table, f"Marginal and simultaneous {level:.0%} intervals, p of H0: 0 (marginal and family-wise adjusted); "

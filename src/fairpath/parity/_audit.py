@@ -58,7 +58,7 @@ class AuditResult(ResultMixin):
 
     @property
     def status(self) -> dict[str, str]:
-        """SUCCESS or FAIL per predictor."""
+        """SUCCESS or FAIL per predictor (NOT ESTIMABLE where none of its tests is estimable)."""
         return {p: overall["status"] for p, overall in self.cookbook_.overall_.items()}
 
     @property

@@ -110,7 +110,8 @@ class CookbookResult(ResultMixin):
     ----------
     tests_ : DataFrame, one row per predictor and pathway (tested quantity, estimate, CI, raw and
         Holm-adjusted p-values, equivalence test, verdict and the claim it makes).
-    overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL", "claim": ..., "reasons": [...]}.
+    overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL" | "NOT ESTIMABLE" (no test estimable), "claim": ...,
+        "reasons": [...]}.
     """
 
     bn = ReadOnly()

@@ -53,11 +53,11 @@ def verdict_finding(cookbook, predictor: str, *, percent: bool) -> str:
     every pathway certified (the largest TOST Holm p), or no violation shown (the smallest Holm p,
     which is not a proof of compliance); each test not estimable is named with why, and left out."""
     tests = cookbook.tests_[cookbook.tests_["predictor"] == predictor]
-    caveat = "" if cookbook.estimable else " The decomposition is not estimable (the groups barely overlap), so nothing is certified."
     left_out = tests[tests["verdict"] == NOT_ESTIMABLE]
-    caveat += "".join(f" {claim}" for claim in dict.fromkeys(left_out["claim"]))
+    why = "".join(f" {claim}" for claim in dict.fromkeys(left_out["claim"]))
     if len(left_out) == len(tests):
-        return f"no test is estimable, so nothing is shown or certified.{caveat}"
+        return f"no test is estimable, so nothing is shown or certified.{why}"
+    caveat = ("" if cookbook.estimable else " The decomposition is not estimable (the groups barely overlap), so nothing is certified.") + why
     tests = tests[tests["verdict"] != NOT_ESTIMABLE]
     violations = tests[tests["verdict"] == VIOLATION]
     if len(violations) and "contrast" in tests:  # every level of X: the violations per contrast, their numbers in the matrix
