@@ -116,3 +116,13 @@ def test_a_singular_correlation_gives_the_critical_value_of_its_distinct_contras
     # equal contrasts count once, independent ones multiply: P(max |T| ≤ c) = P(|T| ≤ c)^distinct
     distinct = np.linalg.matrix_rank(correlation)
     assert np.quantile(draws, 0.95) == pytest.approx(z_value(0.95 ** (1 / distinct)), abs=0.015)
+
+
+def test_the_correlation_of_huge_finite_contributions_is_finite():
+    from fairpath.causal._levels import column_correlation
+
+    columns = np.random.default_rng(0).standard_normal((500, 3))
+    columns[:, 2] = columns[:, 0] + 0.5 * columns[:, 2]
+    columns -= columns.mean(axis=0)  # centred, as influence functions
+    huge = column_correlation(columns * 1e200)  # cross-products of 1e200 overflow to inf
+    assert np.isfinite(huge).all() and np.allclose(huge, np.corrcoef(columns, rowvar=False))

@@ -178,10 +178,7 @@ class MultiLevelDecomposition(ResultMixin):
             names.append(name)
         if not columns:
             return [], np.empty((0, 0))
-        matrix = np.column_stack(columns)
-        covariance = matrix.T @ matrix
-        scale = np.sqrt(np.diag(covariance))
-        return names, covariance / np.outer(scale, scale)
+        return names, column_correlation(np.column_stack(columns))
 
     def _max_t_draws(self, measure: str, outcome: str | None) -> tuple[list[str], np.ndarray | None]:
         """The contrasts in the family and max_c |T_c| over ``SIMULTANEOUS_DRAWS`` Gaussian draws with their
@@ -332,6 +329,19 @@ class MultiLevelDecomposition(ResultMixin):
         from fairpath.causal._report import forest_plot
 
         return forest_plot(self, ax, [m for m in measures if m in self.measures], self._outcome(outcome))
+
+
+def column_correlation(matrix: np.ndarray) -> np.ndarray:
+    """The correlation of the (centred, non-zero) columns of ``matrix``; finite for any finite values: where the
+    cross-products overflow (values near 1e154 and beyond) each column is first divided by its largest |value|, which
+    leaves the correlation as it is."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        covariance = matrix.T @ matrix
+    if not np.isfinite(covariance).all():
+        matrix = matrix / np.abs(matrix).max(axis=0)
+        covariance = matrix.T @ matrix
+    scale = np.sqrt(np.diag(covariance))
+    return covariance / np.outer(scale, scale)
 
 
 def _max_t(key: tuple, correlation: np.ndarray, seed: int) -> np.ndarray:
