@@ -234,3 +234,21 @@ def test_a_propensity_of_exactly_one_stays_outside_the_bounds_once_share_balance
 
     assert np.array_equal(balance(np.array([0.0, 1.0]), 0.2), [0.0, 1.0])  # 1 was inf / inf = NaN, which no bound counts
     assert balance(np.array([0.5]), 0.25)[0] == pytest.approx(0.8)
+
+
+def test_a_learner_certain_of_the_level_flags_the_separated_contrast_as_the_binary_analysis_does():
+    """A tree predicts propensities of exactly 0 and 1: once share-balanced, 1 was inf / inf = NaN, which no bound counts, so
+    the separated contrast read as weak overlap (17% outside) and its NaN weights spoiled every measure but TV."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    sample = make_multilevel_sfm(3000, seed=5, levels=3)
+    data = sample.data.assign(sep=(sample.data["x"] == 0).astype(float), y=(sample.data["y"] > sample.data["y"].median()).astype(float))
+    sfm = SFM(x="x", x0=2, x1=None, z=sample.sfm.z, w=[*sample.sfm.w, "sep"], y="y")
+    options = {"seed": 1, "measures": MAIN, "n_rep": 1, "learner": DecisionTreeClassifier(max_depth=3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = decompose(data, sfm, **options)
+        binary = decompose(data, SFM(x="x", x0=2, x1=0, z=sfm.z, w=sfm.w, y="y"), **options)
+    assert not binary.estimable and binary.overlap_["share_outside"] == 1.0
+    assert not result["0"].estimable and result["0"].overlap_["share_outside"] == 1.0
+    assert result.family == ["1"] and np.isfinite(result.to_frame().query("contrast == '1'")[["estimate", "simultaneous_low"]]).all().all()
