@@ -154,3 +154,101 @@ def test_a_rare_level_is_not_flagged_or_clipped_for_its_rarity():
     for measure in ("ctfde", "ctfie", "ctfse"):
         e = result.estimate(measure, contrast="2")
         assert abs(e.estimate - truth[measure]) < 4 * e.se
+
+
+# -- a contrast that is not estimable ---------------------------------------------------------------------
+def _separated(sample, *levels):
+    """The sample with one more mediator per level in ``levels``: its indicator, which decides that level (perfect
+    separation of its contrast with the reference) and nothing else."""
+    data = sample.data.assign(**{f"sep{level}": (sample.data["x"] == level).astype(float) for level in levels})
+    sfm = SFM(x="x", x0=0, x1=None, z=sample.sfm.z, w=[*sample.sfm.w, *(f"sep{level}" for level in levels)], y="y")
+    return data, sfm
+
+
+@pytest.fixture(scope="module")
+def separated():
+    sample = make_multilevel_sfm(2400, seed=11, levels=4)
+    data, sfm = _separated(sample, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return data, sfm, decompose(data, sfm, seed=2, measures=MAIN, n_rep=1)
+
+
+def test_a_separated_contrast_is_flagged_not_estimable_as_its_binary_analysis(separated):
+    data, sfm, result = separated
+    with pytest.warns(UserWarning, match=r"have a propensity outside \[0.01, 0.99\]: the groups barely overlap"):
+        binary = decompose(data, SFM(x="x", x0=0, x1=3, z=sfm.z, w=sfm.w, y="y"), seed=2, measures=MAIN, n_rep=1)
+    assert not binary.estimable and not result["3"].estimable
+    assert result["3"].overlap_["share_outside"] == binary.overlap_["share_outside"] == 1.0
+    assert result["3"].counts_ == binary.counts_  # the same rows
+    assert result["1"].estimable and result["2"].estimable
+    assert result.not_estimable == {"3": "100% of its rows have a share-balanced propensity outside [0.01, 0.99]"}
+    assert result.family == ["1", "2"] and result.estimable  # the family is estimable; contrast 3 is left out of it
+
+
+def test_a_contrast_not_estimable_is_left_out_of_the_simultaneous_family(separated, tmp_path):
+    _, _, result = separated
+    remaining = MultiLevelDecomposition(result.sfm, {name: result[name] for name in ("1", "2")},
+                                        {name: result._rows[name] for name in ("1", "2")}, result._n_rows, result.settings,
+                                        result.counts_, result.seconds_)
+    frame = result.to_frame().set_index(["measure", "contrast"])
+    for measure in MAIN:
+        assert set(result.left_out(measure)) == {"3"}
+        # the other contrasts' simultaneous intervals are those of the family without contrast 3, to the last digit
+        assert result.critical_value(measure) == remaining.critical_value(measure) < z_value(1 - 0.05 / 3)
+        assert result.simultaneous(measure)["1"] == remaining.simultaneous(measure)["1"]
+        assert result.p_value(measure, contrast="2", simultaneous=True) == remaining.p_value(measure, contrast="2", simultaneous=True)
+        assert np.isnan(frame.loc[(measure, "3"), ["simultaneous_low", "simultaneous_high", "p_simultaneous"]].astype(float)).all()
+        assert np.isfinite(frame.loc[(measure, "3"), ["estimate", "ci_low", "ci_high", "p_value"]].astype(float)).all()  # marginal: kept
+    note = ("contrast '3' is NOT ESTIMABLE (100% of its rows have a share-balanced propensity outside [0.01, 0.99]): left out of "
+            "the family, so it has no simultaneous interval, adjusted p or Cookbook test")
+    assert result.notes == [note]
+    assert f"note: {note}" in result.summary() and "[3, NOT ESTIMABLE] y:" in result.summary()
+    assert result.headline()[0] == note[0].upper() + note[1:] + "."
+    payload = json.loads(result.to_json())
+    assert payload["notes"] == [note] and payload["not_estimable"] == result.not_estimable and payload["estimable"] is True
+    assert payload["contrasts"]["3"]["estimable"] is False and payload["contrasts"]["3"]["simultaneous"]["y"]["tv"] == {
+        "low": None, "high": None, "p": None}
+    cells = result.verdict_cells()
+    assert list(cells.loc["3"]) == [("not estimable", "na")] * len(MAIN)
+    assert all(tone != "na" for name in ("1", "2") for _, tone in cells.loc[name])
+    assert "not estimable" in result.verdict_legend()["na"]
+    page = result.save(tmp_path)["report"].read_text()
+    assert page.count('<td class="tone-na">not estimable</td>') == len(MAIN) and page.count("<td>not estimable</td>") == len(MAIN)
+
+
+def test_when_no_contrast_is_estimable_every_contrast_stays_in_the_family_as_in_a_binary_decomposition():
+    sample = make_multilevel_sfm(1500, seed=12, levels=3)
+    data, sfm = _separated(sample, 1, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = decompose(data, sfm, seed=2, measures=["tv"], n_rep=1)
+    assert not result.estimable and set(result.not_estimable) == {"1", "2"}
+    assert result.family == result.contrasts and result.left_out("tv") == {}
+    assert all(np.isfinite(bounds).all() for bounds in result.simultaneous("tv").values())
+    assert result.notes[0].startswith("NOT ESTIMABLE: in every contrast most rows have a share-balanced propensity outside")
+
+
+def test_a_propensity_of_exactly_one_stays_outside_the_bounds_once_share_balanced():
+    from fairpath.causal._decompose import balance
+
+    assert np.array_equal(balance(np.array([0.0, 1.0]), 0.2), [0.0, 1.0])  # 1 was inf / inf = NaN, which no bound counts
+    assert balance(np.array([0.5]), 0.25)[0] == pytest.approx(0.8)
+
+
+def test_a_learner_certain_of_the_level_flags_the_separated_contrast_as_the_binary_analysis_does():
+    """A tree predicts propensities of exactly 0 and 1: once share-balanced, 1 was inf / inf = NaN, which no bound counts, so
+    the separated contrast read as weak overlap (17% outside) and its NaN weights spoiled every measure but TV."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    sample = make_multilevel_sfm(3000, seed=5, levels=3)
+    data = sample.data.assign(sep=(sample.data["x"] == 0).astype(float), y=(sample.data["y"] > sample.data["y"].median()).astype(float))
+    sfm = SFM(x="x", x0=2, x1=None, z=sample.sfm.z, w=[*sample.sfm.w, "sep"], y="y")
+    options = {"seed": 1, "measures": MAIN, "n_rep": 1, "learner": DecisionTreeClassifier(max_depth=3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = decompose(data, sfm, **options)
+        binary = decompose(data, SFM(x="x", x0=2, x1=0, z=sfm.z, w=sfm.w, y="y"), **options)
+    assert not binary.estimable and binary.overlap_["share_outside"] == 1.0
+    assert not result["0"].estimable and result["0"].overlap_["share_outside"] == 1.0
+    assert result.family == ["1"] and np.isfinite(result.to_frame().query("contrast == '1'")[["estimate", "simultaneous_low"]]).all().all()

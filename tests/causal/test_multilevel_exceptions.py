@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import re
+import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
+from sklearn.linear_model import LinearRegression
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._stats import z_value
+from fairpath._vocabulary import LABELS
 from fairpath.causal import SFM, decompose
 from fairpath.datasets import make_multilevel_sfm
+
+MAIN = ("tv", "ctfde", "ctfie", "ctfse")
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +77,52 @@ def test_a_binary_only_consumer_names_x1():
     with pytest.raises(FairpathInputError, match="FairAdapt compares two levels of 'race'; this SFM has x1=None"):
         check_binary_sfm(SFM(x="race", x0="white", x1=None, y="y"), "FairAdapt")
     assert str(SFM(x="race", x0="white", x1=None, y="y")) == "SFM(X=race [every level against 'white'], Z=∅, W=∅, Y=y)"
+
+
+class _InfiniteAtLevelTwo(LinearRegression):
+    """A learner whose outcome regressions at level 2 are +inf (the propensities, without X's columns, stay finite)."""
+
+    def predict(self, X):
+        predictions = super().predict(X)
+        at_two = X.shape[1] in (4, 6) and (X[:, 0] == 0.0) & (X[:, 1] == 1.0)  # X's indicator columns come first
+        return np.where(at_two, np.inf, predictions)
+
+
+def test_a_measure_whose_contributions_are_not_finite_is_left_out_instead_of_raising(sample):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = decompose(sample.data, _sfm(sample), measures=MAIN, n_rep=1, learner=_InfiniteAtLevelTwo())
+    assert not np.isfinite(result["2"].pseudo_outcomes()["ctfde"]).all() and np.isfinite(result["2"].pseudo_outcomes()["tv"]).all()
+    frame = result.to_frame().set_index(["measure", "contrast"])  # no LinAlgError from the simultaneous draws
+    for measure in ("ctfde", "ctfie", "ctfse"):
+        assert result.left_out(measure) == {"2": f"not estimable: its {measure} estimate or SE is not finite (per-row "
+                                                  "contributions with NaN or ±inf)"}
+        # a family of one: the marginal interval and p
+        assert np.allclose(frame.loc[(measure, "1"), ["simultaneous_low", "simultaneous_high", "p_simultaneous"]].astype(float),
+                           frame.loc[(measure, "1"), ["ci_low", "ci_high", "p_value"]].astype(float))
+        assert np.isnan(frame.loc[(measure, "2"), "simultaneous_low"])
+        assert result.verdict_cells().loc["2", LABELS[measure]] == ("not estimable", "na")
+    assert result.left_out("tv") == {} and result.critical_value("tv") > z_value(0.95)
+    assert result.notes == ["contrast '2', y: ctfde, ctfie, ctfse NOT ESTIMABLE (estimate or SE not finite): left out of the "
+                            "family of these measures"]
+
+
+@pytest.mark.parametrize("correlation", [np.ones((2, 2)), np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])],
+                         ids=["equal", "rank-2"])
+def test_a_singular_correlation_gives_the_critical_value_of_its_distinct_contrasts(correlation):
+    from fairpath.causal._levels import _max_t
+
+    draws = _max_t((0, 0), correlation, seed=3)
+    # equal contrasts count once, independent ones multiply: P(max |T| ≤ c) = P(|T| ≤ c)^distinct
+    distinct = np.linalg.matrix_rank(correlation)
+    assert np.quantile(draws, 0.95) == pytest.approx(z_value(0.95 ** (1 / distinct)), abs=0.015)
+
+
+def test_the_correlation_of_huge_finite_contributions_is_finite():
+    from fairpath.causal._levels import column_correlation
+
+    columns = np.random.default_rng(0).standard_normal((500, 3))
+    columns[:, 2] = columns[:, 0] + 0.5 * columns[:, 2]
+    columns -= columns.mean(axis=0)  # centred, as influence functions
+    huge = column_correlation(columns * 1e200)  # cross-products of 1e200 overflow to inf
+    assert np.isfinite(huge).all() and np.allclose(huge, np.corrcoef(columns, rowvar=False))

@@ -179,8 +179,11 @@ def balance(p: np.ndarray, odds: float) -> np.ndarray:
     bias its weights. ``odds`` 1 leaves them as they are (one contrast: the bounds of the binary analysis)."""
     if odds == 1.0:
         return p
-    scaled = p / (1 - p) / odds
-    return scaled / (1 + scaled)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = p / (1 - p) / odds
+        # a propensity of exactly 1 (a learner certain of the level) stays 1, outside the bounds as in the binary analysis,
+        # instead of inf / inf = NaN, which no bound check counts
+        return np.where(p == 1.0, 1.0, scaled / (1 + scaled))
 
 
 def _warn_overlap(overlap: dict, n: int, trim: bool, contrast: str = "") -> None:

@@ -15,6 +15,12 @@ directly (``SIMULTANEOUS_DRAWS`` of them, seeded by the decomposition's seed). T
 every cross-fitting split), and the single-step adjusted p of contrast c is P(max |T| ≥ |t_c|) (far in the tail,
 where the draws cannot tell it, its Bonferroni bound). With one contrast
 c_α is the normal quantile and the intervals are the marginal ones exactly.
+
+The family. A contrast flagged not estimable (most of its rows lack overlap: the binary analysis' rule,
+:func:`~fairpath.causal._decompose.overlap_diagnostic`, on its rows) is left out of the family, and so is a contrast's
+measure whose estimate or SE is not finite: their simultaneous intervals and adjusted p are NaN and the result's
+``notes`` say why. When no contrast is estimable, every contrast stays in the family and the result is flagged not
+estimable as a whole, as a binary decomposition is.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ class MultiLevelDecomposition(ResultMixin):
         self.decompositions = dict(decompositions)
         self._rows, self._n_rows = rows, n_rows  # per contrast, per split: positions of its rows among the analysed rows
         self._families: dict[tuple[str, str], tuple] = {}  # (outcome, measure) -> its contrasts and max-|t| draws
+        self._left_out: dict[tuple[str, str], dict] = {}  # (outcome, measure) -> the contrasts left out of its family, and why
         self.settings = settings
         self.counts_ = counts
         self.seconds_ = seconds
@@ -95,8 +102,59 @@ class MultiLevelDecomposition(ResultMixin):
         return self.decompositions[contrast]
 
     @property
+    def not_estimable(self) -> dict[str, str]:
+        """{contrast: why} for each contrast flagged not estimable, as its binary analysis would be (most of its rows
+        have a share-balanced propensity outside [eps, 1 − eps])."""
+        eps = self.settings["eps"]
+        return {name: f"{d.overlap_['share_outside']:.0%} of its rows have a share-balanced propensity outside [{eps}, {1 - eps}]"
+                for name, d in self.decompositions.items() if not d.estimable}
+
+    @property
+    def family(self) -> list[str]:
+        """The contrasts of the simultaneous intervals and of the Cookbook's Holm family: the estimable ones, or every
+        contrast when none is (the result is then flagged not estimable, as a binary decomposition)."""
+        return [name for name in self.contrasts if name not in self.not_estimable] or self.contrasts
+
+    @property
     def estimable(self) -> bool:
-        return all(d.estimable for d in self.decompositions.values())
+        """False when no contrast is estimable; a contrast that is not is left out of the family (:attr:`family`)."""
+        return len(self.not_estimable) < len(self.contrasts)
+
+    def left_out(self, measure: str, outcome: str | None = None) -> dict[str, str]:
+        """{contrast: why} for the contrasts left out of the simultaneous family of ``measure``: not estimable, or
+        its estimate or SE is not finite (per-row contributions with NaN or ±inf)."""
+        key = (self._outcome(outcome), measure)
+        if key not in self._left_out:
+            family, reasons = self.family, self.not_estimable
+            out = {}
+            for name in self.contrasts:
+                e = self.estimate(measure, outcome, contrast=name)
+                if name not in family:
+                    out[name] = f"not estimable: {reasons[name]}"
+                elif not (np.isfinite(e.estimate) and np.isfinite(e.se)):
+                    out[name] = f"not estimable: its {measure} estimate or SE is not finite (per-row contributions with NaN or ±inf)"
+            self._left_out[key] = out
+        return dict(self._left_out[key])
+
+    @property
+    def notes(self) -> list[str]:
+        """What was left out of the simultaneous family and why, one sentence per contrast (and outcome)."""
+        eps = self.settings["eps"]
+        if not self.estimable:
+            notes = [f"NOT ESTIMABLE: in every contrast most rows have a share-balanced propensity outside [{eps}, {1 - eps}]; "
+                     "the simultaneous intervals span every contrast, and none of them is to be trusted"]
+        else:
+            notes = [f"contrast {name!r} is NOT ESTIMABLE ({why}): left out of the family, so it has no simultaneous interval, "
+                     "adjusted p or Cookbook test" for name, why in self.not_estimable.items()]
+        for outcome in self.outcomes:
+            measures: dict[str, list[str]] = {}
+            for measure in self.measures:
+                for name in self.left_out(measure, outcome):
+                    if name in self.family:
+                        measures.setdefault(name, []).append(measure)
+            notes += [f"contrast {name!r}, {outcome}: {', '.join(names)} NOT ESTIMABLE (estimate or SE not finite): left out of "
+                      "the family of these measures" for name, names in measures.items()]
+        return notes
 
     # -- inference ----------------------------------------------------------------------------------
     def estimate(self, measure: str, outcome: str | None = None, *, contrast: str):
@@ -104,9 +162,12 @@ class MultiLevelDecomposition(ResultMixin):
         return self[contrast].estimate(measure, outcome)
 
     def _correlation(self, measure: str, outcome: str | None) -> tuple[list[str], np.ndarray]:
-        """The contrasts with a non-zero SE and the correlation of their influence functions (first split)."""
+        """The contrasts of the family with a non-zero SE and the correlation of their influence functions (first split)."""
         columns, names = [], []
+        left_out = self.left_out(measure, outcome)
         for name, decomposition in self.decompositions.items():
+            if name in left_out:
+                continue
             values = decomposition.pseudo_outcomes(outcome)[measure].to_numpy()
             centred = values - values.mean()
             if not np.any(centred):
@@ -117,10 +178,7 @@ class MultiLevelDecomposition(ResultMixin):
             names.append(name)
         if not columns:
             return [], np.empty((0, 0))
-        matrix = np.column_stack(columns)
-        covariance = matrix.T @ matrix
-        scale = np.sqrt(np.diag(covariance))
-        return names, covariance / np.outer(scale, scale)
+        return names, column_correlation(np.column_stack(columns))
 
     def _max_t_draws(self, measure: str, outcome: str | None) -> tuple[list[str], np.ndarray | None]:
         """The contrasts in the family and max_c |T_c| over ``SIMULTANEOUS_DRAWS`` Gaussian draws with their
@@ -145,12 +203,14 @@ class MultiLevelDecomposition(ResultMixin):
         return z_value(level) if draws is None else float(np.quantile(draws, level))
 
     def simultaneous(self, measure: str, outcome: str | None = None, *, level: float | None = None) -> dict[str, tuple[float, float]]:
-        """{contrast: (low, high)}: intervals of ``measure`` that cover every contrast's value at once with probability ``level``."""
+        """{contrast: (low, high)}: intervals of ``measure`` that cover every contrast's value at once with probability ``level``;
+        (NaN, NaN) for a contrast left out of the family (:meth:`left_out`)."""
         critical = self.critical_value(measure, outcome, level=level)
+        left_out = self.left_out(measure, outcome)
         out = {}
         for name in self.contrasts:
             e = self.estimate(measure, outcome, contrast=name)
-            out[name] = (e.estimate - critical * e.se, e.estimate + critical * e.se)
+            out[name] = (np.nan, np.nan) if name in left_out else (e.estimate - critical * e.se, e.estimate + critical * e.se)
         return out
 
     @validate_params({"null": Real()})
@@ -159,10 +219,12 @@ class MultiLevelDecomposition(ResultMixin):
         """Two-sided p of H0: the contrast's ``measure`` equals ``null``; with ``simultaneous`` adjusted for testing every
         contrast of the measure: single-step max-|t|, P(max_c |T_c| ≥ |t|) over the draws, or where fewer than
         ``MIN_TAIL_DRAWS`` draws reach |t| (too few to estimate it) Bonferroni's bound min(1, C·p), C contrasts, which
-        is at least that probability."""
+        is at least that probability. A contrast left out of the family (:meth:`left_out`) has no adjusted p (NaN)."""
         e = self.estimate(measure, outcome, contrast=contrast)
         names, draws = self._max_t_draws(measure, outcome)
         marginal = e.p_value(null)
+        if simultaneous and contrast in self.left_out(measure, outcome):
+            return float("nan")
         if not simultaneous or draws is None or contrast not in names:
             return marginal
         beyond = np.count_nonzero(draws >= abs(e.estimate - null) / e.se)
@@ -209,9 +271,9 @@ class MultiLevelDecomposition(ResultMixin):
         }
         return {
             "sfm": self.sfm.to_dict(), "settings": self.settings, "counts": self.counts_, "seconds": self.seconds_,
-            "level": self.level, "estimable": self.estimable,
+            "level": self.level, "estimable": self.estimable, "not_estimable": self.not_estimable, "notes": self.notes,
             "simultaneous": {"method": "max-|t| Gaussian multiplier bootstrap over the contrasts' influence functions",
-                             "family": "the contrasts of one outcome and measure", "draws": SIMULTANEOUS_DRAWS},
+                             "family": "the estimable contrasts of one outcome and measure", "draws": SIMULTANEOUS_DRAWS},
             "contrasts": {name: {**d.to_dict(), "simultaneous": simultaneous[name]} for name, d in self.decompositions.items()},
         }
 
@@ -221,8 +283,10 @@ class MultiLevelDecomposition(ResultMixin):
                  f"n = {self.counts_['n']}; rows per level: "
                  + ", ".join(f"{level} {count}" for level, count in self.counts_["per_level"].items()),
                  f"simultaneous {self.level:.0%} intervals: max-|t| over the contrasts, per outcome and measure"]
+        lines += [f"note: {note}" for note in self.notes]
         for name, decomposition in self.decompositions.items():
-            lines.append(f"[{name}] " + "; ".join(decomposition.summary_line(outcome) for outcome in self.outcomes))
+            flag = "" if decomposition.estimable else ", NOT ESTIMABLE"
+            lines.append(f"[{name}{flag}] " + "; ".join(decomposition.summary_line(outcome) for outcome in self.outcomes))
         return "\n".join(lines)
 
     def verdict_cells(self, outcome: str | None = None) -> pd.DataFrame:
@@ -237,7 +301,7 @@ class MultiLevelDecomposition(ResultMixin):
         """What each tone of :meth:`verdict_cells` means."""
         from fairpath.causal._report import matrix_legend
 
-        return matrix_legend(self.level)
+        return matrix_legend(self.level, left_out=any(self.left_out(m, o) for o in self.outcomes for m in self.measures))
 
     def headline(self) -> list[str]:
         from fairpath.causal._report import multilevel_headline
@@ -265,6 +329,19 @@ class MultiLevelDecomposition(ResultMixin):
         from fairpath.causal._report import forest_plot
 
         return forest_plot(self, ax, [m for m in measures if m in self.measures], self._outcome(outcome))
+
+
+def column_correlation(matrix: np.ndarray) -> np.ndarray:
+    """The correlation of the (centred, non-zero) columns of ``matrix``; finite for any finite values: where the
+    cross-products overflow (values near 1e154 and beyond) each column is first divided by its largest |value|, which
+    leaves the correlation as it is."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        covariance = matrix.T @ matrix
+    if not np.isfinite(covariance).all():
+        matrix = matrix / np.abs(matrix).max(axis=0)
+        covariance = matrix.T @ matrix
+    scale = np.sqrt(np.diag(covariance))
+    return covariance / np.outer(scale, scale)
 
 
 def _max_t(key: tuple, correlation: np.ndarray, seed: int) -> np.ndarray:

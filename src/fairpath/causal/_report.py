@@ -97,14 +97,22 @@ def _tone(estimate, simultaneous: tuple[float, float]) -> str:
     return "weak" if significant(estimate) else "none"
 
 
-def matrix_legend(level: float) -> dict[str, str]:
-    return {"strong": f"shown: the simultaneous {level:.0%} CI excludes 0",
-            "weak": f"marginal only: the {level:.0%} CI excludes 0, the simultaneous one does not",
-            "none": "not shown: both intervals include 0"}
+NOT_ESTIMABLE_TONE = "na"
+
+
+def matrix_legend(level: float, left_out: bool = False) -> dict[str, str]:
+    """What each tone means; ``left_out``: some cell is not estimable (left out of the simultaneous family)."""
+    legend = {"strong": f"shown: the simultaneous {level:.0%} CI excludes 0",
+              "weak": f"marginal only: the {level:.0%} CI excludes 0, the simultaneous one does not",
+              "none": "not shown: both intervals include 0"}
+    if left_out:
+        legend[NOT_ESTIMABLE_TONE] = "not estimable: left out of the simultaneous intervals (see the notes)"
+    return legend
 
 
 def verdict_cells(result, outcome: str) -> pd.DataFrame:
-    """Contrast × measure cells (text, tone): the estimate and its simultaneous interval, the tone its verdict."""
+    """Contrast × measure cells (text, tone): the estimate and its simultaneous interval, the tone its verdict; a contrast
+    left out of the family reads "not estimable"."""
     share = outcome in result.settings.get("share_outcomes", [])
     measures = [m for m in HEADLINE_MEASURES if m in result.measures]
     bounds = {m: result.simultaneous(m, outcome) for m in measures}
@@ -113,7 +121,11 @@ def verdict_cells(result, outcome: str) -> pd.DataFrame:
     columns = {}
     for measure in measures:
         cells = []
+        left_out = result.left_out(measure, outcome)
         for name in result.contrasts:
+            if name in left_out:
+                cells.append(("not estimable", NOT_ESTIMABLE_TONE))
+                continue
             e = result.estimate(measure, outcome, contrast=name)
             low, high = bounds[measure][name]
             cells.append((f"{scale * e.estimate:+.{digits}f} [{scale * low:+.{digits}f}, {scale * high:+.{digits}f}]",
@@ -129,15 +141,16 @@ def multilevel_headline(result) -> list[str]:
     which = "every pair of levels" if result.settings["contrasts"] == "pairs" else f"each level of {sfm.x} against {sfm.x0!r}"
     lines = [f"Effects of {which} ({len(result.contrasts)} contrasts), in {units}. Intervals are simultaneous over the "
              f"contrasts at {level:.0%} (max-|t|, per outcome and measure); p_adj is the family-wise adjusted p of H0: the effect is 0."]
-    if not result.estimable:
-        lines.insert(0, "NOT ESTIMABLE: in at least one contrast most rows lack overlap between the groups; its numbers are "
-                        "not to be trusted.")
+    lines[0:0] = [f"{note[0].upper()}{note[1:]}." for note in result.notes]
     measures = [m for m in HEADLINE_MEASURES if m in result.measures]
     for outcome in result.outcomes:
         share = outcome in result.settings.get("share_outcomes", [])
         bounds = {m: result.simultaneous(m, outcome) for m in measures}
         parts = []
         for name in result.contrasts:
+            if name in result.left_out(measures[0], outcome):
+                parts.append(f"{name}: not estimable (left out of the simultaneous intervals)")
+                continue
             shown = [LABELS[m] for m in measures if _tone(result.estimate(m, outcome, contrast=name), bounds[m][name]) == "strong"]
             head = measures[0]
             e = result.estimate(head, outcome, contrast=name)
@@ -198,7 +211,8 @@ def write_multilevel_report(result, path) -> Path:
         "contrast": frame["contrast"], "outcome": frame["subject"], "measure": frame["measure"].map(lambda m: LABELS.get(m, m)),
         "estimate": frame["estimate"].map("{:+.4f}".format),
         f"{level:.0%} CI": [format_ci(low, high) for low, high in zip(frame["ci_low"], frame["ci_high"])],
-        f"simultaneous {level:.0%} CI": [format_ci(low, high) for low, high in zip(frame["simultaneous_low"], frame["simultaneous_high"])],
+        f"simultaneous {level:.0%} CI": [format_ci(low, high) if np.isfinite(low) else "not estimable"
+                                         for low, high in zip(frame["simultaneous_low"], frame["simultaneous_high"])],
         "p": frame["p_value"].map(format_p), "p_adj": frame["p_simultaneous"].map(format_p)})
     detail = Section("Every estimate", anchor="estimates").add_table(
         table, f"Marginal and simultaneous {level:.0%} intervals, p of H0: 0 (marginal and family-wise adjusted); "

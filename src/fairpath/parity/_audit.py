@@ -58,7 +58,7 @@ class AuditResult(ResultMixin):
 
     @property
     def status(self) -> dict[str, str]:
-        """SUCCESS or FAIL per predictor."""
+        """SUCCESS or FAIL per predictor (NOT ESTIMABLE where none of its tests is estimable)."""
         return {p: overall["status"] for p, overall in self.cookbook_.overall_.items()}
 
     @property
@@ -315,7 +315,7 @@ def contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes: list
     if decomposition.n_trimmed_:
         notes.append(f"{decomposition.n_trimmed_} rows trimmed from the decomposition ({propensity} outside [{eps}, {1 - eps}]); "
                      "predictive parity uses all rows")
-    elif decomposition.n_extreme_:
+    elif decomposition.n_extreme_ and decomposition.estimable:  # not estimable: said above, not "weak" positivity
         notes.append(f"{decomposition.n_extreme_} rows have a {propensity} outside [{eps}, {1 - eps}] (weak positivity); "
                      "not trimmed")
     settings = {**settings, "sfm": str(sfm), "learner": decomposition.settings["learner"],
@@ -346,6 +346,7 @@ def audit_levels(data, sfm, predictors, bn, *, options: dict, parity_options: di
     settings = {**settings, "contrasts": contrasts, "levels": decomposition.levels, "learner": decomposition.settings["learner"],
                 "n_rep": decomposition.settings["n_rep"], "known_means": decomposition.settings["known_means"],
                 "counts": decomposition.counts_, "multiplicity": cookbook.multiplicity}
-    # each contrast's own notes (overlap, trimming) too, named by the contrast
-    notes = [*notes, *(f"{name}: {note}" for name, audit in audits.items() for note in audit.notes_ if note not in notes)]
+    # what the family left out, then each contrast's own notes (overlap, trimming), named by the contrast
+    notes = [*notes, *decomposition.notes,
+             *(f"{name}: {note}" for name, audit in audits.items() for note in audit.notes_ if note not in notes)]
     return MultiLevelAudit(sfm, predictors, decomposition, cookbook, audits, settings, notes)

@@ -7,6 +7,9 @@ For each causal pathway P ∈ {DE, IE, SE} and each predictor ŷ:
 The three p-values of a predictor are Holm-adjusted (family-wise error ≤ alpha per predictor); with a protected
 attribute of K levels (a ``MultiLevelDecomposition``) every contrast is tested and Holm runs over its contrasts ×
 pathways, 3·(K − 1) tests per predictor against the reference.
+A test is *not estimable* when its contrast is left out of the decomposition's family (flagged not estimable: most of
+its rows lack overlap) or its tested quantity's estimate or SE is not finite: it is left out of the Holm family and
+shows nothing (it is never a violation), and a predictor none of whose tests is estimable has the status NOT ESTIMABLE.
 Rejecting shows a violation. Not rejecting shows nothing by itself, so an optional equivalence test
 (two one-sided tests, margin δ, also Holm-adjusted) can certify |tested quantity| < δ.
 Every test is computed by the tested quantity's :class:`~fairpath._stats.Estimate` (``p_value``,
@@ -26,8 +29,8 @@ from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, pa
 
 DOCTRINE = {"DE": "disparate treatment", "IE": "disparate impact", "SE": "disparate impact"}
 
-VIOLATION, NO_EVIDENCE, CERTIFIED = "violation", "no evidence of violation", "certified"
-VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", "outcome": "#486581"}
+VIOLATION, NO_EVIDENCE, CERTIFIED, NOT_ESTIMABLE = "violation", "no evidence of violation", "certified", "not estimable"
+VERDICT_COLOURS = {VIOLATION: "#d64545", NO_EVIDENCE: "#f0b429", CERTIFIED: "#3ebd93", NOT_ESTIMABLE: "#9aa5b1", "outcome": "#486581"}
 
 
 @validate_params({"margin": Real(0.0, None, open_low=True)})
@@ -51,7 +54,9 @@ def verdict_p(row) -> tuple[str, float]:
 
 
 def verdict_line(row) -> str:
-    """``verdict (name p = value)``: the verdict with the p-value of the claim it makes."""
+    """``verdict (name p = value)``: the verdict with the p-value of the claim it makes (none for a test not estimable)."""
+    if row["verdict"] == NOT_ESTIMABLE:
+        return NOT_ESTIMABLE
     name, p = verdict_p(row)
     return f"{row['verdict']} ({p_clause(name, p)})"
 
@@ -105,7 +110,8 @@ class CookbookResult(ResultMixin):
     ----------
     tests_ : DataFrame, one row per predictor and pathway (tested quantity, estimate, CI, raw and
         Holm-adjusted p-values, equivalence test, verdict and the claim it makes).
-    overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL", "claim": ..., "reasons": [...]}.
+    overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL" | "NOT ESTIMABLE" (no test estimable), "claim": ...,
+        "reasons": [...]}.
     """
 
     bn = ReadOnly()
@@ -117,7 +123,8 @@ class CookbookResult(ResultMixin):
     overall_ = ReadOnly()
     outcome_effects_ = ReadOnly()
 
-    def __init__(self, bn, alpha, margin, outcome, tests_, overall_, outcome_effects_, estimable=True):
+    def __init__(self, bn, alpha, margin, outcome, tests_, overall_, outcome_effects_, estimable=True, multiplicity: str | None = None):
+        self._multiplicity = multiplicity  # a contrast's tests (for_contrast): the family they were adjusted in
         self.bn = bn
         self.estimable = estimable
         self.alpha = alpha
@@ -150,14 +157,21 @@ class CookbookResult(ResultMixin):
             raise FairpathInputError(f"no contrast {contrast!r}; the contrasts are {self.contrasts}")
         tests = self.tests_[self.tests_["contrast"] == contrast].reset_index(drop=True)
         overall = {p: _overall(tests[tests["predictor"] == p].to_dict("records"), self.margin) for p in self.predictors}
+        estimable = self.estimable and not (tests["verdict"] == NOT_ESTIMABLE).all()
         return CookbookResult(self.bn, self.alpha, self.margin, self.outcome, tests, overall, self.outcome_effects_[contrast],
-                              self.estimable)
+                              estimable, self.multiplicity)
 
     @property
     def multiplicity(self) -> str:
         if not self.contrasts:
             return "Holm over the three pathway tests of each predictor"
-        return f"Holm over the {3 * len(self.contrasts)} contrast × pathway tests of each predictor"
+        if self._multiplicity is not None:
+            return self._multiplicity
+        tested = self.tests_[self.tests_["verdict"] != NOT_ESTIMABLE].groupby("predictor").size().reindex(self.predictors, fill_value=0)
+        if tested.min() == len(self.tests_) // len(self.predictors):
+            return f"Holm over the {tested.min()} contrast × pathway tests of each predictor"
+        sizes = f"{tested.min()}" if tested.min() == tested.max() else f"{tested.min()} to {tested.max()}"
+        return f"Holm over the {sizes} estimable contrast × pathway tests of each predictor; {NOT_ESTIMABLE} ones left out"
 
     def to_dict(self) -> dict:
         return {
@@ -224,7 +238,8 @@ class CookbookResult(ResultMixin):
             panel.set_yticks(positions, predictors, fontsize=10)
             panel.xaxis.set_major_locator(MaxNLocator(3))  # few ticks: labels of three narrow panels must not collide
             panel.tick_params(axis="x", labelsize=10)
-        handles = [Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in (VIOLATION, NO_EVIDENCE, CERTIFIED)]
+        shown = (VIOLATION, NO_EVIDENCE, CERTIFIED) + ((NOT_ESTIMABLE,) if (self.tests_["verdict"] == NOT_ESTIMABLE).any() else ())
+        handles = [Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in shown]
         if self.margin is not None:
             handles.append(Patch(color="#3ebd93", alpha=0.25, label=f"equivalence margin ±δ = ±{self.margin:g}"))
         if ax is not None:  # the caller's figure keeps its layout: the legend goes into the last panel
@@ -241,6 +256,9 @@ def _pathway_of(row: dict) -> str:
 
 
 def _overall(rows: list[dict], margin: float | None) -> dict:
+    if all(r["verdict"] == NOT_ESTIMABLE for r in rows):
+        return {"status": "NOT ESTIMABLE", "claim": "no test is estimable, so nothing is shown or certified",
+                "reasons": [r["claim"] for r in rows]}
     violations = [r for r in rows if r["verdict"] == VIOLATION]
     if violations:
         reasons = [
@@ -255,6 +273,15 @@ def _overall(rows: list[dict], margin: float | None) -> dict:
         "claim": "no violation shown (not a proof of compliance)",
         "reasons": [r["claim"] for r in rows],
     }
+
+
+def _not_estimable(row: dict, left_out: dict) -> str:
+    """Why ``row``'s test is not estimable, or "" when it is."""
+    if row.get("contrast") in left_out:
+        return f"contrast {row['contrast']!r} is not estimable: {left_out[row['contrast']]}"
+    if not (np.isfinite(row["estimate"]) and np.isfinite(row["se"])):
+        return f"{row['tested']}: estimate or SE not finite"
+    return ""
 
 
 def _test_pathway(decomposition, predictor: str, outcome: str, pathway: str, in_bn: bool, margin) -> dict:
@@ -280,10 +307,19 @@ def _test_pathway(decomposition, predictor: str, outcome: str, pathway: str, in_
     }
 
 
-def _judge(rows: list[dict], alpha: float, margin, estimable: bool = True) -> None:
-    """Holm-adjust a predictor's three tests and give each its verdict and claim (in place).
+def _judge(rows: list[dict], alpha: float, margin, estimable: bool = True, left_out: dict | None = None) -> None:
+    """Holm-adjust a predictor's tests and give each its verdict and claim (in place).
 
-    A decomposition flagged not estimable (no overlap) certifies nothing."""
+    A decomposition flagged not estimable (no overlap) certifies nothing. A test of a contrast in ``left_out``
+    ({contrast: why}, the contrasts out of the decomposition's family) or whose estimate or SE is not finite is not
+    estimable: it is left out of the Holm family."""
+    why = [_not_estimable(r, left_out or {}) for r in rows]
+    for row, reason in zip(rows, why):
+        if reason:
+            row.update(p_holm=np.nan, tost_p_holm=np.nan, rejected=False, equivalent=False, verdict=NOT_ESTIMABLE,
+                       verdict_p_name="Holm p", verdict_p=np.nan,
+                       claim=f"Not estimable ({reason}): left out of the Holm family, so it shows nothing.")
+    rows = [r for r, reason in zip(rows, why) if not reason]
     p_holm = holm([r["p_value"] for r in rows])
     tost_holm = holm([r["tost_p"] for r in rows]) if margin is not None else [np.nan] * len(rows)
     for row, p, p_tost in zip(rows, p_holm, tost_holm):
@@ -332,11 +368,13 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
 
     outcome_effects = effects(decomposition) if contrasts is None else {name: effects(d) for name, d in contrasts.items()}
     estimable = bool(getattr(decomposition, "estimable", True))
+    left_out = {} if contrasts is None else {name: decomposition.not_estimable[name] for name in contrasts
+                                             if name not in decomposition.family}
     all_rows, overall = [], {}
     for predictor in predictors:
         rows = [{**({} if name is None else {"contrast": name}), **_test_pathway(d, predictor, outcome, pathway, pathway in bn, margin)}
                 for name, d in tested.items() for pathway in PATHWAYS]
-        _judge(rows, alpha, margin, estimable)
+        _judge(rows, alpha, margin, estimable, left_out)
         overall[predictor] = _overall(rows, margin)
         all_rows.extend(rows)
     return CookbookResult(bn, alpha, margin, outcome, pd.DataFrame(all_rows), overall, outcome_effects, estimable)

@@ -9,13 +9,13 @@ import pandas as pd
 from fairpath._io import write_csv
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._vocabulary import PATHWAYS
-from fairpath.parity._cookbook import CERTIFIED, VIOLATION
+from fairpath.parity._cookbook import CERTIFIED, NOT_ESTIMABLE, VIOLATION
 from fairpath._stats import format_p
 from fairpath.report import compact_digits
 from fairpath.parity._verdict import verdict_sentence
 
 # A Cookbook verdict's tone in the verdict matrix (see fairpath.report.matrix_html).
-VERDICT_TONES = {VIOLATION: "bad", CERTIFIED: "good"}
+VERDICT_TONES = {VIOLATION: "bad", CERTIFIED: "good", NOT_ESTIMABLE: "na"}
 NO_VIOLATION_TONE = "none"
 
 
@@ -54,7 +54,7 @@ class MultiLevelAudit(ResultMixin):
 
     @property
     def status(self) -> dict[str, str]:
-        """SUCCESS or FAIL per predictor, over every contrast."""
+        """SUCCESS or FAIL per predictor, over every estimable contrast (NOT ESTIMABLE where no test is)."""
         return {p: overall["status"] for p, overall in self.cookbook_.overall_.items()}
 
     @property
@@ -67,7 +67,7 @@ class MultiLevelAudit(ResultMixin):
 
     def verdict_cells(self, predictor: str) -> pd.DataFrame:
         """Contrast × pathway cells (text, tone) of one predictor: the tested quantity [CI] (in pp for a 0/1 outcome) and its
-        Holm p, coloured by verdict."""
+        Holm p, coloured by verdict; "not estimable" where the test is left out of the family."""
         tests = self.cookbook_.tests_[self.cookbook_.tests_["predictor"] == predictor]
         digits = compact_digits(tests[["ci_low", "ci_high"]].to_numpy().ravel())
 
@@ -79,7 +79,8 @@ class MultiLevelAudit(ResultMixin):
             rows = tests[tests["pathway"] == pathway].set_index("contrast").loc[self.contrasts]
             in_bn = bool(rows["in_bn"].iloc[0])
             column = f"{pathway}: Ctf(ŷ) − Ctf(y)" if in_bn else f"{pathway}: Ctf(ŷ)"
-            cells[column] = [(f"{short(row.estimate)} [{short(row.ci_low)}, {short(row.ci_high)}]\nHolm p {format_p(row.p_holm)}",
+            cells[column] = [(NOT_ESTIMABLE, VERDICT_TONES[NOT_ESTIMABLE]) if row.verdict == NOT_ESTIMABLE else
+                             (f"{short(row.estimate)} [{short(row.ci_low)}, {short(row.ci_high)}]\nHolm p {format_p(row.p_holm)}",
                               VERDICT_TONES.get(row.verdict, NO_VIOLATION_TONE)) for row in rows.itertuples()]
         return pd.DataFrame(cells, index=self.contrasts)
 

@@ -16,6 +16,7 @@ from fairpath.parity._cookbook import (  # noqa: E402
     CERTIFIED,
     MEASURE_OF_PATHWAY,
     NO_EVIDENCE,
+    NOT_ESTIMABLE,
     PATHWAYS,
     VERDICT_COLOURS,
     VIOLATION,
@@ -27,6 +28,8 @@ from fairpath.report import Section, format_ci, format_p, new_figure, provenance
 # Element ids of the report's parts (tests and links find them).
 SECTION_IDS = ("verdicts", "sfm-diagram", "decomposition", "predictive-parity", "cookbook", "notes")
 _TABLE_MEASURES = ("tv", "ctfde", "ctfie", "ctfse", "ett")
+# A predictor's status in the report's colours (NOT ESTIMABLE: neither).
+STATUS_CLASSES = {"SUCCESS": "pass", "FAIL": "fail"}
 # Display names of the predictive parity measures (the JSON and CSV keep the short keys).
 PARITY_LABELS = {"ippm": "iPPM", "ippm_weighted": "iPPM, bins weighted by their share", "spm": "SPM = E[ŷ | x1] − E[ŷ | x0]",
                  "auc": "AUC"}
@@ -153,7 +156,7 @@ def _status_html(audit) -> str:
     bn = "{" + ", ".join(audit.cookbook_.bn) + "}" if audit.cookbook_.bn else "∅ (statistical parity)"
     items = []
     for predictor, overall in audit.cookbook_.overall_.items():
-        css = "pass" if overall["status"] == "SUCCESS" else "fail"
+        css = STATUS_CLASSES.get(overall["status"], "")
         items.append(
             f'<li><code>{html.escape(predictor)}</code>: <span class="{css}">{overall["status"]}</span> '
             f"— {html.escape(verdict_finding(audit.cookbook_, predictor, percent=audit.percent))}</li>"
@@ -286,10 +289,13 @@ def write_audit_report(audit, path) -> Path:
 
 
 # -- every level of X ---------------------------------------------------------------------------------
-def cookbook_legend(margin) -> dict[str, str]:
+def cookbook_legend(margin, left_out: bool = False) -> dict[str, str]:
+    """What each tone of a Cookbook matrix means; ``left_out``: some test is not estimable (left out of the family)."""
     legend = {"bad": f"{VIOLATION} shown", "none": f"{NO_EVIDENCE} (not a proof of compliance)"}
     if margin is not None:
         legend["good"] = f"{CERTIFIED} within ±{margin:g}"
+    if left_out:
+        legend["na"] = f"{NOT_ESTIMABLE}: left out of the Holm family (see the notes)"
     return legend
 
 
@@ -300,8 +306,9 @@ def write_multilevel_audit_report(result, path) -> Path:
     bn = "{" + ", ".join(cookbook.bn) + "}" if cookbook.bn else "∅ (statistical parity)"
     verdicts = Section("Verdicts", f"<p>{html.escape(str(result.sfm))}; BN = <strong>{html.escape(bn)}</strong>; α = {cookbook.alpha} "
                        f"per predictor ({html.escape(cookbook.multiplicity)}).</p>" + status_html(result), anchor="verdicts")
+    left_out = bool((cookbook.tests_["verdict"] == NOT_ESTIMABLE).any())
     for predictor in result.predictors:
-        verdicts.add_matrix(result.verdict_cells(predictor), cookbook_legend(cookbook.margin),
+        verdicts.add_matrix(result.verdict_cells(predictor), cookbook_legend(cookbook.margin, left_out),
                             f"{predictor}: tested quantity [{level:.0%} CI] and Holm p per contrast and pathway", corner="contrast")
     outcome = result.sfm.y
     decomposition = Section("The outcome's decomposition per contrast",
@@ -331,5 +338,5 @@ def contrast_folder(position: int, name: str) -> str:
 
 def status_html(result) -> str:
     """The verdict of every predictor as the report's first lines."""
-    return "".join(f'<p><span class="{"fail" if result.status[p] == "FAIL" else "pass"}">{html.escape(result.status[p])}</span> '
+    return "".join(f'<p><span class="{STATUS_CLASSES.get(result.status[p], "")}">{html.escape(result.status[p])}</span> '
                    f"{html.escape(line)}</p>" for p, line in zip(result.predictors, result.verdict_lines()))

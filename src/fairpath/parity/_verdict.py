@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from fairpath._stats import p_clause
 from fairpath._vocabulary import PATHWAY_NAMES, PATHWAYS
-from fairpath.parity._cookbook import CERTIFIED, VIOLATION
+from fairpath.parity._cookbook import CERTIFIED, NOT_ESTIMABLE, VIOLATION
 
 
 def bn_text(bn) -> str:
@@ -51,9 +51,14 @@ def verdict_sentence(cookbook, predictor: str, *, percent: bool) -> str:
 def verdict_finding(cookbook, predictor: str, *, percent: bool) -> str:
     """What the verdict rests on, with the p of its claim: the violations shown (each with its Holm p),
     every pathway certified (the largest TOST Holm p), or no violation shown (the smallest Holm p,
-    which is not a proof of compliance)."""
+    which is not a proof of compliance); each test not estimable is named with why, and left out."""
     tests = cookbook.tests_[cookbook.tests_["predictor"] == predictor]
-    caveat = "" if cookbook.estimable else " The decomposition is not estimable (the groups barely overlap), so nothing is certified."
+    left_out = tests[tests["verdict"] == NOT_ESTIMABLE]
+    why = "".join(f" {claim}" for claim in dict.fromkeys(left_out["claim"]))
+    if len(left_out) == len(tests):
+        return f"no test is estimable, so nothing is shown or certified.{why}"
+    caveat = ("" if cookbook.estimable else " The decomposition is not estimable (the groups barely overlap), so nothing is certified.") + why
+    tests = tests[tests["verdict"] != NOT_ESTIMABLE]
     violations = tests[tests["verdict"] == VIOLATION]
     if len(violations) and "contrast" in tests:  # every level of X: the violations per contrast, their numbers in the matrix
         shown = "; ".join(f"{contrast}: " + ", ".join(f"{row.pathway} ({p_clause('Holm p', row.p_holm)})" for row in rows.itertuples())
@@ -68,7 +73,7 @@ def verdict_finding(cookbook, predictor: str, *, percent: bool) -> str:
             for row in violations.itertuples()
         )
         return f"a violation is shown at α = {cookbook.alpha}: {shown}.{caveat}"
-    if cookbook.margin is not None and (tests["verdict"] == CERTIFIED).all():
+    if cookbook.margin is not None and left_out.empty and (tests["verdict"] == CERTIFIED).all():
         return (f"every pathway is certified within ±{amount(cookbook.margin, percent).lstrip('+')} "
                 f"({p_clause('largest TOST Holm p', tests['tost_p_holm'].max())} < α = {cookbook.alpha}).{caveat}")
     return (f"no violation is shown ({p_clause('smallest Holm p', tests['p_holm'].min())} ≥ α = {cookbook.alpha}); "

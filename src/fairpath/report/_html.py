@@ -81,7 +81,7 @@ def compact_digits(values, significant: int = 3) -> int:
 
 def matrix_html(cells: pd.DataFrame, legend: dict[str, str], corner: str = "") -> str:
     """A verdict matrix: ``cells`` holds (text, tone) pairs, its index and columns name the rows and columns; a cell's
-    background is its tone (``strong``, ``weak``, ``none``, ``bad``, ``good``: colours of the report template),
+    background is its tone (``strong``, ``weak``, ``none``, ``bad``, ``good``, ``na``: colours of the report template),
     explained by ``legend`` ({tone: meaning}) above the table; a line break in a cell's text starts a new line."""
     head = f"<th>{html.escape(corner, quote=False)}</th>" + "".join(
         f"<th>{html.escape(str(column), quote=False)}</th>" for column in cells.columns)
