@@ -94,9 +94,15 @@ def scores_figure(scores: pd.DataFrame, sfm):
 
 
 def accuracy_table(result) -> pd.DataFrame:
-    """Every predictor's accuracy on the held-out rows, one column per measure."""
-    table = result.accuracy_.pivot(index="predictor", columns="measure", values="estimate").loc[list(result.parity_)]
-    return table.reset_index().rename_axis(columns=None)
+    """Every predictor's accuracy on the held-out rows with its interval, one column per measure."""
+    accuracy = result.accuracy_.set_index(["predictor", "measure"])
+    level = accuracy["level"].iloc[0]
+    table = pd.DataFrame({"predictor": list(result.parity_)})
+    for measure, label in result.accuracy_measures:
+        rows = accuracy.xs(measure, level="measure").loc[table["predictor"]]
+        table[f"{label} ({level:.0%} CI)"] = [f"{estimate:.4f}\u00a0[{low:.4f},\u00a0{high:.4f}]"
+                                              for estimate, low, high in zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]
+    return table
 
 
 def write_repair_report(result, path) -> Path:
@@ -106,9 +112,11 @@ def write_repair_report(result, path) -> Path:
     adapter = predictor.adapter_
     resolving = ", ".join(adapter.resolving_) or "none"
     verdict = Section("Verdict", "".join(f"<p>{html.escape(line)}</p>" for line in result.verdict_lines()), anchor="verdict")
-    verdict.add_figure(result.plot(), "Held-out rows: iPPM of every predictor with its interval (left) and its accuracy (right).")
+    verdict.add_figure(result.plot(), "Held-out rows: iPPM of every predictor (left) and its accuracy (right), each with its "
+                       "interval; the accuracy axis is zoomed to the intervals.")
     verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out_):,} held-out rows "
-                      "(each fitted on the other rows; held_out.csv holds their scores)")
+                      "(each fitted on the other rows; held_out.csv holds their scores), with percentile intervals from "
+                      "bootstrap draws of these rows")
     intro = (f"<p>Causal data adaptation for BN set resolving variables <strong>{html.escape(resolving)}</strong>: every "
              f"row of group {html.escape(sfm.x)} = {html.escape(str(adapter.comparison_))} gets a fair twin that follows the "
              f"mechanisms of group {html.escape(sfm.x)} = {html.escape(str(adapter.baseline))}, with the resolving variables (and what only they cause) kept. "
