@@ -102,7 +102,9 @@ class _Encoding:
             "known category or refit on data that contains them",
             stacklevel=4,  # the caller of FairAdapt.transform
         )
-        return values.astype(object).where(~unseen, self.fallback)
+        # the column's own type, but for a pandas categorical, whose categories may lack the fallback
+        dtype = object if isinstance(values.dtype, pd.CategoricalDtype) else values.dtype
+        return values.astype(object).where(~unseen, self.fallback).astype(dtype)
 
     def encode(self, values: pd.Series) -> np.ndarray:
         """Numbers of ``values``; a categorical column's values are known categories (see ``known``)."""
