@@ -291,8 +291,9 @@ def _split(data: pd.DataFrame, sfm, holdout: float, n_folds: int, seed: int) -> 
     learners know every category of the data, and the held-out rows are judged on categories the predictors
     were fitted on, as a new row of a known category would be. The number of rows held out, and of each level
     of X among them, stay as split (but for a row that finds no fitting row to swap with, which then leaves the
-    held-out part); where every category already lies in the fitting part, the split is the plain stratified one. The held-out part holds somewhat fewer rows of rare categories than a random share
-    would: a category of one row is always fitted on, never judged.
+    held-out part); where every category already lies in the fitting part, the split is the plain stratified
+    one. The held-out part holds somewhat fewer rows of rare categories than a random share would: a category
+    of one row is always fitted on, never judged.
     """
     fitting, held = train_test_split(np.arange(len(data)), test_size=holdout, stratify=data[sfm.x], random_state=seed)
     categorical = [c for c in (*sfm.z, *sfm.w) if not is_numeric_column(data[c])]
