@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 from sklearn.base import clone, is_classifier
-from sklearn.metrics import log_loss, mean_squared_error, r2_score, roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from fairpath._io import save_figure, write_csv
@@ -43,7 +43,8 @@ from fairpath.repair._predictor import TWIN_LABEL, FairPredictor, default_forest
 FAIR, UNCONSTRAINED, CONSTRAINED = "fair", "unconstrained", "constrained"
 # Accuracy measures (key, label, whether larger is better) of a 0/1 outcome and of a continuous one.
 _ACCURACY = {True: (("auc", "AUC"), ("log_loss", "log loss")), False: (("r2", "R²"), ("rmse", "RMSE"))}
-# Bootstrap draws of the held-out rows behind each accuracy's interval: its limits move by about 0.002 AUC between seeds.
+# Bootstrap draws of the held-out rows behind each accuracy's interval: on 7,500 rows its limits move by about
+# 0.001 AUC between seeds.
 ACCURACY_DRAWS = 200
 HELD_OUT_TWINS = f"held-out rows, {TWIN_LABEL}"
 HELD_OUT_OBSERVED = "held-out rows, observed"
@@ -262,9 +263,17 @@ def bn_of_resolving(sfm, resolving) -> list[str]:
 
 
 def _accuracy_values(y: np.ndarray, scores: np.ndarray, binary: bool) -> dict[str, float]:
+    """AUC (from the scores' ranks, as the Mann–Whitney statistic) and log loss of a 0/1 outcome, R² and RMSE of
+    a continuous one: scikit-learn's values, in plain numpy, as the bootstrap computes them hundreds of times (a
+    scikit-learn metric's input checks took 20 ms a call)."""
     if binary:
-        return {"auc": roc_auc_score(y, scores), "log_loss": log_loss(y, np.clip(scores, 1e-15, 1 - 1e-15), labels=[0, 1])}
-    return {"r2": r2_score(y, scores), "rmse": float(np.sqrt(mean_squared_error(y, scores)))}
+        positive = y == 1
+        n_positive, n_negative = int(positive.sum()), int((~positive).sum())
+        auc = (rankdata(scores)[positive].sum() - n_positive * (n_positive + 1) / 2) / (n_positive * n_negative)
+        probability = np.clip(scores, 1e-15, 1 - 1e-15)
+        return {"auc": float(auc), "log_loss": float(-np.mean(np.where(positive, np.log(probability), np.log(1 - probability))))}
+    squared = (y - scores) ** 2
+    return {"r2": float(1 - squared.sum() / ((y - y.mean()) ** 2).sum()), "rmse": float(np.sqrt(squared.mean()))}
 
 
 def _accuracy_rows(name: str, y: np.ndarray, scores: np.ndarray, binary: bool, *, level: float, seed: int) -> list[dict]:
