@@ -165,6 +165,8 @@ def test_the_figure_draws_accuracy_on_a_zoomed_axis_with_few_ticks_and_the_table
     assert (accuracy["ci_low"] < accuracy["estimate"]).all() and (accuracy["estimate"] < accuracy["ci_high"]).all()
     assert (accuracy["level"] == 0.95).all() and (accuracy["se"] > 0).all()
     assert (accuracy["ci_high"] - accuracy["ci_low"]).between(2 * accuracy["se"], 6 * accuracy["se"]).all()
+    auc = accuracy.iloc[0]
+    assert f"fair           auc       {auc.estimate:.4f} [95% CI {auc.ci_low:.4f}, {auc.ci_high:.4f}] (held-out rows)" in result.summary()
     fig = result.plot()
     left, right = fig.axes
     low, high = right.get_xlim()

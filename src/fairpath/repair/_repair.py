@@ -140,7 +140,7 @@ class RepairResult(ResultMixin):
                 + "; ".join(parts) + ".")
 
     def to_frame(self) -> pd.DataFrame:
-        """Accuracy on the held-out rows (no intervals), then both audits' estimates and Cookbook tests; the
+        """Accuracy on the held-out rows (bootstrap intervals), then both audits' estimates and Cookbook tests; the
         column ``data`` names the rows each was measured on, and the outcome's subject says it too."""
         frames = [self.accuracy_.rename(columns={"predictor": "subject"}).assign(data=HELD_OUT_OBSERVED)]
         for result, data in ((self.audit_, HELD_OUT_TWINS), (self.baseline_audit_, HELD_OUT_OBSERVED)):
@@ -180,7 +180,7 @@ class RepairResult(ResultMixin):
                  f"adapted {adapter.order_} (resolving: {adapter.resolving_ or 'none'}); TV of {self.sfm.y}: "
                  f"{_tv(adapter.train_, self.sfm):.4f} -> {_tv(adapter.adapted_train_, self.sfm):.4f} after adaptation (all rows)"]
         for row in self.accuracy_.itertuples():
-            lines.append(f"  {row.predictor:<14} {row.measure:<9} {row.estimate:.4f} (held-out rows)")
+            lines.append(f"  {row.predictor:<14} {row.measure:<9} {row.estimate:.4f} [{row.level:.0%} CI {row.ci_low:.4f}, {row.ci_high:.4f}] (held-out rows)")
         lines += [self.audit_.cookbook_.summary(), self.baseline_audit_.cookbook_.summary()]
         if self.constrained is not None:
             lines.append(self.constrained.path_result().summary())
