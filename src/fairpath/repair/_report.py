@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairpath.report import Section, format_count, provenance_lines, write_report
+from fairpath.report import Section, compact_digits, format_count, provenance_lines, write_report
 
 _FRONTIER_TEXT = (
     "<p>Each point is a predictor: <em>adapt B</em> is a forest trained on fair twins for the BN set whose resolving "
@@ -100,7 +100,8 @@ def accuracy_table(result) -> pd.DataFrame:
     table = pd.DataFrame({"predictor": list(result.parity_)})
     for measure, label in result.accuracy_measures:
         rows = accuracy.xs(measure, level="measure").loc[table["predictor"]]
-        table[f"{label} ({level:.0%} CI)"] = [f"{estimate:.4f}\u00a0[{low:.4f},\u00a0{high:.4f}]"
+        digits = compact_digits(rows["ci_high"], significant=4)  # AUC to 4 decimals, an RMSE in dollars to the dollar
+        table[f"{label} ({level:.0%} CI)"] = [f"{estimate:.{digits}f}\u00a0[{low:.{digits}f},\u00a0{high:.{digits}f}]"
                                               for estimate, low, high in zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]
     return table
 
