@@ -2,7 +2,7 @@
 
 The fair predictor (:class:`FairPredictor`) is fitted on every row: its adapted data, fair twins and
 out-of-fold scores are the outputs. To judge it honestly, the same recipe is fitted again on a share
-``1 − holdout`` of the rows (split stratified by X) and scored on the rest, as is the unconstrained
+``1 − holdout`` of the rows (split stratified by X, with every category in the fitting share: ``_split``) and scored on the rest, as is the unconstrained
 predictor (the same learner on X and the covariates it uses) and, when asked, the constrained-learning
 predictor. On the held-out rows:
 
@@ -10,7 +10,8 @@ predictor. On the held-out rows:
   the held-out rows' fair twins, where its pathways run (as in the paper and :meth:`FairPredictor.audit`),
   and of the other predictors on the observed rows. The outcome's effects differ between the two, so
   each is labelled with its data;
-- cost: AUC and log loss (R² and RMSE for a continuous outcome) of every predictor for the observed outcome;
+- cost: AUC and log loss (R² and RMSE for a continuous outcome) of every predictor for the observed outcome,
+  with percentile intervals from bootstrap draws of the held-out rows;
 - predictive parity: every predictor's iPPM for the observed outcome, judged with Theorem 1
   (:mod:`fairpath.parity._verdict`).
 """
