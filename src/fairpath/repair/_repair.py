@@ -2,9 +2,9 @@
 
 The fair predictor (:class:`FairPredictor`) is fitted on every row: its adapted data, fair twins and
 out-of-fold scores are the outputs. To judge it honestly, the same recipe is fitted again on a share
-``1 − holdout`` of the rows (split stratified by X, with every category in the fitting share: ``_split``) and scored on the rest, as is the unconstrained
-predictor (the same learner on X and the covariates it uses) and, when asked, the constrained-learning
-predictor. On the held-out rows:
+``1 − holdout`` of the rows (split stratified by X, with every category in the fitting share: ``_split``)
+and scored on the rest, as is the unconstrained predictor (the same learner on X and the covariates it
+uses) and, when asked, the constrained-learning predictor. On the held-out rows:
 
 - verdict: the Business Necessity Cookbook (:func:`fairpath.parity.audit`) of the fair predictor on
   the held-out rows' fair twins, where its pathways run (as in the paper and :meth:`FairPredictor.audit`),
