@@ -154,11 +154,13 @@ def test_a_test_set_lacking_a_category_is_encoded_with_the_training_categories(c
     assert np.abs(recomputed - expected).max() > 1e-3
 
 
-def test_an_unseen_category_is_refused_with_its_name(categorical):
+def test_an_unseen_category_of_a_resolving_column_is_scored_as_its_fallback_and_the_encoder_still_refuses_it(categorical):
     data, sfm = categorical
     predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
-    with pytest.raises(FairpathInputError, match=r"column 'zc' has categories \['huge'\] that the adaptation never saw"):
-        predictor.predict(data.head(5).assign(zc="huge"))
-    encoder = predictor.encoder_
+    assert "zc" in predictor.adapter_.resolving_  # BN = {SE} keeps Z: zc reaches the learner as it is
+    fallback = predictor.adapter_.encodings_["zc"].fallback
+    with pytest.warns(UserWarning, match=rf"column 'zc' has 1 category unseen in training, \['huge'\], in 5 row\(s\): they are treated as '{fallback}'"):
+        scores = predictor.predict_proba(data.head(5).assign(zc="huge"))
+    np.testing.assert_array_equal(scores, predictor.predict_proba(data.head(5).assign(zc=fallback)))
     with pytest.raises(FairpathInputError, match=r"column 'zc' has categories \['huge'\] that the predictor never saw in training"):
-        encoder.transform(data.head(5).assign(zc="huge"))
+        predictor.encoder_.transform(data.head(5).assign(zc="huge"))

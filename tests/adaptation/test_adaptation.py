@@ -1,5 +1,6 @@
 """Causal data adaptation: twins against true counterfactuals, discrete handling, resolving variables."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -136,9 +137,9 @@ def test_unseen_numeric_level_of_a_discrete_variable_is_placed_between_its_neigh
     adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=0).fit(data)
     encoding = adapter.encodings_["count"]
     levels = encoding.levels.astype(float)
-    assert encoding.encode(pd.Series([levels[1]]), "count")[0] == 2.0
-    assert encoding.encode(pd.Series([(levels[1] + levels[2]) / 2]), "count")[0] == 2.5
-    assert encoding.encode(pd.Series([levels.max() + 50]), "count")[0] == len(levels)
+    assert encoding.encode(pd.Series([levels[1]]))[0] == 2.0
+    assert encoding.encode(pd.Series([(levels[1] + levels[2]) / 2]))[0] == 2.5
+    assert encoding.encode(pd.Series([levels.max() + 50]))[0] == len(levels)
 
 
 def test_marginal_matching_when_the_baseline_group_lacks_the_top_level():
@@ -207,3 +208,33 @@ def test_two_levels_give_the_twins_of_the_two_level_code():
         for part, twins in ((f"adapted_{engine}", adapter.adapted_train_), (f"new_{engine}", adapter.transform(new))):
             expected = frozen[frozen.part == part][list(twins.columns)].reset_index(drop=True)
             pd.testing.assert_frame_equal(twins.reset_index(drop=True), expected, check_dtype=False, rtol=1e-12, atol=0)
+
+
+def categories_by_outcome(n_rows: dict, outcome_rate: dict, seed: int = 0) -> pd.DataFrame:
+    """X -> c -> Y and X -> Y with a categorical c of ``n_rows`` rows per category, each with its outcome rate."""
+    rng = np.random.default_rng(seed)
+    c = np.repeat(list(n_rows), list(n_rows.values()))
+    y = rng.binomial(1, [outcome_rate[category] for category in c])
+    return pd.DataFrame({"x": rng.integers(0, 2, len(c)), "c": c, "y": y}).sample(frac=1.0, random_state=seed, ignore_index=True)
+
+
+CATEGORY_GRAPH = CausalGraph(["x", "c", "y"], [("x", "c"), ("x", "y"), ("c", "y")])
+
+
+@pytest.mark.parametrize("resolving", [(), ("c",)])
+def test_a_category_unseen_in_training_takes_the_median_rows_category_with_a_note(resolving):
+    # Ordered by mean outcome, low (60 rows), mid (50) and high (90): the median row (the 100th of 200) is mid's,
+    # while the most frequent category is high.
+    train = categories_by_outcome({"low": 60, "mid": 50, "high": 90}, {"low": 0.1, "mid": 0.5, "high": 0.9})
+    adapter = FairAdapt(CATEGORY_GRAPH, "x", 0, "y", resolving=resolving, engine="linear").fit(train)
+    assert list(adapter.encodings_["c"].levels) == ["low", "mid", "high"] and adapter.encodings_["c"].fallback == "mid"
+    new = categories_by_outcome({"low": 10, "green": 3, "teal": 2, "high": 5}, {"low": 0.1, "green": 0.5, "teal": 0.5, "high": 0.9}, seed=1)
+    with pytest.warns(UserWarning, match=re.escape(
+            "column 'c' has 2 categories unseen in training, ['green', 'teal'], in 5 row(s): they are treated as 'mid', "
+            "the category of the training rows' median code")):
+        twins = adapter.transform(new)
+    recoded = new.assign(c=new["c"].replace({"green": "mid", "teal": "mid"}))
+    pd.testing.assert_frame_equal(twins, adapter.transform(recoded))  # the rule is the substitution, nothing else
+    assert set(twins["c"]) <= {"low", "mid", "high"}
+    if resolving:  # a resolving column keeps its value: the fallback, where the category was new
+        assert (twins["c"] == recoded["c"]).all()

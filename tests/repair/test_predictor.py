@@ -1,6 +1,7 @@
 """Fair predictors trained on fair twins."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
@@ -114,3 +115,19 @@ def test_audit_needs_a_fitted_predictor_with_a_bn_set(synthetic):
     fitted = FairPredictor(sfm, resolving=list(sfm.z), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     with pytest.raises(FairpathInputError, match="needs the BN set"):
         fitted.audit()
+
+
+def test_a_category_that_no_twin_holds_is_still_scored_on_new_rows(synthetic):
+    from fairpath.causal import SFM
+
+    sfm = SFM(x="x", x0=0, x1=1, z=["z1", "z2"], w=["w1", "wc"], y="y")
+    data = synthetic.data.assign(wc=pd.cut(synthetic.data["w2"], [-np.inf, 0, 1, np.inf], labels=["low", "mid", "high"]).astype(str))
+    rare = data.index[(data["x"] == 0) & (data["y"] == 1)][:3]
+    # a category of three comparison rows (x0; the twins follow x1), last in the order by mean outcome
+    data.loc[rare, "wc"] = "rare"
+    predictor = FairPredictor(sfm, (), engine="linear", learner=LogisticRegression(), random_state=0).fit(data[list(sfm.columns)])
+    assert "rare" not in set(predictor.adapter_.adapted_train_["wc"])  # matched to x1's categories, which lack it
+    assert "rare" in predictor.encoder_.categories_["wc"]
+    baseline_row = data[data["x"] == 1].head(1).assign(wc="rare")  # kept as it is by the adaptation
+    scores = predictor.predict_proba(baseline_row)[:, 1]
+    assert scores.shape == (1,) and 0 < scores[0] < 1

@@ -6,11 +6,14 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss, roc_auc_score
+from sklearn.model_selection import train_test_split
 
+from fairpath.causal import SFM
 from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm
 from fairpath.parity import predictive_parity
 from fairpath.repair import RepairResult, repair
+from fairpath.repair._repair import _split
 
 SFM_ARGS = ["--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y", "--engine", "linear"]
 
@@ -118,3 +121,73 @@ def test_a_continuous_outcome_is_judged_by_r2_and_rmse_in_its_own_units():
         assert result.accuracy(name, "rmse") == pytest.approx(np.sqrt(mean_squared_error(held["y"], held[name])), abs=1e-12)
     assert "R² falls from" in result.cost_sentence() and " pp" not in result.summary().splitlines()[4]
     assert result.summary().splitlines()[0].startswith("Repaired predictor (fair: a learner on the fair twins), judged on 150 held-out rows: ")
+
+
+def with_rare_jobs(data: pd.DataFrame, seed: int, prefix: str = "") -> pd.DataFrame:
+    """``data`` with a categorical mediator ``job``: two common categories, a pair and twelve of one row each
+    (their names start with ``prefix``)."""
+    rng = np.random.default_rng(seed)
+    job = np.where(data["w1"] > data["w1"].median(), "clerk", "nurse").astype(object)
+    rows = rng.choice(len(data), 14, replace=False)
+    job[rows[:12]] = [f"{prefix}rare-{k}" for k in range(12)]
+    job[rows[12:]] = f"{prefix}pair"
+    return data.assign(job=job)
+
+
+JOB_SFM = SFM(x="x", x0=0, x1=1, z=["z1", "z2"], w=["w1", "w2", "job"], y="y")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_split_fits_on_every_category_and_keeps_the_held_out_rows_per_group(sample, seed):
+    data = with_rare_jobs(sample.data, seed)[list(JOB_SFM.columns)]
+    plain_fitting, plain_held = train_test_split(data, test_size=0.3, stratify=data["x"], random_state=seed)
+    assert set(plain_held["job"]) - set(plain_fitting["job"])  # the plain stratified split holds some out only
+    fitting, held = _split(data, JOB_SFM, 0.3, 5, seed)
+    assert set(fitting["job"]) == set(data["job"])
+    assert len(held) == len(plain_held) and (held["x"].value_counts() == plain_held["x"].value_counts()).all()
+    assert sorted([*fitting.index, *held.index]) == list(data.index)
+    again = _split(data, JOB_SFM, 0.3, 5, seed)
+    assert list(again[0].index) == list(fitting.index) and list(again[1].index) == list(held.index)
+    # The rows that moved: one per category held out only, swapped with as many fitting rows of the same group.
+    assert len(set(held.index) - set(plain_held.index)) == len(set(plain_held["job"]) - set(plain_fitting["job"]))
+
+
+def test_a_split_with_every_category_in_the_fitting_part_is_the_plain_stratified_split(sample):
+    data = sample.data.assign(job=np.where(sample.data["w1"] > 0, "clerk", "nurse"))[list(JOB_SFM.columns)]
+    fitting, held = _split(data, JOB_SFM, 0.3, 5, 4)
+    plain_fitting, plain_held = train_test_split(data, test_size=0.3, stratify=data["x"], random_state=4)
+    pd.testing.assert_frame_equal(fitting, plain_fitting)
+    pd.testing.assert_frame_equal(held, plain_held)
+
+
+def test_rare_categories_are_fitted_and_a_new_one_in_the_test_rows_takes_the_fallback_with_a_note(sample):
+    data = with_rare_jobs(sample.data, 0)[list(JOB_SFM.columns)]
+    test = with_rare_jobs(make_binary_sfm(50, seed=9).data, 1, "new-")[list(JOB_SFM.columns)]
+    with pytest.warns(UserWarning, match=r"column 'job' has 13 categories unseen in training, \['new-pair', 'new-rare-0', .* and 3 more, "
+                                         r"in 14 row\(s\): they are treated as '(clerk|nurse)'"):
+        result = repair(data, JOB_SFM, bn="SE", test=test, engine="linear", learner=LogisticRegression(max_iter=1000),
+                        audit_learner="linear", n_boot=20, seed=0)
+    fallback = result.predictor.adapter_.encodings_["job"].fallback
+    assert set(result.tables["adapted_test.csv"]["job"]) <= set(data["job"])
+    expected = result.predictor.predict_proba(test.assign(job=test["job"].where(test["job"].isin(["clerk", "nurse"]), fallback)))[:, 1]
+    np.testing.assert_allclose(result.tables["test_scores.csv"]["fair_score"], expected, rtol=1e-12)
+
+
+def test_the_figure_draws_accuracy_on_a_zoomed_axis_with_few_ticks_and_the_table_holds_its_intervals(result):
+    accuracy = result.accuracy_
+    assert list(accuracy.columns) == ["predictor", "measure", "estimate", "se", "ci_low", "ci_high", "level"]
+    assert (accuracy["ci_low"] < accuracy["estimate"]).all() and (accuracy["estimate"] < accuracy["ci_high"]).all()
+    assert (accuracy["level"] == 0.95).all() and (accuracy["se"] > 0).all()
+    assert (accuracy["ci_high"] - accuracy["ci_low"]).between(2 * accuracy["se"], 6 * accuracy["se"]).all()
+    auc = accuracy.iloc[0]
+    assert f"fair           auc       {auc.estimate:.4f} [95% CI {auc.ci_low:.4f}, {auc.ci_high:.4f}] (held-out rows)" in result.summary()
+    fig = result.plot()
+    left, right = fig.axes
+    low, high = right.get_xlim()
+    aucs = accuracy[accuracy["measure"] == "auc"]
+    assert aucs["ci_low"].min() - 0.1 < low < aucs["ci_low"].min() and aucs["ci_high"].max() < high  # not from 0
+    for panel in (left, right):
+        ticks = [t for t in panel.get_xticks() if panel.get_xlim()[0] <= t <= panel.get_xlim()[1]]
+        assert 2 <= len(ticks) <= 5
+    assert "95% CI" in right.get_xlabel() and [t.get_text() for t in left.get_yticklabels()] == ["fair", "unconstrained"]
+    assert len(right.patches) == 0  # points with intervals, no bars

@@ -26,7 +26,9 @@ Conventions of this implementation:
   categories are ordered by their mean outcome on the training rows, numeric levels by value.
   A discrete variable with no resolving ancestor is matched to the baseline level's marginal, each
   comparison level by its own cut points, found on the training rows and reused by ``transform``.
-- ``transform`` of new rows: levels of X and categories unseen in training raise an error; numeric values of a
+- ``transform`` of new rows: levels of X unseen in training raise an error. A category unseen in training
+  (of any covariate, resolving ones included) takes its column's fallback, the category of the training
+  rows' median code, with a warning naming the column, the categories and their rows (``_Encoding``); numeric values of a
   discrete variable unseen in training are placed between their neighbouring levels (beyond the
   training range, at the extreme level).
 - The adapted data keep the observed protected attribute (so every level stays identifiable); a
@@ -35,6 +37,7 @@ Conventions of this implementation:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,25 +60,62 @@ from fairpath.adaptation._quantile import make_engine, mid_ranks
 
 @dataclass
 class _Encoding:
-    """How one column maps to numbers: continuous values or 1-based integer codes of ``levels``."""
+    """How one column maps to numbers: continuous values or 1-based integer codes of ``levels``.
+
+    A categorical column's ``fallback`` is the training category that a category unseen in training takes in
+    new rows (``known``): the category of the training rows' median code, codes ordered by mean outcome. New
+    rows may come without an outcome, so nothing tells where an unseen category belongs in that order; the
+    median row's category is the one a training row's category is nearest to in that order on average (the
+    median minimises the mean absolute distance), so it errs least toward either end, and it is never an
+    empty or extreme cell: quantile matching transports its rows with a well-populated level. (The most
+    frequent category, the other candidate, can sit at either end of the order.)
+    """
 
     kind: str  # "continuous" | "discrete"
     levels: np.ndarray | None = None  # sorted numeric levels, or categories ordered by mean outcome
     categorical: bool = False
+    fallback: object = None  # categorical: the category that unseen categories of new rows take
 
-    def encode(self, values: pd.Series, column: str) -> np.ndarray:
+    @classmethod
+    def categories(cls, values: pd.Series, outcome: np.ndarray) -> "_Encoding":
+        """A categorical column's encoding: its categories ordered by their mean outcome, and its fallback."""
+        labels = values.astype(object).to_numpy()
+        means = pd.Series(outcome).groupby(labels).mean()
+        # Ties in the mean outcome are broken by the category label, for reproducibility.
+        order = sorted(means.index, key=lambda level: (means[level], str(level)))
+        counts = pd.Series(labels).value_counts().reindex(order).to_numpy()
+        median_row = (len(labels) - 1) // 2  # the lower median of the sorted codes, a code of a training row
+        fallback = order[int(np.searchsorted(np.cumsum(counts), median_row, side="right"))]
+        return cls("discrete", np.array(order, dtype=object), categorical=True, fallback=fallback)
+
+    def known(self, values: pd.Series, column: str) -> pd.Series:
+        """``values`` with every category unseen in training replaced by ``fallback``, with a warning that names
+        the column, those categories, their rows and the category they take (``values`` itself when none is new)."""
+        if not self.categorical:
+            return values
+        unseen = ~values.isin(self.levels)
+        if not unseen.any():
+            return values
+        names = sorted(map(str, pd.unique(values[unseen])))
+        shown = f"{names[:10]}" + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+        warnings.warn(
+            f"column {column!r} has {len(names)} categor{'y' if len(names) == 1 else 'ies'} unseen in training, {shown}, "
+            f"in {int(unseen.sum()):,} row(s): they are treated as {python_value(self.fallback)!r}, the category of the "
+            "training rows' median code (categories ordered by mean outcome); to choose otherwise, recode them to a "
+            "known category or refit on data that contains them",
+            stacklevel=4,  # the caller of FairAdapt.transform
+        )
+        # the column's own type, but for a pandas categorical, whose categories may lack the fallback
+        dtype = object if isinstance(values.dtype, pd.CategoricalDtype) else values.dtype
+        return values.astype(object).where(~unseen, self.fallback).astype(dtype)
+
+    def encode(self, values: pd.Series) -> np.ndarray:
+        """Numbers of ``values``; a categorical column's values are known categories (see ``known``)."""
         if self.kind == "continuous":
             return values.to_numpy(dtype=float)
         if self.categorical:
             lookup = {level: code for code, level in enumerate(self.levels, start=1)}
-            codes = values.map(lookup)
-            unseen = sorted(set(values[codes.isna()].astype(str)))
-            if unseen:
-                raise FairpathInputError(
-                    f"column {column!r} has categories {unseen[:10]} that the adaptation never saw in training; "
-                    "refit on data that contains them or recode them to known categories"
-                )
-            return codes.to_numpy(dtype=float)
+            return values.map(lookup).to_numpy(dtype=float)
         numeric = values.to_numpy(dtype=float)
         return np.interp(numeric, self.levels.astype(float), np.arange(1, len(self.levels) + 1))
 
@@ -202,10 +242,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     # -- encoding ------------------------------------------------------------------------------
     def _make_encoding(self, values: pd.Series, outcome: np.ndarray) -> _Encoding:
         if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
-            means = pd.Series(outcome).groupby(values.astype(object).to_numpy()).mean()
-            # Ties in the mean outcome are broken by the category label, for reproducibility.
-            order = sorted(means.index, key=lambda level: (means[level], str(level)))
-            return _Encoding("discrete", np.array(order, dtype=object), categorical=True)
+            return _Encoding.categories(values, outcome)
         unique = np.unique(values.to_numpy())
         if pd.api.types.is_integer_dtype(values) or len(unique) < self.discrete_max_levels:
             return _Encoding("discrete", unique)
@@ -229,7 +266,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         outcome = train[self.y].to_numpy(dtype=float)
         columns = [c for c in self.graph.order_ if c != self.x]
         self.encodings_ = {c: self._make_encoding(train[c], outcome) for c in columns}
-        original = {c: self.encodings_[c].encode(train[c], c) for c in columns}
+        original = {c: self.encodings_[c].encode(train[c]) for c in columns}
         adapted = {c: v.copy() for c, v in original.items()}
         rng = np.random.default_rng(self.random_state_)
 
@@ -314,6 +351,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         """Fair twins of new rows: every adapted covariate is transported; the outcome, if present, is left as is.
 
         Rows of every level seen in training are transported (each with its level's ranks); other levels are refused.
+        Categories unseen in training take their column's fallback first, with a warning (see the module docstring).
         """
         self._check_fitted()
         check_frame(data, "data to transform")
@@ -324,7 +362,8 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         check_finite(data[covariates])
         group = self._levels(data)
         columns = [c for c in self.graph.order_ if c not in (self.x, self.y)]
-        original = {c: self.encodings_[c].encode(data[c], c) for c in columns}
+        data = self._known_categories(data, columns)
+        original = {c: self.encodings_[c].encode(data[c]) for c in columns}
         adapted = {c: v.copy() for c, v in original.items()}
         rng = np.random.default_rng(self.random_state_ + 1)
         for column, model in self.models_.items():
@@ -337,6 +376,19 @@ class FairAdapt(TransformerMixin, BaseEstimator):
                 moved = model.engine_baseline.quantiles(_stack(adapted, model.parents)[rows], transport.calibrate(ranks))
                 adapted[column][rows] = self._to_codes(column, transport.matching_cuts, moved)
         return self._assemble(data, adapted)
+
+    def _known_categories(self, data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+        """``data`` with each category unseen in training taking its column's fallback (``_Encoding.known``), in
+        resolving and unadapted columns too: the twins then hold training categories only, which the predictor's
+        encoder knows. ``data`` itself when every category is known."""
+        known = data
+        for column in columns:
+            values = data[column]
+            replaced = self.encodings_[column].known(values, column)
+            if replaced is not values:
+                known = data.copy() if known is data else known
+                known[column] = replaced
+        return known
 
     def fair_twins(self, data: pd.DataFrame | None = None) -> pd.DataFrame:
         """Each row next to its fair twin: columns ``col`` and ``col_twin`` for every adapted column.

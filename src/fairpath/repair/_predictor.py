@@ -123,7 +123,8 @@ class FairPredictor(BaseEstimator):
     distribution they have on the training rows: the effects it removed stay removed, up to estimation
     error. :meth:`audit` with new rows (holding the outcome) measures that; ``repair`` does it on held-out rows.
     ``predict`` gives labels (values for a continuous outcome), ``predict_proba`` the probabilities
-    of a binary outcome. Categories of the covariates are those seen by ``fit``; others are refused.
+    of a binary outcome. A category of a covariate that ``fit`` never saw takes a training category, with a
+    warning (:class:`~fairpath.adaptation.FairAdapt`'s ``transform``); a level of X it never saw is refused.
     Fitted attributes: ``adapter_``, ``learner_``, ``features_``, ``encoder_``, ``oof_scores_``
     (training rows), ``classes_`` (binary outcome).
     """
@@ -161,7 +162,10 @@ class FairPredictor(BaseEstimator):
             self.classes_ = np.array([0, 1])
         self.features_ = [c for c in graph.nodes if c not in (sfm.x, sfm.y)]
         learner = self.learner if self.learner is not None else default_forest(self.binary_, seed)
-        self.encoder_ = feature_encoder(self.features_).fit(self.adapter_.adapted_train_)
+        # The categories of the data and of their twins: the twins of new rows hold training categories (the adaptation
+        # gives an unseen one its column's fallback), and a category of comparison rows only may be in no twin.
+        twins_and_data = pd.concat([self.adapter_.adapted_train_[self.features_], train[self.features_]])
+        self.encoder_ = feature_encoder(self.features_).fit(twins_and_data)
         features = self.encoder_.transform(self.adapter_.adapted_train_)
         target = self.adapter_.adapted_train_[sfm.y].to_numpy()
         self.learner_, self.oof_scores_ = fit_out_of_fold(learner, features, target, self.binary_, self.n_folds, seed)

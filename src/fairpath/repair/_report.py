@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._stats import p_clause
-from fairpath.report import Section, format_ci, format_count, provenance_lines, write_report
+from fairpath.report import Section, compact_digits, format_ci, format_count, provenance_lines, write_report
 
 _FRONTIER_TEXT = (
     "<p>Each point is a predictor: <em>adapt B</em> is a forest trained on fair twins for the BN set whose resolving "
@@ -95,9 +95,16 @@ def scores_figure(scores: pd.DataFrame, sfm):
 
 
 def accuracy_table(result) -> pd.DataFrame:
-    """Every predictor's accuracy on the held-out rows, one column per measure."""
-    table = result.accuracy_.pivot(index="predictor", columns="measure", values="estimate").loc[list(result.parity_)]
-    return table.reset_index().rename_axis(columns=None)
+    """Every predictor's accuracy on the held-out rows with its interval, one column per measure."""
+    accuracy = result.accuracy_.set_index(["predictor", "measure"])
+    level = accuracy["level"].iloc[0]
+    table = pd.DataFrame({"predictor": list(result.parity_)})
+    for measure, label in result.accuracy_measures:
+        rows = accuracy.xs(measure, level="measure").loc[table["predictor"]]
+        digits = compact_digits(rows["ci_high"], significant=4)  # AUC to 4 decimals, an RMSE in dollars to the dollar
+        table[f"{label} ({level:.0%} CI)"] = [f"{estimate:.{digits}f}\u00a0[{low:.{digits}f},\u00a0{high:.{digits}f}]"
+                                              for estimate, low, high in zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]
+    return table
 
 
 def carry_over_table(result) -> pd.DataFrame:
@@ -123,11 +130,13 @@ def write_repair_report(result, path) -> Path:
     adapter = predictor.adapter_
     resolving = ", ".join(adapter.resolving_) or "none"
     verdict = Section("Verdict", "".join(f"<p>{html.escape(line)}</p>" for line in result.verdict_lines()), anchor="verdict")
-    verdict.add_figure(result.plot(), "Held-out rows: iPPM of every predictor with its interval (left) and its accuracy (right).")
+    verdict.add_figure(result.plot(), "Held-out rows: iPPM of every predictor (left) and its accuracy (right), each with its "
+                       "interval; the accuracy axis is zoomed to the intervals.")
     verdict.add_table(carry_over_table(result), "The fair predictor's Cookbook tests in sample (the fair twins of the rows it was "
                       "fitted on, out-of-fold scores) and on the held-out rows' fair twins; p: the p of each verdict's claim")
     verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out_):,} held-out rows "
-                      "(each fitted on the other rows; held_out.csv holds their scores)")
+                      "(each fitted on the other rows; held_out.csv holds their scores), with percentile intervals from "
+                      "bootstrap draws of these rows")
     intro = (f"<p>Causal data adaptation for BN set resolving variables <strong>{html.escape(resolving)}</strong>: every "
              f"row of group {html.escape(sfm.x)} = {html.escape(str(adapter.comparison_))} gets a fair twin that follows the "
              f"mechanisms of group {html.escape(sfm.x)} = {html.escape(str(adapter.baseline))}, with the resolving variables (and what only they cause) kept. "
