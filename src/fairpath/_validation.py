@@ -18,12 +18,14 @@ what to do. Conventions:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import inspect
 import numbers
 import os
 import stat
 from collections.abc import Iterable
+from contextvars import ContextVar
 from pathlib import Path
 from types import MappingProxyType
 
@@ -396,6 +398,44 @@ def python_value(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+# -- remedies in the caller's words --------------------------------------------------------------------
+# An error names its remedies in the words of whoever called: the Python API's parameters (merge={...}),
+# or, inside a command of the command line, that command's own flags (--merge "..."); a remedy that the
+# running command has no flag for is left out rather than named wrongly. The command line declares the
+# options of the command it runs (``command_options``, in fairpath.cli.main); elsewhere the words are the API's.
+_COMMAND_OPTIONS: ContextVar[frozenset[str] | None] = ContextVar("fairpath_command_options", default=None)
+
+
+@contextlib.contextmanager
+def command_options(options: Iterable[str]):
+    """Inside, remedies (:func:`remedy`) are named as the flags among ``options`` (the running command's)."""
+    token = _COMMAND_OPTIONS.set(frozenset(options))
+    try:
+        yield
+    finally:
+        _COMMAND_OPTIONS.reset(token)
+
+
+def remedy(python: str, flag: str | None = None, command: str | None = None) -> str | None:
+    """A remedy in the caller's words: ``python`` (e.g. ``drop_levels=['a']``) from the API; inside a command
+    that has ``flag``, ``command`` (default: the flag itself); None inside one that has not (or where ``flag`` is None:
+    the API alone can do it)."""
+    options = _COMMAND_OPTIONS.get()
+    if options is None:
+        return python
+    return (command or flag) if flag in options else None
+
+
+def _fewer_folds_or_more_data() -> str:
+    fewer = remedy("use fewer folds", "--folds", "use fewer folds (--folds)")
+    return f"{fewer} or more data" if fewer else "use more data"
+
+
+def _more_data_or_merged_levels() -> str:
+    merge = remedy("merge levels", "--merge", "merge levels (--merge)")
+    return f"use more data or {merge}" if merge else "use more data"
+
+
 def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = "") -> None:
     """Each level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows; with more than
     two levels every small one is listed (``check_level_sizes``)."""
@@ -406,7 +446,7 @@ def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = ""
         level = python_value(level)
         if count < minimum:
             raise FairpathInputError(
-                f"group {column}={level!r} has {count} rows; at least {minimum} are needed{reason}; use more data or merge levels"
+                f"group {column}={level!r} has {count} rows; at least {minimum} are needed{reason}; {_more_data_or_merged_levels()}"
             )
 
 
@@ -425,21 +465,21 @@ def check_fit_group_sizes(counts: dict, column: str, n_folds: int = 1, purpose: 
         per_fold = f" ({MIN_GROUP_ROWS_PER_FOLD} per fold; fewer folds need fewer)" if n_folds > 1 else ""
         check_level_sizes(counts, column, needed, reason=f"{fitting}{reason} needs at least {needed} rows per level{per_fold}")
     per = "per fold and group" if n_folds > 1 else "per group"
-    remedy = "use fewer folds or more data" if n_folds > 1 else "use more data or merge levels"
+    advice = _fewer_folds_or_more_data() if n_folds > 1 else _more_data_or_merged_levels()
     for level, count in counts.items():
         level = python_value(level)
         if count < needed:
             raise FairpathInputError(
                 f"group {column}={level!r} has {count} rows; {fitting}{reason} needs at least {needed} "
-                f"({MIN_GROUP_ROWS_PER_FOLD} {per}): {remedy}"
+                f"({MIN_GROUP_ROWS_PER_FOLD} {per}): {advice}"
             )
 
 
 def check_level_sizes(counts: dict, column: str, minimum: int, *, reason: str) -> None:
     """Every level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows, else one error
     lists every smaller level with its rows (fewest first), says why (``reason``: why the floor exists,
-    e.g. "each cross-fitting fold needs 10 rows per level") and names both remedies in the words of the
-    Python API and of the command line: merge the levels, or drop their rows explicitly. Level names are
+    e.g. "each cross-fitting fold needs 10 rows per level") and names the remedies in the caller's words
+    (:func:`remedy`): merge the levels, or drop their rows explicitly. Level names are
     the cells' text, as ``fairpath._levels.recode_levels`` and ``--merge`` / ``--drop-levels`` take them.
     """
     small = sorted(((count, str(python_value(level))) for level, count in counts.items() if count < minimum),
@@ -448,12 +488,14 @@ def check_level_sizes(counts: dict, column: str, minimum: int, *, reason: str) -
         return
     names = [name for _, name in small]
     listed = ", ".join(f"{name!r} ({count} row{'' if count == 1 else 's'})" for count, name in small)
-    merge = {name: "other" for name in names}
+    merged = {name: "other" for name in names}
+    merge = remedy(f"merge={merged}", "--merge", f"--merge \"{','.join(f'{name}=other' for name in names)}\"")
+    drop = remedy(f"drop_levels={names}", "--drop-levels", f"--drop-levels \"{','.join(names)}\"")
+    ways = [way for way in (merge and f"merge each into another level ({merge})", drop and f"drop their rows explicitly ({drop})") if way]
+    advice = " or ".join(ways) or "use more data"
     raise FairpathInputError(
         f"column {column!r} has {len(small)} level{'s' if len(small) > 1 else ''} with fewer than {minimum} rows: {listed}; "
-        f"{reason}. Merge each into another level (Python: merge={merge}; command line: "
-        f"--merge \"{','.join(f'{name}=other' for name in names)}\") or drop their rows explicitly "
-        f"(Python: drop_levels={names}; command line: --drop-levels \"{','.join(names)}\")"
+        f"{reason}. {advice[0].upper()}{advice[1:]}"
     )
 
 
@@ -472,7 +514,7 @@ def check_class_sizes(counts: dict, column: str, n_folds: int) -> None:
         if count < n_folds:
             raise FairpathInputError(
                 f"class {column}={level!r} has {count} rows; {n_folds}-fold cross-fitting needs at least {n_folds} "
-                "(one per fold): use fewer folds or more data"
+                f"(one per fold): {_fewer_folds_or_more_data()}"
             )
 
 

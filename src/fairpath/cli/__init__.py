@@ -73,6 +73,14 @@ def _leaf_parsers(parser: argparse.ArgumentParser):
             yield from _leaf_parsers(child)
 
 
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command ``args`` were parsed for (``fairpath repair``'s, ``fairpath text audit``'s)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            return command_parser(action.choices[getattr(args, action.dest)], args)
+    return parser
+
+
 class _Commands(argparse._SubParsersAction):
     """The subcommands: each one's help line is its entry in ``_SUBCOMMANDS``."""
 
@@ -163,11 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     _notes_printed.clear()
     try:
         from fairpath._io import protected_inputs
+        from fairpath._validation import command_options
         from fairpath.report._provenance import running_command
 
-        # catch_warnings restores the caller's showwarning afterwards (the library never changes it)
+        # catch_warnings restores the caller's showwarning afterwards (the library never changes it); errors name
+        # their remedies as this command's flags (command_options)
         with (warnings.catch_warnings(), _held_out_folder(args), protected_inputs(_input_files(args)),
-              running_command(sys.argv[1:] if argv is None else argv)):
+              running_command(sys.argv[1:] if argv is None else argv),
+              command_options(command_parser(parser, args)._option_string_actions)):
             warnings.showwarning = _show_warning
             return int(args.func(args) or 0)
     except FairpathInputError as error:
