@@ -18,14 +18,13 @@ what to do. Conventions:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import inspect
 import numbers
 import os
+import re
 import stat
 from collections.abc import Iterable
-from contextvars import ContextVar
 from pathlib import Path
 from types import MappingProxyType
 
@@ -33,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._remedies import remedy
 
 # The floor on the rows of each compared group for a group mean (``prepare_data``, predictive parity).
 MIN_GROUP_ROWS = 2
@@ -398,34 +398,6 @@ def python_value(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-# -- remedies in the caller's words --------------------------------------------------------------------
-# An error names its remedies in the words of whoever called: the Python API's parameters (merge={...}),
-# or, inside a command of the command line, that command's own flags (--merge "..."); a remedy that the
-# running command has no flag for is left out rather than named wrongly. The command line declares the
-# options of the command it runs (``command_options``, in fairpath.cli.main); elsewhere the words are the API's.
-_COMMAND_OPTIONS: ContextVar[frozenset[str] | None] = ContextVar("fairpath_command_options", default=None)
-
-
-@contextlib.contextmanager
-def command_options(options: Iterable[str]):
-    """Inside, remedies (:func:`remedy`) are named as the flags among ``options`` (the running command's)."""
-    token = _COMMAND_OPTIONS.set(frozenset(options))
-    try:
-        yield
-    finally:
-        _COMMAND_OPTIONS.reset(token)
-
-
-def remedy(python: str, flag: str | None = None, command: str | None = None) -> str | None:
-    """A remedy in the caller's words: ``python`` (e.g. ``drop_levels=['a']``) from the API; inside a command
-    that has ``flag``, ``command`` (default: the flag itself); None inside one that has not (or where ``flag`` is None:
-    the API alone can do it)."""
-    options = _COMMAND_OPTIONS.get()
-    if options is None:
-        return python
-    return (command or flag) if flag in options else None
-
-
 def _fewer_folds_or_more_data() -> str:
     fewer = remedy("use fewer folds", "--folds", "use fewer folds (--folds)")
     return f"{fewer} or more data" if fewer else "use more data"
@@ -740,6 +712,38 @@ class Frame(Constraint):
 
     def invalid(self):
         return (np.zeros((2, 2)), [[1, 2]], None)
+
+
+# A Dask scheduler's address: SCHEME://HOST[:PORT] (Dask's default port 8786 where it is left out) or HOST:PORT (tcp).
+_SCHEDULER_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?"
+                                r"|(?P<bare_host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<bare_port>\d{1,5}))")
+
+
+def check_scheduler(name: str, value) -> None:
+    """``value`` is a Dask scheduler: a ``distributed.Client``, or an address (:data:`_SCHEDULER_ADDRESS`), checked before
+    anything connects, so that a malformed one is an error saying what an address looks like, not a network attempt."""
+    if type(value).__name__ == "Client" and type(value).__module__.split(".")[0] == "distributed":
+        return
+    match = _SCHEDULER_ADDRESS.fullmatch(value) if isinstance(value, str) else None
+    port = match and (match["port"] or match["bare_port"])
+    if match is None or (port and not 1 <= int(port) <= 65535):
+        local = remedy("workers=N", "--workers", "--workers N")
+        raise FairpathInputError(
+            f"{name} must be a Dask scheduler's address, tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786; tls://, ws://, wss:// and "
+            f"ucx:// too; HOST:PORT means tcp://), or a distributed.Client; got {_describe(value)}. `dask scheduler` prints the "
+            f"address of the scheduler it starts{f'; {local} runs a local cluster instead' if local else ''}")
+
+
+class SchedulerAddress(Constraint):
+    """A Dask scheduler: its address (``tcp://10.0.0.5:8786``) or a ``distributed.Client`` (:func:`check_scheduler`)."""
+
+    kind = "a Dask scheduler address such as tcp://10.0.0.5:8786"
+
+    def check(self, name, value):
+        check_scheduler(name, value)
+
+    def invalid(self):
+        return ("not a url", "http://10.0.0.5:8786", "", "tcp://10.0.0.5:99999", "scheduler.json", 8786)
 
 
 class Optional(Constraint):

@@ -19,6 +19,7 @@ import traceback
 import warnings
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._remedies import command_options
 from fairpath._version import __version__
 
 # (module, registering function, {command: one-line help}), in the order of the workflow: decompose a
@@ -57,6 +58,11 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        # a flag's type names its remedies as this (sub)command's flags: the subcommand's parser enters its own
+        with command_options(self._option_string_actions):
+            return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
         self.print_usage(sys.stderr)
@@ -171,7 +177,6 @@ def main(argv: list[str] | None = None) -> int:
     _notes_printed.clear()
     try:
         from fairpath._io import protected_inputs
-        from fairpath._validation import command_options
         from fairpath.report._provenance import running_command
 
         # catch_warnings restores the caller's showwarning afterwards (the library never changes it); errors name

@@ -13,8 +13,9 @@ from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
     Integer, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
-    check_outcome_varies, remedy, validate_params,
+    check_outcome_varies, validate_params,
 )
+from fairpath._remedies import remedy
 from fairpath._vocabulary import Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
 from fairpath._sfm import check_sfm
