@@ -16,7 +16,9 @@ Writing: every result file is written to a temporary file in its own folder and 
 with ``os.replace``, so a reader (or a resumed run) sees the old file or the new one, never half.
 A path that is a symbolic link, a pipe, a socket or a device is refused, not replaced. Text cells of
 a CSV file that a spreadsheet would run as a formula get a leading apostrophe (:func:`write_csv`).
-A run folder is locked while a run writes into it (:func:`locked_folder`).
+A run folder is locked while a run writes into it (:func:`locked_folder`). A result saved into a folder
+replaces the previous save's files there (:func:`replacing_outputs`): what that save wrote and this one did
+not is removed, by the list it left, so that no stale file (a contrast of another run) sits beside the new report.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from __future__ import annotations
 import contextlib
 import csv
 import fcntl
+import functools
 import io
+import json
 import os
 import shutil
 import tempfile
@@ -359,6 +363,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         with open(temporary, "rb+") as written:
             os.fsync(written.fileno())
         os.replace(temporary, path)
+        _note_output(path)
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -509,3 +514,82 @@ def locked_folder(folder: str | Path, what: str = "output folder") -> Iterator[P
         os.close(descriptor)
         if created and not any(folder.iterdir()):
             folder.rmdir()
+
+
+# -- result folders: a save replaces the previous save's files ----------------------------------------
+
+MANIFEST_NAME = ".fairpath-outputs.json"
+_SAVING: list[tuple[Path, set[str]]] = []  # the folders being saved into (outermost first), with what was written
+
+
+def _note_output(path: Path) -> None:
+    """Count ``path`` (just written) among the outputs of the save whose folder holds it."""
+    resolved = path.resolve()
+    for folder, written in reversed(_SAVING):
+        if resolved.is_relative_to(folder):
+            written.add(resolved.relative_to(folder).as_posix())
+            return
+
+
+def _listed_outputs(folder: Path) -> set[str]:
+    """The files the previous save listed in ``folder``'s manifest: relative paths inside the folder only (a
+    manifest is a file like any other: an entry that leaves the folder is ignored, never removed)."""
+    try:
+        listed = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    names = listed.get("files", []) if isinstance(listed, dict) else []
+    return {name for name in names if isinstance(name, str) and name and not Path(name).is_absolute()
+            and ".." not in Path(name).parts and (folder / name).resolve().is_relative_to(folder)}
+
+
+def _remove_stale(folder: Path, stale: set[str]) -> None:
+    """Remove the files ``stale`` (relative to ``folder``) and the folders that they alone filled."""
+    for name in sorted(stale):
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+        for parent in path.parents:
+            if parent == folder or not parent.is_relative_to(folder):
+                break
+            try:
+                parent.rmdir()  # only an empty folder: a user's file keeps it
+            except OSError:
+                break
+
+
+@contextlib.contextmanager
+def replacing_outputs(folder: str | Path) -> Iterator[None]:
+    """Inside, the atomic writes under ``folder`` are one save's outputs. On success the files that the previous save
+    listed and this one did not write are removed (with the folders they alone filled) and the new list is kept in
+    ``folder/.fairpath-outputs.json``; on error nothing is removed and the list keeps both. Files fairpath did not list
+    (a user's) are never touched. A save nested in another's folder (a contrast's audit) belongs to the outer one."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder = folder.resolve()
+    if any(folder.is_relative_to(outer) for outer, _ in _SAVING):
+        yield
+        return
+    previous, written = _listed_outputs(folder), set()
+    _SAVING.append((folder, written))
+    try:
+        yield
+    except BaseException:
+        _SAVING.pop()
+        with contextlib.suppress(OSError, FairpathInputError):  # the save's own error is the one to report
+            atomic_write_text(json.dumps({"files": sorted(previous | written)}, indent=1), folder / MANIFEST_NAME)
+        raise
+    _SAVING.pop()
+    _remove_stale(folder, previous - written)
+    atomic_write_text(json.dumps({"files": sorted(written)}, indent=1), folder / MANIFEST_NAME)
+
+
+def replaces_outputs(save):
+    """A result's ``save(out_dir, ...)`` whose files replace the previous save's in ``out_dir`` (:func:`replacing_outputs`)."""
+
+    @functools.wraps(save)
+    def saving(self, out_dir, *args, **kwargs):
+        with replacing_outputs(out_dir):
+            return save(self, out_dir, *args, **kwargs)
+
+    return saving

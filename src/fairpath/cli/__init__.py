@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 import traceback
 import warnings
@@ -165,6 +166,17 @@ def _named_command(argv: list[str]) -> set[str]:
     return {words[0]} & set(_COMMAND_HELP) if words else set()
 
 
+STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader closed the pipe
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not hit the closed pipe again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file descriptor (an embedding program's, a test's)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(_named_command(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
@@ -189,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     except FairpathInputError as error:
         print(f"fairpath: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout left (| head): the results are saved, nothing more to say
+        _silence_stdout()
+        return STDOUT_CLOSED
     except UnicodeDecodeError as error:  # a reader that does not name its file yet: still the user's input
         print(f"fairpath: error: a file is not UTF-8 ({error}); save it as UTF-8", file=sys.stderr)
         return 2

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv
+from fairpath._io import write_csv, replaces_outputs
 from fairpath._progress import progress as progress_bar
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._validation import (
@@ -151,6 +151,7 @@ class AuditResult(ResultMixin):
             f"{table_html(_cookbook_table(self.cookbook_))}</div>"
         )
 
+    @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write report.html, results.json and CSV tables to ``out_dir``; return their paths."""
         from fairpath.parity._report import write_audit_report
