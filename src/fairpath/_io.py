@@ -268,7 +268,7 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
             return _parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
     with _parse_errors(path, what, "CSV"):
         header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
-        data = pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
+        data = pd.read_csv(path, **_csv_options(markers, categorical))
         if len(data.columns) and data.iloc[:, -1].isna().any():  # pandas fills a short row's last cells with NaN
             _check_row_lengths(path, len(header), what)
         return data
@@ -279,7 +279,9 @@ def read_partitioned(path: str | Path, empty_category=(), what: str = "data file
     """A CSV or Parquet file as a Dask DataFrame: partitions of about ``blocksize`` (CSV) or the file's row
     groups (Parquet), read on the Dask workers, with the missing-value and category rules of
     :func:`read_table`. The header is checked here; the cells are parsed where a computation reads them
-    (the workers need the file at the same path). Needs ``fairpath[dask]``."""
+    (the workers need the file at the same path). Each CSV part gets its columns' types from its own cells,
+    as :func:`read_table` from the whole file's: the checks of ``fairpath.causal._distributed`` then refuse a
+    token late in the file in the local reader's words. Needs ``fairpath[dask]``."""
     try:
         import dask.dataframe as dd
     except ImportError as error:
@@ -290,10 +292,37 @@ def read_partitioned(path: str | Path, empty_category=(), what: str = "data file
             data = dd.read_parquet(path)
             _check_role_columns(data.columns, path, empty_category, categorical)
             return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
-    with _parse_errors(path, what, "CSV"):  # Dask parses the first block here, to learn the columns' types
-        _, markers = _csv_markers(path, what, empty_category, na_values, categorical)
-        return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
-                           dtype=dict.fromkeys(categorical, "category"))
+    with _parse_errors(path, what, "CSV"):
+        header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
+        options = _csv_options(markers, categorical)
+        import dask
+
+        parts = [dask.delayed(_read_csv_block)(block, number, path, what, options) for number, block in enumerate(_csv_byte_blocks(path, blocksize))]
+        return dd.from_delayed(parts, meta=pd.read_csv(path, nrows=0, **options), verify_meta=False)
+
+
+def _csv_options(markers: dict, categorical: list[str]) -> dict:
+    """The ``pd.read_csv`` options of fairpath's reading rules (:func:`read_table`, and every part of :func:`read_partitioned`)."""
+    return {"keep_default_na": False, "na_values": markers, "dtype": dict.fromkeys(categorical, "category"), "encoding": "utf-8-sig"}
+
+
+def _csv_byte_blocks(path: Path, blocksize) -> list:
+    """The file's bytes as delayed blocks of about ``blocksize``, each ending at a line end (the first holds the header)."""
+    from dask.bytes import read_bytes
+
+    _, blocks = read_bytes(str(path), delimiter=b"\n", blocksize=blocksize, sample=False)
+    return blocks[0]
+
+
+def _read_csv_block(data: bytes, number: int, path: Path, what: str, options: dict) -> pd.DataFrame:
+    """Part ``number`` of a CSV file (its bytes ``data``, the header's line added to every part after the first), read on
+    a Dask worker as :func:`read_table` reads a whole file: each column's type comes from the part's own cells. (Dask's
+    reader coerces every part to its first rows' types, and fails on a token late in the file where the local reader
+    names the column, the token and its row.)"""
+    with open(path, "rb") as handle:
+        header = b"" if number == 0 else handle.readline()
+    with _parse_errors(path, what, "CSV"):
+        return pd.read_csv(io.BytesIO(header + data), **options)
 
 
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:
