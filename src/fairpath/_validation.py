@@ -320,9 +320,10 @@ def column_type_census(values: pd.Series) -> dict:
     """What the type check of a column needs (:func:`check_column_type`), from ``values`` (the whole column or one
     part of it: censuses of parts add up with :func:`merged_census`): whether it is text, its non-missing cells, the
     cells that are not numbers (``bad``), their tokens with counts and the first one's row label."""
-    present = values[values.notna()]
     if is_numeric_column(values) or isinstance(values.dtype, pd.CategoricalDtype):
-        return {"name": values.name, "text": False, "present": len(present), "bad": 0, "tokens": pd.Series(dtype="int64"), "first": None}
+        return {"name": values.name, "text": False, "present": int(values.notna().sum()), "bad": 0, "tokens": pd.Series(dtype="int64"),
+                "first": None}
+    present = values[values.notna()]
     # Each distinct text is parsed once (a column of 200,000 cells holds a few hundred): 20x faster.
     codes, distinct = pd.factorize(present)
     bad = pd.to_numeric(pd.Series(distinct, dtype=object).astype(str), errors="coerce").isna().to_numpy()[codes]
