@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import time
 import os
 import stat
@@ -437,3 +438,36 @@ def test_a_row_short_of_fields_is_an_error_naming_its_line(tmp_path):
     empty_last = tmp_path / "empty_last.csv"
     empty_last.write_text("a,b,c\n1,2,3\n4,5,\n")
     assert read_table(empty_last)["c"].isna().tolist() == [False, True]  # an empty field is a missing value, not a lost one
+
+
+def test_a_hostile_output_list_never_removes_a_file_outside_the_folder_or_one_fairpath_did_not_write(tmp_path):
+    from fairpath._io import MANIFEST_NAME, atomic_write_text, replacing_outputs
+
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "linked").symlink_to(outside)
+    (folder / MANIFEST_NAME).write_text(json.dumps({"files": ["../precious.txt", str(outside), "linked", "", 3, "sub/../../precious.txt"]}))
+    with replacing_outputs(folder):
+        atomic_write_text("new", folder / "report.html")
+    assert outside.read_text() == "keep" and (folder / "linked").is_symlink()
+    (folder / MANIFEST_NAME).write_text("[not json")  # an unreadable list removes nothing either
+    with replacing_outputs(folder):
+        atomic_write_text("newer", folder / "report.html")
+    assert json.loads((folder / MANIFEST_NAME).read_text()) == {"files": ["report.html"]}
+
+
+def test_a_failed_save_removes_nothing_and_lists_both_saves_files(tmp_path):
+    from fairpath._io import MANIFEST_NAME, atomic_write_text, replacing_outputs
+
+    with replacing_outputs(tmp_path):
+        atomic_write_text("a", tmp_path / "old" / "report.html")
+    with pytest.raises(RuntimeError), replacing_outputs(tmp_path):
+        atomic_write_text("b", tmp_path / "new.csv")
+        raise RuntimeError("the save failed half way")
+    assert (tmp_path / "old" / "report.html").exists()
+    assert json.loads((tmp_path / MANIFEST_NAME).read_text()) == {"files": ["new.csv", "old/report.html"]}
+    with replacing_outputs(tmp_path):
+        atomic_write_text("c", tmp_path / "final.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "final.json"]

@@ -114,10 +114,8 @@ def test_level_sizes_lists_every_small_level_and_both_remedies():
     counts = {"white/male": 900, "asian/female": 7, "native/male": 3, "black/female": 120, "asian/male": 7}
     with raises("column 'race/sex' has 3 levels with fewer than 10 rows: 'native/male' (3 rows), 'asian/female' (7 rows), "
                 "'asian/male' (7 rows); each cross-fitting fold needs 10 rows per level. Merge each into another level "
-                "(Python: merge={'native/male': 'other', 'asian/female': 'other', 'asian/male': 'other'}; command line: "
-                "--merge \"native/male=other,asian/female=other,asian/male=other\") or drop their rows explicitly "
-                "(Python: drop_levels=['native/male', 'asian/female', 'asian/male']; command line: "
-                "--drop-levels \"native/male,asian/female,asian/male\")"):
+                "(merge={'native/male': 'other', 'asian/female': 'other', 'asian/male': 'other'}) or drop their rows explicitly "
+                "(drop_levels=['native/male', 'asian/female', 'asian/male'])"):
         check_level_sizes(counts, "race/sex", 10, reason="each cross-fitting fold needs 10 rows per level")
     check_level_sizes(counts, "race/sex", 3, reason="unused")  # every level has 3 rows or more
 
@@ -125,17 +123,14 @@ def test_level_sizes_lists_every_small_level_and_both_remedies():
 def test_fit_group_sizes_with_more_than_two_levels_list_them_all():
     counts = {np.int64(0): 400, np.int64(1): 12, np.int64(2): 1, np.int64(3): 60}
     with raises("column 'x' has 2 levels with fewer than 50 rows: '2' (1 row), '1' (12 rows); 5-fold cross-fitting needs at least "
-                "50 rows per level (10 per fold; fewer folds need fewer). Merge each into another level (Python: merge={'2': 'other', "
-                "'1': 'other'}; command line: --merge \"2=other,1=other\") or drop their rows explicitly (Python: drop_levels=['2', '1']; "
-                "command line: --drop-levels \"2,1\")"):
+                "50 rows per level (10 per fold; fewer folds need fewer). Merge each into another level (merge={'2': 'other', "
+                "'1': 'other'}) or drop their rows explicitly (drop_levels=['2', '1'])"):
         check_fit_group_sizes(counts, "x", 5)
     with raises("column 'x' has 1 level with fewer than 10 rows: '2' (1 row); fitting in the training part needs at least 10 rows "
-                "per level. Merge each into another level (Python: merge={'2': 'other'}; command line: --merge \"2=other\") or drop "
-                "their rows explicitly (Python: drop_levels=['2']; command line: --drop-levels \"2\")"):
+                "per level. Merge each into another level (merge={'2': 'other'}) or drop their rows explicitly (drop_levels=['2'])"):
         check_fit_group_sizes(counts, "x", purpose="in the training part")
     with raises("column 'x' has 1 level with fewer than 2 rows: '2' (1 row); each level needs at least 2. Merge each into another "
-                "level (Python: merge={'2': 'other'}; command line: --merge \"2=other\") or drop their rows explicitly (Python: "
-                "drop_levels=['2']; command line: --drop-levels \"2\")"):
+                "level (merge={'2': 'other'}) or drop their rows explicitly (drop_levels=['2'])"):
         check_group_sizes(counts, "x", 2)
 
 

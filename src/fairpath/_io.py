@@ -17,7 +17,9 @@ Writing: every result file is written to a temporary file in its own folder and 
 with ``os.replace``, so a reader (or a resumed run) sees the old file or the new one, never half.
 A path that is a symbolic link, a pipe, a socket or a device is refused, not replaced. Text cells of
 a CSV file that a spreadsheet would run as a formula get a leading apostrophe (:func:`write_csv`).
-A run folder is locked while a run writes into it (:func:`locked_folder`).
+A run folder is locked while a run writes into it (:func:`locked_folder`). A result saved into a folder
+replaces the previous save's files there (:func:`replacing_outputs`): what that save wrote and this one did
+not is removed, by the list it left, so that no stale file (a contrast of another run) sits beside the new report.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from __future__ import annotations
 import contextlib
 import csv
 import fcntl
+import functools
+import io
+import json
 import os
 import shutil
 import tempfile
@@ -258,7 +263,7 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
             return _check_has_rows(_parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category")), path, what)
     with _parse_errors(path, what, "CSV"):
         header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
-        data = pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
+        data = pd.read_csv(path, **_csv_options(markers, categorical))
         if len(data.columns) and data.iloc[:, -1].isna().any():  # pandas fills a short row's last cells with NaN
             _check_row_lengths(path, len(header), what)
         return _check_has_rows(data, path, what)
@@ -277,7 +282,9 @@ def read_partitioned(path: str | Path, empty_category=(), what: str = "data file
     """A CSV or Parquet file as a Dask DataFrame: partitions of about ``blocksize`` (CSV) or the file's row
     groups (Parquet), read on the Dask workers, with the missing-value and category rules of
     :func:`read_table`. The header is checked here; the cells are parsed where a computation reads them
-    (the workers need the file at the same path). Needs ``fairpath[dask]``."""
+    (the workers need the file at the same path). Each CSV part gets its columns' types from its own cells,
+    as :func:`read_table` from the whole file's: the checks of ``fairpath.causal._distributed`` then refuse a
+    token late in the file in the local reader's words. Needs ``fairpath[dask]``."""
     try:
         import dask.dataframe as dd
     except ImportError as error:
@@ -288,10 +295,37 @@ def read_partitioned(path: str | Path, empty_category=(), what: str = "data file
             data = dd.read_parquet(path)
             _check_role_columns(data.columns, path, empty_category, categorical)
             return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
-    with _parse_errors(path, what, "CSV"):  # Dask parses the first block here, to learn the columns' types
-        _, markers = _csv_markers(path, what, empty_category, na_values, categorical)
-        return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
-                           dtype=dict.fromkeys(categorical, "category"))
+    with _parse_errors(path, what, "CSV"):
+        header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
+        options = _csv_options(markers, categorical)
+        import dask
+
+        parts = [dask.delayed(_read_csv_block)(block, number, path, what, options) for number, block in enumerate(_csv_byte_blocks(path, blocksize))]
+        return dd.from_delayed(parts, meta=pd.read_csv(path, nrows=0, **options), verify_meta=False)
+
+
+def _csv_options(markers: dict, categorical: list[str]) -> dict:
+    """The ``pd.read_csv`` options of fairpath's reading rules (:func:`read_table`, and every part of :func:`read_partitioned`)."""
+    return {"keep_default_na": False, "na_values": markers, "dtype": dict.fromkeys(categorical, "category"), "encoding": "utf-8-sig"}
+
+
+def _csv_byte_blocks(path: Path, blocksize) -> list:
+    """The file's bytes as delayed blocks of about ``blocksize``, each ending at a line end (the first holds the header)."""
+    from dask.bytes import read_bytes
+
+    _, blocks = read_bytes(str(path), delimiter=b"\n", blocksize=blocksize, sample=False)
+    return blocks[0]
+
+
+def _read_csv_block(data: bytes, number: int, path: Path, what: str, options: dict) -> pd.DataFrame:
+    """Part ``number`` of a CSV file (its bytes ``data``, the header's line added to every part after the first), read on
+    a Dask worker as :func:`read_table` reads a whole file: each column's type comes from the part's own cells. (Dask's
+    reader coerces every part to its first rows' types, and fails on a token late in the file where the local reader
+    names the column, the token and its row.)"""
+    with open(path, "rb") as handle:
+        header = b"" if number == 0 else handle.readline()
+    with _parse_errors(path, what, "CSV"):
+        return pd.read_csv(io.BytesIO(header + data), **options)
 
 
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:
@@ -361,6 +395,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         with open(temporary, "rb+") as written:
             os.fsync(written.fileno())
         os.replace(temporary, path)
+        _note_output(path)
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -511,3 +546,82 @@ def locked_folder(folder: str | Path, what: str = "output folder") -> Iterator[P
         os.close(descriptor)
         if created and not any(folder.iterdir()):
             folder.rmdir()
+
+
+# -- result folders: a save replaces the previous save's files ----------------------------------------
+
+MANIFEST_NAME = ".fairpath-outputs.json"
+_SAVING: list[tuple[Path, set[str]]] = []  # the folders being saved into (outermost first), with what was written
+
+
+def _note_output(path: Path) -> None:
+    """Count ``path`` (just written) among the outputs of the save whose folder holds it."""
+    resolved = path.resolve()
+    for folder, written in reversed(_SAVING):
+        if resolved.is_relative_to(folder):
+            written.add(resolved.relative_to(folder).as_posix())
+            return
+
+
+def _listed_outputs(folder: Path) -> set[str]:
+    """The files the previous save listed in ``folder``'s manifest: relative paths inside the folder only (a
+    manifest is a file like any other: an entry that leaves the folder is ignored, never removed)."""
+    try:
+        listed = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    names = listed.get("files", []) if isinstance(listed, dict) else []
+    return {name for name in names if isinstance(name, str) and name and not Path(name).is_absolute()
+            and ".." not in Path(name).parts and (folder / name).resolve().is_relative_to(folder)}
+
+
+def _remove_stale(folder: Path, stale: set[str]) -> None:
+    """Remove the files ``stale`` (relative to ``folder``) and the folders that they alone filled."""
+    for name in sorted(stale):
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+        for parent in path.parents:
+            if parent == folder or not parent.is_relative_to(folder):
+                break
+            try:
+                parent.rmdir()  # only an empty folder: a user's file keeps it
+            except OSError:
+                break
+
+
+@contextlib.contextmanager
+def replacing_outputs(folder: str | Path) -> Iterator[None]:
+    """Inside, the atomic writes under ``folder`` are one save's outputs. On success the files that the previous save
+    listed and this one did not write are removed (with the folders they alone filled) and the new list is kept in
+    ``folder/.fairpath-outputs.json``; on error nothing is removed and the list keeps both. Files fairpath did not list
+    (a user's) are never touched. A save nested in another's folder (a contrast's audit) belongs to the outer one."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder = folder.resolve()
+    if any(folder.is_relative_to(outer) for outer, _ in _SAVING):
+        yield
+        return
+    previous, written = _listed_outputs(folder), set()
+    _SAVING.append((folder, written))
+    try:
+        yield
+    except BaseException:
+        _SAVING.pop()
+        with contextlib.suppress(OSError, FairpathInputError):  # the save's own error is the one to report
+            atomic_write_text(json.dumps({"files": sorted(previous | written)}, indent=1), folder / MANIFEST_NAME)
+        raise
+    _SAVING.pop()
+    _remove_stale(folder, previous - written)
+    atomic_write_text(json.dumps({"files": sorted(written)}, indent=1), folder / MANIFEST_NAME)
+
+
+def replaces_outputs(save):
+    """A result's ``save(out_dir, ...)`` whose files replace the previous save's in ``out_dir`` (:func:`replacing_outputs`)."""
+
+    @functools.wraps(save)
+    def saving(self, out_dir, *args, **kwargs):
+        with replacing_outputs(out_dir):
+            return save(self, out_dir, *args, **kwargs)
+
+    return saving

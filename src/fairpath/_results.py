@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import atomic_write_text, write_csv
+from fairpath._io import atomic_write_text, write_csv, replaces_outputs
 
 CORE_COLUMNS = ("subject", "measure", "estimate", "se", "ci_low", "ci_high", "level")
 CONFINT_COLUMNS = ("subject", "measure", "estimate", "ci_low", "ci_high", "level")
@@ -174,6 +174,7 @@ class ResultMixin:
         body = f"{len(frame)} rows: {cells}{more}" if len(frame) else "no rows"
         return " ".join(f"{type(self).__name__}({fields}{'; ' if fields else ''}{body})".split())
 
+    @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``result.json`` (``to_dict()``) and ``result.csv`` (``to_frame()``) to ``out_dir``; return their paths."""
         out = Path(out_dir)

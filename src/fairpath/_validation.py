@@ -24,6 +24,7 @@ import functools
 import inspect
 import numbers
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._remedies import remedy
 
 # The floor on the rows of each compared group for a group mean (``prepare_data``, predictive parity).
 MIN_GROUP_ROWS = 2
@@ -313,7 +315,10 @@ _MISSING_HINT = ("impute or drop these rows before the analysis (when read from 
 
 def _first_row(index: pd.Index, mask) -> str:
     """Where the first flagged row is: its index label, and for the default integer index the data row and file line."""
-    label = index[np.flatnonzero(np.asarray(mask))[0]]
+    return _row_text(index[np.flatnonzero(np.asarray(mask))[0]])
+
+
+def _row_text(label) -> str:
     if isinstance(label, numbers.Integral):
         return f"row {label} (data row {label + 1}, line {label + 2} of a CSV file with a header)"
     return f"row {label!r}"
@@ -323,30 +328,56 @@ _TYPE_HINT = ("declare the token a missing value (na_values= in read_table or th
               "and impute or drop those rows, or fix the cells")
 
 
-def _check_column_type(values: pd.Series, role: str | None) -> None:
-    """A text column that is mostly numbers, or any text in a column whose role is numeric, is refused."""
+def column_type_census(values: pd.Series) -> dict:
+    """What the type check of a column needs (:func:`check_column_type`), from ``values`` (the whole column or one
+    part of it: censuses of parts add up with :func:`merged_census`): whether it is text, its non-missing cells, the
+    cells that are not numbers (``bad``), their tokens with counts and the first one's row label."""
     if is_numeric_column(values) or isinstance(values.dtype, pd.CategoricalDtype):
-        return
+        return {"name": values.name, "text": False, "present": int(values.notna().sum()), "bad": 0, "tokens": pd.Series(dtype="int64"),
+                "first": None}
     present = values[values.notna()]
     # Each distinct text is parsed once (a column of 200,000 cells holds a few hundred): 20x faster.
     codes, distinct = pd.factorize(present)
     bad = pd.to_numeric(pd.Series(distinct, dtype=object).astype(str), errors="coerce").isna().to_numpy()[codes]
-    if not bad.any():
+    looks_missing = np.array([_looks_missing(str(token)) for token in distinct], dtype=bool)[codes]
+    return {"name": values.name, "text": True, "present": len(present), "bad": int(bad.sum()),
+            "tokens": present[bad].astype(str).value_counts(), "first": present.index[np.flatnonzero(bad)[0]] if bad.any() else None,
+            "missing_like": present[looks_missing].astype(str).value_counts(),
+            "missing_like_first": present.index[np.flatnonzero(looks_missing)[0]] if looks_missing.any() else None}
+
+
+def merged_census(parts: list[dict]) -> dict:
+    """The census of a column from its parts' censuses, in the column's order."""
+    def counts(key: str) -> pd.Series:
+        tokens = pd.concat([part.get(key, pd.Series(dtype="int64")) for part in parts])
+        return tokens.groupby(tokens.index, sort=False).sum().sort_values(ascending=False, kind="stable")
+
+    def first(key: str):
+        return next((part.get(key) for part in parts if part.get(key) is not None), None)
+
+    return {"name": parts[0]["name"], "text": any(part["text"] for part in parts), "present": sum(part["present"] for part in parts),
+            "bad": sum(part["bad"] for part in parts), "tokens": counts("tokens"), "first": first("first"),
+            "missing_like": counts("missing_like"), "missing_like_first": first("missing_like_first")}
+
+
+def check_column_type(census: dict, role: str | None) -> None:
+    """A text column that is mostly numbers, or any text in a column whose role is numeric, is refused."""
+    present, bad = census["present"], census["bad"]
+    if not census["text"] or not bad:
         return  # every cell a number (text codes such as zip codes)
-    if role is None and (~bad).mean() < NUMERIC_SHARE:
-        _check_missing_like(values.name, present, distinct, codes)  # a genuinely categorical column
+    if role is None and (present - bad) / present < NUMERIC_SHARE:
+        _check_missing_like(census)  # a genuinely categorical column
         return
-    tokens = present[bad].astype(str).value_counts()
-    listed = ", ".join(f"{token!r} ({count}x)" for token, count in tokens.head(5).items())
-    where = _first_row(present.index, bad)
+    listed = ", ".join(f"{token!r} ({count}x)" for token, count in census["tokens"].head(5).items())
+    where, name = _row_text(census["first"]), census["name"]
     if role is None:
         raise FairpathInputError(
-            f"column {values.name!r} holds numbers in {int((~bad).sum())} of {len(bad)} non-missing cells and the non-numeric token(s) {listed}, "
+            f"column {name!r} holds numbers in {present - bad} of {present} non-missing cells and the non-numeric token(s) {listed}, "
             f"the first in {where}; read as categories it would be coded in text order and change every estimate: "
-            f"{_TYPE_HINT}, or if it really is categorical declare it so (categorical= in read_table, --categorical {values.name})"
+            f"{_TYPE_HINT}, or if it really is categorical declare it so (categorical= in read_table, --categorical {name})"
         )
     raise FairpathInputError(
-        f"{role} column {values.name!r} is not numeric: {int(bad.sum())} of {len(bad)} non-missing cells are not numbers, "
+        f"{role} column {name!r} is not numeric: {bad} of {present} non-missing cells are not numbers, "
         f"token(s) {listed}, the first in {where}; encode it as 0/1 or a number first, or {_TYPE_HINT}"
     )
 
@@ -356,16 +387,14 @@ def _looks_missing(text: str) -> bool:
     return text != "" and text.strip().casefold() in MISSING_LIKE
 
 
-def _check_missing_like(column, present: pd.Series, distinct, codes: np.ndarray) -> None:
+def _check_missing_like(census: dict) -> None:
     """A text column holding a token that means "missing" in many files is refused, naming it (see :data:`MISSING_LIKE`)."""
-    flagged = np.array([_looks_missing(str(token)) for token in distinct], dtype=bool)
-    if not flagged.any():
+    tokens, column = census.get("missing_like", ()), census["name"]
+    if not len(tokens):
         return
-    bad = flagged[codes]
-    tokens = present[bad].astype(str).value_counts()
     listed = ", ".join(f"{token!r} ({count}x)" for token, count in tokens.head(5).items())
     raise FairpathInputError(
-        f"text column {column!r} holds the token(s) {listed}, the first in {_first_row(present.index, bad)}, which mean a missing "
+        f"text column {column!r} holds the token(s) {listed}, the first in {_row_text(census['missing_like_first'])}, which mean a missing "
         f"value in many files but are not read as one: each would become a category of its own and change every estimate. "
         f"If it means missing, {_TYPE_HINT}; if it is a real category, declare the "
         f"column categorical (categorical= in read_table or the config, --categorical {column} on the command line, or a pandas "
@@ -373,12 +402,13 @@ def _check_missing_like(column, present: pd.Series, distinct, codes: np.ndarray)
     )
 
 
-def check_finite(frame: pd.DataFrame, numeric_roles: dict[str, str] | None = None) -> None:
+def check_finite(frame: pd.DataFrame, numeric_roles: dict[str, str] | None = None, *, types: bool = True) -> None:
     """Values every learner can use: the column types (see the module docstring; ``numeric_roles`` maps
-    the columns whose role is numeric to that role's name), no missing value (NaN/None), no infinite or
-    overflowing value, with counts per column."""
-    for column in frame.columns:
-        _check_column_type(frame[column], (numeric_roles or {}).get(column))
+    the columns whose role is numeric to that role's name; ``types`` False where the caller checked them on the
+    whole table, :func:`check_column_type`), no missing value (NaN/None), no infinite or overflowing value, with
+    counts per column."""
+    for column in frame.columns if types else ():
+        check_column_type(column_type_census(frame[column]), (numeric_roles or {}).get(column))
     missing = frame.isna().sum()
     missing = missing[missing > 0]
     if len(missing):
@@ -433,6 +463,16 @@ def python_value(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _fewer_folds_or_more_data() -> str:
+    fewer = remedy("use fewer folds", "--folds", "use fewer folds (--folds)")
+    return f"{fewer} or more data" if fewer else "use more data"
+
+
+def _more_data_or_merged_levels() -> str:
+    merge = remedy("merge levels", "--merge", "merge levels (--merge)")
+    return f"use more data or {merge}" if merge else "use more data"
+
+
 def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = "") -> None:
     """Each level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows; with more than
     two levels every small one is listed (``check_level_sizes``)."""
@@ -443,7 +483,7 @@ def check_group_sizes(counts: dict, column: str, minimum: int, purpose: str = ""
         level = python_value(level)
         if count < minimum:
             raise FairpathInputError(
-                f"group {column}={level!r} has {count} rows; at least {minimum} are needed{reason}; use more data or merge levels"
+                f"group {column}={level!r} has {count} rows; at least {minimum} are needed{reason}; {_more_data_or_merged_levels()}"
             )
 
 
@@ -462,21 +502,21 @@ def check_fit_group_sizes(counts: dict, column: str, n_folds: int = 1, purpose: 
         per_fold = f" ({MIN_GROUP_ROWS_PER_FOLD} per fold; fewer folds need fewer)" if n_folds > 1 else ""
         check_level_sizes(counts, column, needed, reason=f"{fitting}{reason} needs at least {needed} rows per level{per_fold}")
     per = "per fold and group" if n_folds > 1 else "per group"
-    remedy = "use fewer folds or more data" if n_folds > 1 else "use more data or merge levels"
+    advice = _fewer_folds_or_more_data() if n_folds > 1 else _more_data_or_merged_levels()
     for level, count in counts.items():
         level = python_value(level)
         if count < needed:
             raise FairpathInputError(
                 f"group {column}={level!r} has {count} rows; {fitting}{reason} needs at least {needed} "
-                f"({MIN_GROUP_ROWS_PER_FOLD} {per}): {remedy}"
+                f"({MIN_GROUP_ROWS_PER_FOLD} {per}): {advice}"
             )
 
 
 def check_level_sizes(counts: dict, column: str, minimum: int, *, reason: str) -> None:
     """Every level of ``column`` (``counts``: level -> rows) has at least ``minimum`` rows, else one error
     lists every smaller level with its rows (fewest first), says why (``reason``: why the floor exists,
-    e.g. "each cross-fitting fold needs 10 rows per level") and names both remedies in the words of the
-    Python API and of the command line: merge the levels, or drop their rows explicitly. Level names are
+    e.g. "each cross-fitting fold needs 10 rows per level") and names the remedies in the caller's words
+    (:func:`remedy`): merge the levels, or drop their rows explicitly. Level names are
     the cells' text, as ``fairpath._levels.recode_levels`` and ``--merge`` / ``--drop-levels`` take them.
     """
     small = sorted(((count, str(python_value(level))) for level, count in counts.items() if count < minimum),
@@ -485,12 +525,14 @@ def check_level_sizes(counts: dict, column: str, minimum: int, *, reason: str) -
         return
     names = [name for _, name in small]
     listed = ", ".join(f"{name!r} ({count} row{'' if count == 1 else 's'})" for count, name in small)
-    merge = {name: "other" for name in names}
+    merged = {name: "other" for name in names}
+    merge = remedy(f"merge={merged}", "--merge", f"--merge \"{','.join(f'{name}=other' for name in names)}\"")
+    drop = remedy(f"drop_levels={names}", "--drop-levels", f"--drop-levels \"{','.join(names)}\"")
+    ways = [way for way in (merge and f"merge each into another level ({merge})", drop and f"drop their rows explicitly ({drop})") if way]
+    advice = " or ".join(ways) or "use more data"
     raise FairpathInputError(
         f"column {column!r} has {len(small)} level{'s' if len(small) > 1 else ''} with fewer than {minimum} rows: {listed}; "
-        f"{reason}. Merge each into another level (Python: merge={merge}; command line: "
-        f"--merge \"{','.join(f'{name}=other' for name in names)}\") or drop their rows explicitly "
-        f"(Python: drop_levels={names}; command line: --drop-levels \"{','.join(names)}\")"
+        f"{reason}. {advice[0].upper()}{advice[1:]}"
     )
 
 
@@ -509,7 +551,7 @@ def check_class_sizes(counts: dict, column: str, n_folds: int) -> None:
         if count < n_folds:
             raise FairpathInputError(
                 f"class {column}={level!r} has {count} rows; {n_folds}-fold cross-fitting needs at least {n_folds} "
-                "(one per fold): use fewer folds or more data"
+                f"(one per fold): {_fewer_folds_or_more_data()}"
             )
 
 
@@ -735,6 +777,38 @@ class Frame(Constraint):
 
     def invalid(self):
         return (np.zeros((2, 2)), [[1, 2]], None)
+
+
+# A Dask scheduler's address: SCHEME://HOST[:PORT] (Dask's default port 8786 where it is left out) or HOST:PORT (tcp).
+_SCHEDULER_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?"
+                                r"|(?P<bare_host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<bare_port>\d{1,5}))")
+
+
+def check_scheduler(name: str, value) -> None:
+    """``value`` is a Dask scheduler: a ``distributed.Client``, or an address (:data:`_SCHEDULER_ADDRESS`), checked before
+    anything connects, so that a malformed one is an error saying what an address looks like, not a network attempt."""
+    if type(value).__name__ == "Client" and type(value).__module__.split(".")[0] == "distributed":
+        return
+    match = _SCHEDULER_ADDRESS.fullmatch(value) if isinstance(value, str) else None
+    port = match and (match["port"] or match["bare_port"])
+    if match is None or (port and not 1 <= int(port) <= 65535):
+        local = remedy("workers=N", "--workers", "--workers N")
+        raise FairpathInputError(
+            f"{name} must be a Dask scheduler's address, tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786; tls://, ws://, wss:// and "
+            f"ucx:// too; HOST:PORT means tcp://), or a distributed.Client; got {_describe(value)}. `dask scheduler` prints the "
+            f"address of the scheduler it starts{f'; {local} runs a local cluster instead' if local else ''}")
+
+
+class SchedulerAddress(Constraint):
+    """A Dask scheduler: its address (``tcp://10.0.0.5:8786``) or a ``distributed.Client`` (:func:`check_scheduler`)."""
+
+    kind = "a Dask scheduler address such as tcp://10.0.0.5:8786"
+
+    def check(self, name, value):
+        check_scheduler(name, value)
+
+    def invalid(self):
+        return ("not a url", "http://10.0.0.5:8786", "", "tcp://10.0.0.5:99999", "scheduler.json", 8786)
 
 
 class Optional(Constraint):

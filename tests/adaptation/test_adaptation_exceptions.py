@@ -67,7 +67,7 @@ def test_every_small_level_is_named_with_its_remedies():
     data.loc[4:10, "x"] = "c"  # 7 rows
     with pytest.raises(FairpathInputError, match=re.escape(
         "column 'x' has 2 levels with fewer than 10 rows: 'd' (4 rows), 'c' (7 rows); fitting needs at least 10 rows per "
-        "level. Merge each into another level (Python: merge={'d': 'other', 'c': 'other'}")):
+        "level. Merge each into another level (merge={'d': 'other', 'c': 'other'}")):
         FairAdapt(GRAPH, "x", "a", "y", engine="linear").fit(data)
 
 

@@ -1,10 +1,12 @@
 """Large tables: the settings chosen by size, shared bins, design matrices, and the Dask fold path."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from fairpath.causal import decompose
+from fairpath.causal import SFM, decompose
 from fairpath.causal._decompose import LARGE_FOLDS, LARGE_ROWS, SMALL_FOLDS, resolve_n_folds
 from fairpath._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, StackedLearner, make_learner
 from fairpath.causal._nuisance import design, level_features
@@ -153,17 +155,64 @@ def test_what_a_dask_dataframe_cannot_do_is_refused_with_the_way_out(cluster):
                   scheduler=cluster)
 
 
-def test_a_partitioned_file_with_other_types_in_a_later_part_or_not_utf8_is_refused_clearly(cluster, tmp_path):
+def _bad_cell_file(tmp_path, column: str, token: str, line: int = 2500):
+    sample = make_mixed_sfm(3000, seed=4)
+    lines = sample.data.to_csv(index=False).splitlines()
+    cells = lines[line].split(",")
+    cells[lines[0].split(",").index(column)] = token
+    lines[line] = ",".join(cells)
+    path = tmp_path / f"{column}-{token or 'empty'}.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, sample
+
+
+@pytest.mark.parametrize("column, token", [("z1", "abc"), ("y", "?"), ("w1", "")])
+def test_a_bad_cell_in_the_last_part_of_a_file_gets_the_local_readers_message(cluster, tmp_path, column, token):
+    """Each part of the file is typed by its own cells, as the local reader types the whole file: the same column,
+    token, counts and row, where Dask's reader failed with "Mismatched dtypes" (or coerced the part)."""
+    from fairpath import FairpathInputError
+    from fairpath._io import read_partitioned, read_table
+
+    path, sample = _bad_cell_file(tmp_path, column, token)  # row 2499, in the last of several parts
+    with pytest.raises(FairpathInputError) as local:
+        decompose(read_table(path), sample.sfm, seed=3)
+    partitioned = read_partitioned(path, blocksize="40KB")
+    assert partitioned.npartitions >= 4
+    with pytest.raises(FairpathInputError) as remote:
+        decompose(partitioned, sample.sfm, seed=3, scheduler=cluster)
+    assert str(remote.value) == str(local.value)
+    assert {"z1": "column 'z1' holds numbers in 2999 of 3000 non-missing cells and the non-numeric token(s) 'abc' (1x), the first "
+                  "in row 2499 (data row 2500, line 2501 of a CSV file with a header)",
+            "y": "outcome column 'y' is not numeric: 1 of 3000 non-missing cells are not numbers, token(s) '?' (1x), the first in "
+                 "row 2499 (data row 2500, line 2501",
+            "w1": "missing values (NaN) in used columns ('w1': 1)"}[column] in str(local.value)
+
+
+def test_a_column_typed_differently_by_the_parts_of_a_file_must_be_declared_categorical(cluster, tmp_path):
+    from fairpath import FairpathInputError
+    from fairpath._io import read_partitioned
+
+    sample = make_mixed_sfm(3000, seed=4)
+    data = sample.data.assign(code=np.where(np.arange(3000) < 2000, "1", "region-a"))  # numbers, then text only
+    data.to_csv(tmp_path / "codes.csv", index=False)
+    sfm = SFM(x="x", x0=0, x1=1, z=[*sample.sfm.z, "code"], w=sample.sfm.w, y="y")
+    with pytest.raises(FairpathInputError, match=re.escape("column 'code' reads as numbers in some parts of the table and as text "
+                                                           "in others (each part is read on its own); declare it categorical "
+                                                           "(categorical=['code'])")):
+        decompose(read_partitioned(tmp_path / "codes.csv", blocksize="40KB"), sfm, seed=3, scheduler=cluster)
+    import dask
+
+    parts = dask.compute(*read_partitioned(tmp_path / "codes.csv", blocksize="40KB", categorical=["code"]).to_delayed(), scheduler="sync")
+    assert len(parts) >= 4 and {str(part["code"].dtype) for part in parts} == {"category"}
+    assert pd.concat([part["code"].astype(str) for part in parts]).tolist() == data["code"].tolist()
+
+
+def test_a_partitioned_file_that_is_not_utf8_is_refused_naming_it(cluster, tmp_path):
     from fairpath import FairpathInputError
     from fairpath._io import read_partitioned
 
     sample = make_mixed_sfm(3000, seed=4)
     lines = sample.data.to_csv(index=False).splitlines()
-    cells = lines[2500].split(",")
-    lines[2500] = ",".join([cells[0], "abc", *cells[2:]])  # z1 of row 2499 is text, in the last block
-    (tmp_path / "types.csv").write_text("\n".join(lines) + "\n")
-    with pytest.raises(FairpathInputError, match=r"column\(s\) 'z1' \(str where the first rows gave float64\) hold other types"):
-        decompose(read_partitioned(tmp_path / "types.csv", blocksize="40KB"), sample.sfm, scheduler=cluster)
-    (tmp_path / "latin.csv").write_bytes("\n".join(lines[:2000]).replace("north", "nörth").encode("latin-1"))
-    with pytest.raises(FairpathInputError, match="is not UTF-8"):
-        read_partitioned(tmp_path / "latin.csv", blocksize="40KB")
+    (tmp_path / "latin.csv").write_bytes("\n".join(lines).replace("north", "nörth").encode("latin-1"))
+    with pytest.raises(FairpathInputError, match=r"data file '.*latin.csv' is not UTF-8 \(byte 0xf6 at position \d+\); it looks like"):
+        decompose(read_partitioned(tmp_path / "latin.csv", blocksize="40KB"), sample.sfm, seed=3, scheduler=cluster)

@@ -303,3 +303,13 @@ def test_result_named_like_the_input_in_the_out_folder_never_replaces_it(tmp_pat
     assert code == 2 and (f"fairpath: error: output file {str(data)!r} is an input of this run; writing it would replace your "
                           "data: move the input or choose another output folder") in err
     assert data.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["decompose", "audit", "frontier"])
+@pytest.mark.parametrize("address", ["not a url", "http://10.0.0.5:8786", ""])
+def test_a_malformed_scheduler_is_refused_by_the_parser(command, address, data_file, tmp_path, capsys):
+    code, err = run([*_commands(data_file, tmp_path / "out")[command], "--scheduler", address], capsys)
+    assert code == 2
+    assert ("fairpath: error: argument --scheduler: --scheduler must be a Dask scheduler's address, tcp://HOST:PORT "
+            "(e.g. tcp://10.0.0.5:8786;") in err and f"got {address!r} (str)" in err and "--workers N runs a local cluster" in err
+    assert not (tmp_path / "out").exists()

@@ -63,7 +63,9 @@ def test_result_combines_decomposition_parity_and_cookbook(result):
 def test_save_writes_report_json_and_tables(result, tmp_path):
     paths = result.save(tmp_path / "out")
     assert {p.name for p in (tmp_path / "out").iterdir()} == {"report.html", "results.json", "estimates.csv",
-                                                             "cookbook.csv", "ppm_bins.csv"}
+                                                             "cookbook.csv", "ppm_bins.csv", ".fairpath-outputs.json"}
+    assert json.loads((tmp_path / "out" / ".fairpath-outputs.json").read_text())["files"] == sorted(
+        ["report.html", "results.json", "estimates.csv", "cookbook.csv", "ppm_bins.csv"])  # what the next save replaces
     payload = json.loads(paths["results"].read_text())
     assert payload["status"] == {"oracle": "FAIL", "z_only": "SUCCESS"}
     assert payload["cookbook"]["bn"] == ["SE"]

@@ -128,7 +128,7 @@ def test_every_small_level_is_named_with_its_remedies():
     data = pd.concat([sample.data[sample.data.x != 3], sample.data[sample.data.x == 3].head(20)])
     with pytest.raises(FairpathInputError, match=re.escape(
             "column 'x' has 1 level with fewer than 50 rows: '3' (20 rows); 5-fold cross-fitting needs at least 50 rows per "
-            "level (10 per fold; fewer folds need fewer). Merge each into another level (Python: merge={'3': 'other'}")):
+            "level (10 per fold; fewer folds need fewer). Merge each into another level (merge={'3': 'other'}")):
         FairPredictor(sample.sfm.for_contrast(0, None), (), reference="x0", engine="linear").fit(data)
     with pytest.raises(FairpathInputError, match=re.escape("'x' has no rows with the reference level 0; its levels are [1, 2, 3]")):
         FairPredictor(sample.sfm.for_contrast(0, None), (), reference="x0", engine="linear").fit(sample.data[sample.data.x != 0])

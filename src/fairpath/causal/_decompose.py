@@ -15,7 +15,7 @@ from fairpath._parallel import run_tasks, task_client
 from fairpath._progress import stage
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
-    Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, Seed, Splits,
+    Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, SchedulerAddress, Seed, Splits,
     check_columns_arg, check_fit_group_sizes, is_partitioned_frame, validate_params,
 )
 from fairpath.causal._data import PreparedData, level_counts, prepare_data
@@ -262,7 +262,8 @@ def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> 
     "trim": Optional(Boolean()),  # None: the method's default
     "n_boot": Draws(allow_zero=True),
     "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),  # one refit (the data as given) is a valid medDML
-    "nboot2": Draws(), "n_rep": Splits(), "n_jobs": Optional(Integer(1)), "workers": Optional(Integer(1)), "progress": Boolean(),
+    "nboot2": Draws(), "n_rep": Splits(), "n_jobs": Optional(Integer(1)), "workers": Optional(Integer(1)), "scheduler": Optional(SchedulerAddress()),
+    "progress": Boolean(),
     "contrasts": Options(CONTRASTS),
 })
 def decompose(

@@ -4,8 +4,12 @@
 the rules, messages and codes of ``prepare_data`` on the whole table, in two passes over the
 partitions, each on the workers:
 
-1. per partition, the row checks of ``prepare_data`` (column types, missing and infinite values,
-   numeric outcomes; a row is named by its position in the whole table) and a summary: X's levels
+0. per partition, its rows and the census of each column's types (``column_type_census``): the types
+   are checked here on the whole table's census, in ``prepare_data``'s words and counts (a token late
+   in a file is named with its column, count and row); a column that a file's parts read as numbers
+   in some and as text in others is refused (declare it categorical);
+1. per partition, the other row checks of ``prepare_data`` (missing and infinite values, numeric
+   outcomes; a row is named by its position in the whole table) and a summary: X's levels
    and group counts, and the distinct values of each Z and W column and of Y (two of a numeric
    column, all of a categorical one);
 2. here, the whole table's checks on the summaries (both levels of X present, group sizes, no
@@ -26,7 +30,11 @@ import pandas as pd
 
 from fairpath._encoding import CategoryEncoder
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import MIN_GROUP_ROWS, check_finite, check_group_sizes, check_outcome_varies, is_numeric_column
+from fairpath._remedies import remedy
+from fairpath._validation import (
+    MIN_GROUP_ROWS, check_column_type, check_finite, check_group_sizes, check_outcome_varies, column_type_census, is_numeric_column,
+    merged_census,
+)
 from fairpath.causal._data import (
     PreparedData, _check_columns, _check_constant, _outcome_values, check_levels_present, group_rows, warn_excluded,
 )
@@ -47,7 +55,7 @@ def _used(sfm: SFM, outcomes: list[str]) -> list[str]:
 def _summarise(part: pd.DataFrame, offset: int, sfm: SFM, outcomes: list[str]) -> dict:
     """Pass 1 on one partition (its first row is row ``offset`` of the table): row checks and a summary."""
     part = part.set_axis(pd.RangeIndex(offset, offset + len(part)))
-    check_finite(part, {c: "outcome" if c == sfm.y else "predictor" for c in outcomes})
+    check_finite(part, _numeric_roles(sfm, outcomes), types=False)  # checked on the whole table (_check_types)
     keep = group_rows(part, sfm)
     kept = part.loc[keep]
     for column in outcomes:
@@ -85,23 +93,30 @@ def _union(summaries: list[dict], column: str) -> pd.Series:
     return pd.concat([s["distinct"][column] for s in summaries], ignore_index=True).drop_duplicates()
 
 
-def _computed(client, tasks: list) -> list:
-    """The tasks' results; a partition whose column types differ from the first rows' is refused clearly."""
-    try:
-        return client.compute(tasks, sync=True)
-    except UnicodeDecodeError as error:
-        raise FairpathInputError(f"a part of the table is not UTF-8 text ({error}); save the file as UTF-8") from None
-    except ValueError as error:
-        if "Mismatched dtypes" not in str(error):
-            raise
-        # Dask lists the columns in a table: | column | found | expected |
-        cells = [line.split("|")[1:4] for line in str(error).splitlines() if line.startswith("| ") and "Column" not in line]
-        found = ", ".join(f"{name.strip()!r} ({was.strip()} where the first rows gave {expected.strip()})" for name, was, expected in cells)
-        raise FairpathInputError(
-            f"column(s) {found or '?'} hold other types in a later part of the table than in its first rows, from which "
-            "Dask guessed the types (e.g. a missing value or a text in a column of integers); fix the cells, declare "
-            "a column as categorical (--categorical), or decompose without --workers / --scheduler"
-        ) from None
+def _numeric_roles(sfm: SFM, outcomes: list[str]) -> dict[str, str]:
+    return {c: "outcome" if c == sfm.y else "predictor" for c in outcomes}
+
+
+def _census(part: pd.DataFrame) -> dict:
+    """Pass 0 on one partition: its rows and each column's type census (rows named by their position in the part)."""
+    part = part.set_axis(pd.RangeIndex(len(part)))
+    return {"rows": len(part), "types": [column_type_census(part[column]) for column in part.columns]}
+
+
+def _check_types(censuses: list[dict], offsets: list[int], columns: list[str], roles: dict[str, str]) -> None:
+    """The type checks of ``prepare_data`` on the whole table, from the partitions' censuses; then a column read as
+    numbers in some parts and as text in others (each part of a file is typed by its own cells) is refused."""
+    for position, column in enumerate(columns):
+        parts = [{**census["types"][position], "first": None if census["types"][position]["first"] is None
+                  else census["types"][position]["first"] + offset} for census, offset in zip(censuses, offsets)]
+        check_column_type(merged_census(parts), roles.get(column))
+        kinds = {part["text"] for part in parts if part["present"]}
+        if len(kinds) > 1:
+            declare = remedy(f"categorical=[{column!r}]", "--categorical", f"--categorical {column}")
+            raise FairpathInputError(
+                f"column {column!r} reads as numbers in some parts of the table and as text in others (each part is read on "
+                f"its own); declare it categorical ({declare}) so that every part reads it as text"
+                if declare else f"column {column!r} reads as numbers in some parts of the table and as text in others: fix its cells")
 
 
 def prepare_partitioned(frame, sfm: SFM, outcomes: list[str], client) -> PreparedData:
@@ -110,11 +125,13 @@ def prepare_partitioned(frame, sfm: SFM, outcomes: list[str], client) -> Prepare
 
     check_sfm(sfm)
     _check_columns(frame._meta, sfm, outcomes)
-    frame = frame[_used(sfm, outcomes)]
-    partitions = frame.to_delayed()
-    lengths = _computed(client, [dask.delayed(len)(part) for part in partitions])
+    used = _used(sfm, outcomes)
+    partitions = frame[used].to_delayed()
+    censuses = client.compute([dask.delayed(_census)(part) for part in partitions], sync=True)
+    lengths = [census["rows"] for census in censuses]
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
-    summaries = _computed(client, [dask.delayed(_summarise)(part, offset, sfm, outcomes) for part, offset in zip(partitions, offsets)])
+    _check_types(censuses, offsets, used, _numeric_roles(sfm, outcomes))
+    summaries = client.compute([dask.delayed(_summarise)(part, offset, sfm, outcomes) for part, offset in zip(partitions, offsets)], sync=True)
     levels = list(dict.fromkeys(level for s in summaries for level in s["levels"]))
     counts = {sfm.x0: int(sum(s["counts"][0] for s in summaries)), sfm.x1: int(sum(s["counts"][1] for s in summaries))}
     check_levels_present(sfm, levels, counts)

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv
+from fairpath._io import write_csv, replaces_outputs
 from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, result_frame
 from fairpath._seeds import SIMULTANEOUS, child_rng
 from fairpath._stats import z_value
@@ -308,6 +308,7 @@ class MultiLevelDecomposition(ResultMixin):
 
         return multilevel_headline(self)
 
+    @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write report.html (the verdict matrix and forest plot), results.json (``to_dict()``) and estimates.csv."""
         from fairpath.causal._report import write_multilevel_report

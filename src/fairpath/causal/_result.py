@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv
+from fairpath._io import write_csv, replaces_outputs
 from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, interval_bars, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._validation import Probability, Real, validate_params
@@ -238,6 +238,7 @@ class CausalDecomposition(ResultMixin):
 
         return headline(self)
 
+    @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write report.html (opening with :meth:`headline`), results.json (``to_dict()``) and estimates.csv
         (``to_frame()``) to ``out_dir``; return their paths."""

@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 import traceback
 import warnings
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._remedies import command_options
 from fairpath._version import __version__
 
 # (module, registering function, {command: one-line help}), in the order of the workflow: decompose a
@@ -58,6 +60,11 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        # a flag's type names its remedies as this (sub)command's flags: the subcommand's parser enters its own
+        with command_options(self._option_string_actions):
+            return super().parse_known_args(args, namespace)
+
     def error(self, message: str):
         self.print_usage(sys.stderr)
         self.exit(2, f"fairpath: error: {message} (see '{self.prog} --help')\n")
@@ -71,6 +78,14 @@ def _leaf_parsers(parser: argparse.ArgumentParser):
     for action in children:
         for child in dict.fromkeys(action.choices.values()):
             yield from _leaf_parsers(child)
+
+
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command ``args`` were parsed for (``fairpath repair``'s, ``fairpath text audit``'s)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            return command_parser(action.choices[getattr(args, action.dest)], args)
+    return parser
 
 
 class _Commands(argparse._SubParsersAction):
@@ -151,6 +166,17 @@ def _named_command(argv: list[str]) -> set[str]:
     return {words[0]} & set(_COMMAND_HELP) if words else set()
 
 
+STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader closed the pipe
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not hit the closed pipe again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file descriptor (an embedding program's, a test's)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(_named_command(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
@@ -165,14 +191,19 @@ def main(argv: list[str] | None = None) -> int:
         from fairpath._io import protected_inputs
         from fairpath.report._provenance import running_command
 
-        # catch_warnings restores the caller's showwarning afterwards (the library never changes it)
+        # catch_warnings restores the caller's showwarning afterwards (the library never changes it); errors name
+        # their remedies as this command's flags (command_options)
         with (warnings.catch_warnings(), _held_out_folder(args), protected_inputs(_input_files(args)),
-              running_command(sys.argv[1:] if argv is None else argv)):
+              running_command(sys.argv[1:] if argv is None else argv),
+              command_options(command_parser(parser, args)._option_string_actions)):
             warnings.showwarning = _show_warning
             return int(args.func(args) or 0)
     except FairpathInputError as error:
         print(f"fairpath: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout left (| head): the results are saved, nothing more to say
+        _silence_stdout()
+        return STDOUT_CLOSED
     except UnicodeDecodeError as error:  # a reader that does not name its file yet: still the user's input
         print(f"fairpath: error: a file is not UTF-8 ({error}); save it as UTF-8", file=sys.stderr)
         return 2

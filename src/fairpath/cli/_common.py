@@ -11,9 +11,9 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_partitioned, read_table
 from fairpath._progress import stage
-from fairpath._validation import Integer, Jobs, Seed, check_columns_present, flag_type
+from fairpath._validation import Integer, Jobs, Optional, SchedulerAddress, Seed, check_columns_present, flag_type
 
-__all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
+__all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments", "add_recoding_arguments",
            "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "parse_merge", "predictor_columns", "read_data", "read_table",
            "resolve_level",
            "seed_type", "sfm_from_args", "signature_default", "add_level_arguments", "protected_attribute", "sfm_for"]
@@ -90,7 +90,7 @@ def read_data(args: argparse.Namespace, path=None, what: str = "data file", *, p
 def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True, *, levels: bool = False) -> None:
     """The Standard Fairness Model flags shared by the tabular subcommands; with ``levels`` the subcommand analyses
     every level of X (``--x1`` optional) and takes :func:`add_level_arguments`."""
-    parser.add_argument("--x", required=required, help="protected attribute column" + (X_INTERSECTION_HELP if levels else ""))
+    parser.add_argument("--x", required=required, help="protected attribute column" + X_INTERSECTION_HELP)
     parser.add_argument("--x0", required=required, help="baseline (reference) level of X")
     if levels:
         parser.add_argument("--x1", help="comparison level of X (default: every other level against --x0, see --contrasts)")
@@ -123,6 +123,11 @@ def add_level_arguments(parser: argparse.ArgumentParser, contrasts_default: str 
     (``contrasts_default`` None where a config file's value stands unless the flag is given)."""
     parser.add_argument("--contrasts", choices=("reference", "pairs"), default=contrasts_default,
                         help="without --x1: each level against --x0 (reference, default) or every pair of levels (pairs)")
+    add_recoding_arguments(parser)
+
+
+def add_recoding_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--merge`` and ``--drop-levels``: levels of X merged or left out before the analysis."""
     parser.add_argument("--merge", type=parse_merge, default=None, metavar="LEVEL=NEW[,...]",
                         help='merge levels of X before the analysis, e.g. --merge "NHOPI=other,AIAN=other" (default: none)')
     parser.add_argument("--drop-levels", type=comma_list, default=None, metavar="LEVEL[,LEVEL]",
@@ -161,12 +166,12 @@ def sfm_for(data: pd.DataFrame, *, x: str, x0, x1, z, w, y: str, source: str):
 
 
 def sfm_from_args(args, data: pd.DataFrame):
-    """The data and the SFM of the flags; X's levels are matched to the column ("1" names a numeric level 1), X is built
-    from several columns and its levels merged or dropped where the subcommand takes :func:`add_level_arguments`.
+    """The data and the SFM of the flags (:func:`add_sfm_arguments` and :func:`add_recoding_arguments`); X's levels are
+    matched to the column ("1" names a numeric level 1), X is built from several columns and its levels merged or dropped.
     ``data`` may be a Dask DataFrame (one column X, its levels as they are): X's distinct values are then computed (on
     the active Dask client)."""
     partitioned = not isinstance(data, pd.DataFrame)
-    changes = getattr(args, "merge", None) or getattr(args, "drop_levels", None) or "," in args.x
+    changes = args.merge or args.drop_levels or "," in args.x
     if changes and partitioned:
         raise FairpathInputError("--x with several columns, --merge and --drop-levels need the table in this process: "
                                  "run without --scheduler/--workers")
@@ -186,7 +191,7 @@ def add_parallel_arguments(parser: argparse.ArgumentParser, repetitions: str = "
     group = parser.add_argument_group(f"running the {repetitions} in parallel (the same seed gives the same numbers)")
     if threads:
         group.add_argument("--n-jobs", type=flag_type("--n-jobs", Jobs()), default=1, help=f"threads for the {repetitions} (default 1; -1: one per core)")
-    group.add_argument("--scheduler", default=None,
+    group.add_argument("--scheduler", type=flag_type("--scheduler", Optional(SchedulerAddress())), default=None,
                        help=f"run the {repetitions} as tasks on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs fairpath[dask])")
     group.add_argument("--workers", type=flag_type("--workers", Integer(1)), default=None,
                        help=f"run the {repetitions} on a local Dask cluster of N worker processes (needs fairpath[dask])")

@@ -85,16 +85,20 @@ def run(args) -> int:
             nboot2=args.nboot2, n_rep=args.n_rep, contrasts=args.contrasts, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed),
             **where,
         )
+    # every file is written before anything is printed: a reader that closes stdout early (| head) loses no file
+    written = []
+    if args.json:
+        result.to_json(args.json)
+        written.append(f"results written to {args.json}")
+    if args.out:
+        paths = result.save(args.out)
+        written.append(f"wrote {paths['report']}, {paths['results']} and {paths['estimates']}")
+    if args.plot:
+        save_figure(result.plot(), args.plot, dpi=120, bbox_inches="tight")
+        written.append(f"figure written to {args.plot}")
     print("\n".join(result.headline()))
     print(result.summary())
     print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    if args.json:
-        result.to_json(args.json)
-        print(f"results written to {args.json}")
-    if args.out:
-        paths = result.save(args.out)
-        print(f"wrote {paths['report']}, {paths['results']} and {paths['estimates']}")
-    if args.plot:
-        save_figure(result.plot(), args.plot, dpi=120, bbox_inches="tight")
-        print(f"figure written to {args.plot}")
+    for line in written:
+        print(line)
     return 0

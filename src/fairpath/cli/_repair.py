@@ -8,6 +8,7 @@ from fairpath._vocabulary import BN_HELP
 from fairpath.cli._common import (
     add_data_arguments,
     add_parallel_arguments,
+    add_recoding_arguments,
     add_sfm_arguments,
     comma_list,
     declared_type,
@@ -25,6 +26,7 @@ def _add_shared_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_data_arguments(parser)
     add_sfm_arguments(parser)
+    add_recoding_arguments(parser)
     parser.add_argument("--engine", default=signature_default(FairPredictor, "engine"), choices=list(ENGINES),
                         help="conditional quantile engine")
     parser.add_argument("--reference", default=signature_default(FairPredictor, "reference"), choices=["x0", "x1"],

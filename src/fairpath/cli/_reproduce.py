@@ -115,14 +115,20 @@ def _register_huang(studies) -> None:
                        help="precision of sampling, perplexity and training; auto: bfloat16 where the device computes it "
                        "natively (AMX, AVX512-BF16, CUDA), else float32 (default: %(default)s)")
     huang.add_argument("--record", default=None, help="also write the record (summary.json, table.csv, scores.parquet, "
-                       "figures, report.html) into this folder, e.g. reproductions/huang")
+                       "figures, report.html) into this folder, e.g. reproductions/huang; a folder holding another run's "
+                       "record is refused before the study starts, unless --force")
+    huang.add_argument("--force", action="store_true", help="let --record replace the record of another run (e.g. a full "
+                       "run's, by a --quick one)")
     huang.add_argument("--seed", type=seed_type, default=0, help="seed of the whole study (default: %(default)s)")
     huang.set_defaults(func=_run_huang)
 
 
 def _run_huang(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
     from fairpath.cli._text_debias import _lambdas
     from fairpath.reproduce import HuangSettings, reproduce_huang
+    from fairpath.reproduce._huang import check_record_folder
 
     given = {"audit_samples": args.samples, "pilot_samples": args.pilot_samples, "max_audit_samples": args.max_samples,
              "steps": args.steps, "templates": args.templates,
@@ -130,9 +136,12 @@ def _run_huang(args: argparse.Namespace) -> int:
     overrides = {"seed": args.seed, "semantic": not args.no_quality, "dtype": args.dtype}
     overrides |= {name: value for name, value in given.items() if value is not None}  # unset: the settings' defaults
     settings = HuangSettings.quick(**overrides) if args.quick else HuangSettings(**overrides)
+    if args.record:  # before the study: an hour's work must not end on a refused folder
+        check_record_folder(args.record, {**asdict(settings), "model": args.model}, force=args.force)
     result = reproduce_huang(args.out, model=args.model, corpus=args.corpus, device=args.device, settings=settings)
+    folders = [result.out, *([result.write_record(args.record, force=args.force)] if args.record else [])]
     print(result.summary())
-    for folder in (result.out, *([result.write_record(args.record)] if args.record else [])):
+    for folder in folders:
         for path in ("report.html", "table.csv", "summary.json", "scores.parquet", *(f"tradeoffs_{a}.png" for a in settings.attributes)):
             print(f"wrote {folder / path}")
     return 0

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv
+from fairpath._io import write_csv, replaces_outputs
 from fairpath._progress import progress as progress_bar
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._validation import (
-    MAX_BOOTSTRAP_DRAWS, Boolean, Columns, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, Splits, Text, check_columns_arg,
+    MAX_BOOTSTRAP_DRAWS, Boolean, Columns, Draws, Frame, Integer, Optional, Options, Probability, Real, SchedulerAddress, Seed, Splits, Text, check_columns_arg,
     check_comparable_scales, validate_params,
 )
 from fairpath._vocabulary import parse_bn
@@ -151,6 +151,7 @@ class AuditResult(ResultMixin):
             f"{table_html(_cookbook_table(self.cookbook_))}</div>"
         )
 
+    @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write report.html, results.json and CSV tables to ``out_dir``; return their paths."""
         from fairpath.parity._report import write_audit_report
@@ -203,7 +204,7 @@ def _note_identical(data: pd.DataFrame, sfm, predictors, notes: list[str]) -> No
     "data": Frame(), "predictors": Columns(), "method": Options(METHODS), "n_folds": Integer(2), "seed": Seed(),
     "level": Probability(), "alpha": Probability(), "margin": Optional(Real(0.0, None, open_low=True)), "n_bins": Integer(2),
     "n_boot": Draws(), "eps": Real(0.0, 0.5, open_low=True, open_high=True), "trim": Boolean(), "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),
-    "n_rep": Splits(), "workers": Optional(Integer(1)), "title": Optional(Text()),
+    "n_rep": Splits(), "workers": Optional(Integer(1)), "scheduler": Optional(SchedulerAddress()), "title": Optional(Text()),
     "data_label": Text("naming the data the rows are, e.g. 'observed'"), "progress": Boolean(), "contrasts": Options(CONTRASTS),
 })
 def audit(

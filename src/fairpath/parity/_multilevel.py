@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairpath._io import write_csv
+from fairpath._io import write_csv, replaces_outputs
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._vocabulary import PATHWAYS
 from fairpath.parity._cookbook import CERTIFIED, NOT_ESTIMABLE, VIOLATION
@@ -112,6 +112,7 @@ class MultiLevelAudit(ResultMixin):
         """The forest plot of the decomposition (every contrast's effects, marginal and simultaneous intervals)."""
         return self.decomposition_.plot(ax, outcome=outcome)
 
+    @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write report.html (verdict matrices, forest plots, links to each contrast's report), results.json,
         estimates.csv, cookbook.csv, and each contrast's audit into contrasts/<n>-<contrast>/."""

@@ -15,6 +15,7 @@ from fairpath._validation import (
     Integer, Options, Seed, check_class_sizes, check_columns_arg, check_columns_present, check_fit_group_sizes, check_frame,
     check_outcome_varies, validate_params,
 )
+from fairpath._remedies import remedy
 from fairpath._vocabulary import Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, FairAdapt, graph_from_sfm, resolving_for_bn
 from fairpath._sfm import check_sfm
@@ -86,9 +87,12 @@ def check_levels(data: pd.DataFrame, sfm) -> None:
         raise FairpathInputError(f"protected attribute {sfm.x!r} has no rows with the reference level {sfm.x0!r}; its levels are {sorted(levels, key=str)[:20]}")
     others = sorted({str(level) for level in levels} - {str(sfm.x0), str(sfm.x1)})
     if sfm.binary and others:
+        keep = remedy("keep only the rows of these two levels", "--drop-levels",
+                      f"drop the other levels' rows (--drop-levels \"{','.join(others)}\")") or "keep only the rows of these two levels"
+        every = remedy(f"give x1=None to repair every level against {sfm.x0!r}")
         raise FairpathInputError(
-            f"{sfm.x!r} has levels {others[:20]} besides x0={sfm.x0!r} and x1={sfm.x1!r}; keep only the rows of these two "
-            f"levels, or give x1=None to repair every level against {sfm.x0!r}"
+            f"{sfm.x!r} has levels {others[:20]} besides x0={sfm.x0!r} and x1={sfm.x1!r}; "
+            + ", or ".join(way for way in (keep, every) if way)
         )
 
 

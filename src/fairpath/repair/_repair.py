@@ -28,7 +28,7 @@ from scipy.stats import rankdata
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import train_test_split
 
-from fairpath._io import save_figure, write_csv
+from fairpath._io import save_figure, write_csv, replaces_outputs
 from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame, write_json
 from fairpath._validation import (
     Boolean, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, check_columns_present, check_fit_group_sizes, check_frame,
@@ -237,6 +237,7 @@ class RepairResult(ResultMixin):
         fig.tight_layout()
         return fig
 
+    @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write the tables (CSV), held_out.csv, result.csv (``to_frame()``), repair.json (``to_dict()``),
         constrained_path.png when computed and report.html to ``out_dir``; return their paths."""

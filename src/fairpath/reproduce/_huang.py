@@ -31,10 +31,11 @@ perplexity rises by at most 10% and S.S. falls by at most 5 points.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -42,9 +43,10 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._progress import announce
 from fairpath._io import save_figure, write_csv, write_parquet
-from fairpath._results import ResultMixin, result_frame, write_json
+from fairpath._remedies import remedy
+from fairpath._results import ResultMixin, result_frame, to_json_text, write_json
 from fairpath._runs import RunFolder
-from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, validate_params
+from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, check_output_dir, validate_params
 from fairpath.text import DEFAULT_DTYPE, DTYPES
 from fairpath.text.debias import change_phrases
 from fairpath.reproduce._huang_report import tradeoff_figure, write_huang_report
@@ -181,10 +183,11 @@ class HuangResult(ResultMixin):
         lines += [f"target {line}" for line in self.target["lines"]]
         return "\n".join(lines)
 
-    def write_record(self, folder: str | Path) -> Path:
+    def write_record(self, folder: str | Path, *, force: bool = False) -> Path:
         """Write the record of the study into ``folder``: summary.json, table.csv, scores.parquet (every
-        scored continuation with its text), tradeoffs_<attribute>.png and report.html."""
-        folder = Path(folder)
+        scored continuation with its text), tradeoffs_<attribute>.png and report.html. A folder that holds the
+        record of another run is refused unless ``force`` (:func:`check_record_folder`)."""
+        folder = check_record_folder(folder, self.settings, force=force)
         folder.mkdir(parents=True, exist_ok=True)
         for attribute in self.table["attribute"].unique():
             save_figure(self.plot(attribute=attribute), folder / f"tradeoffs_{attribute}.png", dpi=110, bbox_inches="tight")
@@ -193,6 +196,41 @@ class HuangResult(ResultMixin):
         write_json(self.to_dict(), folder / "summary.json")
         write_huang_report(self, folder / "report.html")
         return folder
+
+
+def _is_record_file(name: str) -> bool:
+    return name in ("summary.json", "table.csv", "scores.parquet", "report.html") or (name.startswith("tradeoffs_") and name.endswith(".png"))
+
+
+def _run_identity(settings: dict) -> dict:
+    """What makes two records one run's: the study's settings and the model (as JSON holds them). The dtype is left out:
+    ``auto`` resolves per device, and a rerun on another device refreshes the same study."""
+    names = [item.name for item in fields(HuangSettings) if item.name != "dtype"]
+    return json.loads(to_json_text({name: settings.get(name) for name in [*names, "model"]}))
+
+
+def check_record_folder(folder: str | Path, settings: dict, *, force: bool = False) -> Path:
+    """``folder`` for the record of a run with ``settings`` (HuangSettings' fields and ``model``): a folder (an existing
+    file is refused), and, unless ``force``, not one that holds the record of another run: a rerun of the same study
+    may refresh its record, but a --quick run never replaces an hour's record silently. Checked before the study runs."""
+    folder = check_output_dir(folder, "record folder")
+    held = sorted(path.name for path in folder.iterdir() if _is_record_file(path.name)) if folder.is_dir() else []
+    if force or not held:
+        return folder
+    try:
+        recorded = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["settings"]
+        ours, theirs = _run_identity(settings), _run_identity(recorded)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        what = f"record files ({', '.join(held)}) without a readable summary.json: not this run's record"
+    else:
+        differ = [f"{name} {theirs[name]!r} there, {ours[name]!r} here" for name in ours if ours[name] != theirs[name]]
+        if not differ:
+            return folder
+        took = f"; that run took {recorded['wall_seconds'] / 60:.0f} minutes" if isinstance(recorded.get("wall_seconds"), (int, float)) else ""
+        what = f"the record of another run ({'; '.join(differ)}{took})"
+    force_flag = remedy("force=True", "--force")
+    raise FairpathInputError(f"record folder {str(folder)!r} holds {what}; choose another folder"
+                             + (f", or pass {force_flag} to replace it" if force_flag else ""))
 
 
 def source_commit() -> str | None:
@@ -290,7 +328,7 @@ class HuangStudy:
                              pd.concat(scores, ignore_index=True), provenance)
         seconds = time.perf_counter() - started
         result = replace(result, seconds=seconds, settings={**settings, "wall_seconds": self._wall_seconds(seconds)})
-        result.write_record(self.out)
+        result.write_record(self.out, force=True)  # the run folder's key (RunFolder) already says it is this study's
         return result
 
     def _wall_seconds(self, this_session: float) -> float:
