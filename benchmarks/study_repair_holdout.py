@@ -1,6 +1,7 @@
 """Does a fair predictor stay fair on rows it never saw? (issue 44)
 
     python benchmarks/study_repair_holdout.py twins [--n 2000 8000] [--engines forest linear] [--seed 0]
+    python benchmarks/study_repair_holdout.py se-gap [--reps 6] [--n 8000]
     python benchmarks/study_repair_holdout.py verdicts [--reps 100] [--n 2000] [--jobs 2] [--out DIR]
 
 ``twins`` (the diagnosis): for each synthetic model and engine, FairAdapt for BN = {SE} (Z resolving) is
@@ -8,6 +9,14 @@ fitted on 70% of a sample and applied to the other 30%; for every adapted mediat
 dependence on X given Z among the twins, in sample (the fitted rows) and out of sample (the new rows): the
 coefficient of X in a least-squares fit of the twin on X and Z, in units of its standard error (t; fair
 twins give |t| below 2 most of the time), and the mean gap in the observed data for scale.
+
+``se-gap`` (is the held-out SE comparison itself sound?): for binary-outcome models, learners are fitted on
+70% of a sample (X, Z and W as features) and the remaining 30% are decomposed with their scores as
+predictors; the table gives, per learner, the mean and SD over replications of Ctf-SE(ŷ) − Ctf-SE(y) (the
+Cookbook's SE test for SE in BN), its mean SE and the share of replications whose 95% interval excludes 0.
+The Bayes predictor E[Y | X, Z, W] has a difference of 0 by construction: its row checks the comparison,
+the others the learners' calibration across Z (the default forest, the same forest recalibrated by isotonic
+regression on its out-of-bag scores, and scikit-learn's histogram gradient boosting).
 
 ``verdicts`` (the calibration of the held-out verdict): each replication draws a fresh sample of a model
 and runs :func:`fairpath.repair.repair` with BN = {SE} and every default (seeded by the replication). The
@@ -75,6 +84,37 @@ def twins_table(sizes: list[int], engines: list[str], seed: int, reps: int) -> p
         reps=("rep", "size"), t_data=("t_data", "mean"), t_in_mean=("t_in_sample", "mean"),
         t_in_rms=("t_in_sample", lambda t: float(np.sqrt(np.mean(np.square(t))))),
         t_out_mean=("t_out_of_sample", "mean"), t_out_rms=("t_out_of_sample", lambda t: float(np.sqrt(np.mean(np.square(t)))))).reset_index()
+
+
+def se_gap_table(n: int, reps: int, seed: int) -> pd.DataFrame:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.isotonic import IsotonicRegression
+
+    from fairpath.causal import decompose
+    from fairpath.repair._predictor import default_forest
+
+    rows = []
+    for model in ("count_sfm", "binary_sfm"):
+        for rep in range(reps):
+            sample = MODELS[model](n, seed=seed + rep)
+            sfm = sample.sfm
+            fitting, held = train_test_split(sample.data, test_size=0.3, stratify=sample.data[sfm.x], random_state=seed + rep)
+            features = [sfm.x, *sfm.z, *sfm.w]
+            forest = default_forest(True, seed + rep).fit(fitting[features], fitting[sfm.y])
+            isotonic = IsotonicRegression(out_of_bounds="clip").fit(forest.oob_decision_function_[:, 1], fitting[sfm.y])
+            boosting = HistGradientBoostingClassifier(random_state=seed + rep).fit(fitting[features], fitting[sfm.y])
+            scores = {"bayes": sample.outcome_mean(held), "forest": forest.predict_proba(held[features])[:, 1]}
+            scores["forest+isotonic"] = isotonic.predict(scores["forest"])
+            scores["hist_gbm"] = boosting.predict_proba(held[features])[:, 1]
+            result = decompose(held.assign(**scores).reset_index(drop=True), sfm, predictors=list(scores), seed=seed + rep)
+            for learner in scores:
+                difference = result.difference("ctfse", learner)
+                rows.append({"model": model, "learner": learner, "rep": rep, "gap": difference.estimate, "se": difference.se,
+                             "excludes_0": not difference.ci_low <= 0 <= difference.ci_high})
+    frame = pd.DataFrame(rows)
+    return frame.groupby(["model", "learner"], sort=False).agg(
+        reps=("rep", "size"), gap_mean=("gap", "mean"), gap_sd=("gap", "std"), se_mean=("se", "mean"),
+        share_excluding_0=("excludes_0", "mean")).reset_index()
 
 
 def _path(out: Path, model: str, rep: int) -> Path:
@@ -157,6 +197,10 @@ def main() -> None:
     twins.add_argument("--engines", nargs="+", default=["forest", "linear"])
     twins.add_argument("--reps", type=int, default=5)
     twins.add_argument("--seed", type=int, default=0)
+    gap = sub.add_parser("se-gap")
+    gap.add_argument("--n", type=int, default=8000)
+    gap.add_argument("--reps", type=int, default=6)
+    gap.add_argument("--seed", type=int, default=0)
     verdicts = sub.add_parser("verdicts")
     verdicts.add_argument("--reps", type=int, default=100)
     verdicts.add_argument("--n", type=int, default=2000)
@@ -166,6 +210,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.what == "twins":
         print(twins_table(args.n, args.engines, args.seed, args.reps).to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    elif args.what == "se-gap":
+        print(se_gap_table(args.n, args.reps, args.seed).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
     else:
         run_verdicts(args)
 

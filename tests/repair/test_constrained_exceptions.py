@@ -89,7 +89,7 @@ def test_penalties_and_seed(options, message):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"bn": 3}, "the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways, got 3"),
+    ({"bn": 3}, "the business-necessity set must be a text such as 'SE' or 'IE,SE' or a list of pathways such as \\[.IE., .SE.\\], got 3"),
     ({"targets": [0.1]}, r"targets must be a mapping pathway -> Ctf-CE\(y\)"),
     ({"targets": {"DE": 0.0}}, r"targets lack the BN pathway\(s\) \['SE'\]"),
     ({"targets": {"SE": "0.1"}}, r"the target of SE must be a number, got '0\.1' \(str\)"),

@@ -43,7 +43,7 @@ def test_statistical_parity_predictor_has_no_effect_in_any_contrast(sample):
     data, sfm = sample
     predictor = FairPredictor(sfm, (), reference="x0", engine="forest", learner=LinearRegression(), random_state=0).fit(data)
     assert predictor.adapter_.baseline == 0 and predictor.adapter_.comparisons_ == sorted(set(data.x) - {0})
-    fair = quiet_audit(predictor.twin_frame("fair"), sfm, ["fair"], (), **AUDIT)
+    fair = quiet_audit(predictor.twin_frame(column="fair"), sfm, ["fair"], (), **AUDIT)
     columns = [sfm.x, *sfm.z, *sfm.w]
     unrepaired = out_of_fold_scores(LinearRegression(), encode_features(data, columns), data[sfm.y].to_numpy(), False, 5, 0)
     unfair = quiet_audit(data.assign(unfair=unrepaired), sfm, ["unfair"], (), **AUDIT)
@@ -94,7 +94,8 @@ def test_new_rows_of_every_level_are_scored(sample):
 
 
 def test_two_levels_give_the_scores_of_the_two_level_code():
-    # Frozen from the code before K-level adaptation: a binary SFM keeps reference x1 and its numbers.
+    # Frozen from the code before K-level adaptation: a binary SFM keeps reference x1 and its numbers (the forest
+    # engine's columns refrozen when every rank became out of bag, issue 44).
     sample = make_binary_sfm(400, seed=23)
     frozen = pd.read_csv(Path(__file__).parent / "data" / "two_level_scores.csv")
     se = FairPredictor(sample.sfm, ("SE",), engine="forest", learner=LogisticRegression(), random_state=4).fit(sample.data)

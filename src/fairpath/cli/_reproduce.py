@@ -128,7 +128,7 @@ def _run_huang(args: argparse.Namespace) -> int:
 
     from fairpath.cli._text_debias import _lambdas
     from fairpath.reproduce import HuangSettings, reproduce_huang
-    from fairpath.reproduce._huang import check_record_folder
+    from fairpath.reproduce import check_record_folder
 
     given = {"audit_samples": args.samples, "pilot_samples": args.pilot_samples, "max_audit_samples": args.max_samples,
              "steps": args.steps, "templates": args.templates,

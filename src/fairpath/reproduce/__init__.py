@@ -2,7 +2,7 @@
 ``reproduce_compas`` (Figures 5 and 6), ``reproduce_census`` (Appendix F) and ``reproduce_huang`` (Huang et al. 2020:
 debiasing by embedding and sentiment regularization)."""
 
-from fairpath.reproduce._huang import HuangResult, HuangSettings, HuangStudy, reproduce_huang
+from fairpath.reproduce._huang import HuangResult, HuangSettings, HuangStudy, check_record_folder, reproduce_huang
 
 from fairpath.reproduce._census import CensusSettings, CensusStudy, reproduce_census
 from fairpath.reproduce._compas import FIGURE5_PAPER, CompasSettings, CompasStudy, reproduce_compas
@@ -28,6 +28,7 @@ __all__ = [
     "Theorem1Settings",
     "Theorem1Study",
     "check_linear_case",
+    "check_record_folder",
     "fit_boosted_predictor",
     "reproduce_census",
     "reproduce_compas",
