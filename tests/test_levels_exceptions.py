@@ -160,7 +160,7 @@ def test_parse_merge_refuses_malformed_entries(text, message):
 
 def test_parse_merge_refuses_a_level_twice():
     with pytest.raises(argparse.ArgumentTypeError, match=re.escape("--merge gives level 'A' twice (into 'B' and 'C'); merge each level once")):
-        parse_merge("A=B, A=C")
+        parse_merge("A=B,A=C")
 
 
 def test_merge_flag_error_reaches_the_user(capsys):

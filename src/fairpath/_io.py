@@ -4,8 +4,17 @@ Reading: missing values are recognised in every column of a CSV file (an empty c
 ``N/A``, ``null``, ``nan`` and pandas' other default markers), so a numeric column with a blank
 cell stays numeric and the blank is reported as a missing value where the column is used. Where the
 empty string is a real category (the census' ``industry``), name the column in ``empty_category``.
-Other tokens that mean "missing" in a file (UCI's ``?``, a ``-``) are declared with ``na_values``;
-columns that are categories although they look like numbers are declared with ``categorical``.
+The text ``None`` is not among them: it is a value (a level "None" of an insurance or a religion column);
+where it means "missing", declare it. Other tokens that mean "missing" in a file (UCI's ``?``, a ``-``) are
+declared with ``na_values``.
+
+Levels are the cells' exact text. The columns named in ``categorical`` are read as text and become
+categories (``01`` and ``1``, ``1`` and ``1.0``, ``true`` and ``True``, `` base`` and ``base`` stay apart),
+ordered by number where every text is one and else by text. The columns named in ``levels`` (the
+protected attribute's, on the command line) are read as text too; a column of levels keeps numbers only
+where each number reads back as its cell's text (``0``, ``1``, ``2.5``), so that its levels sort as
+numbers and no two texts become one level; one text that does not (``01``, ``1.0`` beside ``1``, ``true``)
+keeps the whole column as text.
 Duplicated headers and files that are not UTF-8 are errors naming the file.
 
 Settings files (specifications, audit configs) are read through one bounded parser: at most
@@ -38,11 +47,12 @@ import yaml
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import check_columns_arg, check_output_dir, check_replaceable
 
-# pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``), spelled out so that
-# one column can leave the empty string out.
+# pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``) but "None" (a level's name in
+# real data: the README's list is an empty cell, NA, N/A, null, nan), spelled out so that one column can leave the
+# empty string out.
 MISSING_MARKERS = frozenset({
     "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
-    "NULL", "NaN", "None", "n/a", "nan", "null",
+    "NULL", "NaN", "n/a", "nan", "null",
 })
 _PARQUET = {".parquet", ".pq"}
 # Tried in order on bytes that are not UTF-8; latin-1 decodes anything, so it is the last resort.
@@ -207,29 +217,31 @@ def _check_named_columns(columns, named: list[str], argument: str, path: Path) -
         raise FairpathInputError(f"{argument} column(s) {unknown} are not columns of {str(path)!r}; columns: {list(columns)}")
 
 
-def _checked_source(path, what: str, empty_category, na_values, categorical) -> tuple[Path, list, list, list]:
-    """The arguments of :func:`read_table` and :func:`read_partitioned`, checked: the file and the three lists."""
+def _checked_source(path, what: str, empty_category, na_values, categorical, levels) -> tuple[Path, list, list, list, list]:
+    """The arguments of :func:`read_table` and :func:`read_partitioned`, checked: the file and the four lists."""
     if not isinstance(path, (str, os.PathLike)):
         raise FairpathInputError(f"{what} must be a path (a string or pathlib.Path), got {path!r} ({type(path).__name__})")
     path = Path(path)
     empty_category = check_columns_arg("empty_category", empty_category)
     na_values = check_columns_arg("na_values", na_values, item="missing-value token")
     categorical = check_columns_arg("categorical", categorical)
+    levels = check_columns_arg("levels", levels)
     if not path.is_file():
         raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
-    return path, empty_category, na_values, categorical
+    return path, empty_category, na_values, categorical, levels
 
 
-def _check_role_columns(columns, path: Path, empty_category: list[str], categorical: list[str]) -> None:
+def _check_role_columns(columns, path: Path, empty_category: list[str], categorical: list[str], levels: list[str]) -> None:
     _check_named_columns(columns, empty_category, "empty-category", path)
     _check_named_columns(columns, categorical, "categorical", path)
+    _check_named_columns(columns, levels, "protected attribute (levels)", path)
 
 
-def _csv_markers(path: Path, what: str, empty_category: list[str], na_values: list[str], categorical: list[str]):
+def _csv_markers(path: Path, what: str, empty_category: list[str], na_values: list[str], categorical: list[str], levels: list[str]):
     """A CSV file's checked header and the missing-value tokens of each of its columns."""
     header = _csv_header(path, what)
     _check_header(header, path, what)
-    _check_role_columns(header, path, empty_category, categorical)
+    _check_role_columns(header, path, empty_category, categorical, levels)
     return header, {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
 
 
@@ -246,50 +258,85 @@ def _parse_errors(path: Path, what: str, kind: str) -> Iterator[None]:
         raise FairpathInputError(f"could not parse {what} {str(path)!r} as {kind}: {error}") from error
 
 
-def read_table(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=()) -> pd.DataFrame:
+def _numbers_as_written(texts: pd.Series) -> pd.Series | None:
+    """``texts`` as numbers where each distinct text reads back as itself (``0``, ``1``, ``2.5``), else None (``01``, ``1.0``
+    beside ``1``, ``1e3``, ``true``: as numbers two texts could become one, or a text would change)."""
+    distinct = pd.Series(pd.unique(texts.dropna()), dtype=object)
+    numbers = pd.to_numeric(distinct, errors="coerce")
+    if numbers.isna().any() or any(str(number) != text for number, text in zip(numbers.tolist(), distinct)):
+        return None
+    return pd.to_numeric(texts)
+
+
+def _level_column(texts: pd.Series) -> pd.Series:
+    """A column of levels read as text: its numbers where they are the cells' text, else the text (see the module docstring)."""
+    numbers = _numbers_as_written(texts)
+    return texts if numbers is None else numbers
+
+
+def _category_column(texts: pd.Series) -> pd.Series:
+    """A categorical column read as text: its categories the distinct texts, by number where every text is one, else by text."""
+    distinct = pd.unique(texts.dropna())
+    numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce")
+    order = sorted(distinct, key=str) if numbers.isna().any() else [text for _, text in sorted(zip(numbers.tolist(), distinct))]
+    return texts.astype(pd.CategoricalDtype(order))
+
+
+def _as_read(data: pd.DataFrame, categorical: list[str], levels: list[str]) -> pd.DataFrame:
+    """``data`` (its ``categorical`` and ``levels`` columns read as text) with those columns as categories and levels."""
+    changes = {column: _level_column(data[column]) for column in levels if column not in categorical}
+    changes.update({column: _category_column(data[column]) for column in categorical})
+    return data.assign(**changes) if changes else data
+
+
+def read_table(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(), levels=()) -> pd.DataFrame:
     """Read a CSV or Parquet file.
 
     Missing values are recognised in every column (see :data:`MISSING_MARKERS`), and so are the
     tokens in ``na_values`` (e.g. ``"?"``); in the columns named in ``empty_category`` the empty
     string is kept as a category (other markers stay missing). The columns in ``categorical`` are
-    read as categories (pandas' ``category`` dtype) even where their cells look like numbers.
-    Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not UTF-8, duplicated
-    column names.
+    read as text and become categories (pandas' ``category`` dtype) even where their cells look like
+    numbers; the columns in ``levels`` (a protected attribute's) are read as levels: their exact text,
+    as numbers only where each number is its cell's text (see the module docstring). A Parquet file's
+    values are its own. Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not
+    UTF-8, duplicated column names, a named column it lacks.
     """
-    path, empty_category, na_values, categorical = _checked_source(path, what, empty_category, na_values, categorical)
+    path, empty_category, na_values, categorical, levels = _checked_source(path, what, empty_category, na_values, categorical, levels)
     if path.suffix.lower() in _PARQUET:
         with _parse_errors(path, what, "Parquet"):
             data = pd.read_parquet(path)
-            _check_role_columns(data.columns, path, empty_category, categorical)
+            _check_role_columns(data.columns, path, empty_category, categorical, levels)
             return _parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
     with _parse_errors(path, what, "CSV"):
-        header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
-        data = pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys(categorical, "category"), encoding="utf-8-sig")
+        header, markers = _csv_markers(path, what, empty_category, na_values, categorical, levels)
+        data = pd.read_csv(path, keep_default_na=False, na_values=markers, dtype=dict.fromkeys([*levels, *categorical], str),
+                           encoding="utf-8-sig")
         if len(data.columns) and data.iloc[:, -1].isna().any():  # pandas fills a short row's last cells with NaN
             _check_row_lengths(path, len(header), what)
-        return data
+        return _as_read(data, categorical, levels)
 
 
 def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(),
                      blocksize: str = "64MB"):
     """A CSV or Parquet file as a Dask DataFrame: partitions of about ``blocksize`` (CSV) or the file's row
-    groups (Parquet), read on the Dask workers, with the missing-value and category rules of
-    :func:`read_table`. The header is checked here; the cells are parsed where a computation reads them
-    (the workers need the file at the same path). Needs ``fairpath[dask]``."""
+    groups (Parquet), read on the Dask workers, with the missing-value rules of :func:`read_table`; a
+    ``categorical`` column is read as text and becomes a category in each partition. The header is checked
+    here; the cells are parsed where a computation reads them (the workers need the file at the same path).
+    Needs ``fairpath[dask]``."""
     try:
         import dask.dataframe as dd
     except ImportError as error:
         raise FairpathInputError("reading a partitioned table needs Dask: pip install 'fairpath[dask]'") from error
-    path, empty_category, na_values, categorical = _checked_source(path, what, empty_category, na_values, categorical)
+    path, empty_category, na_values, categorical, _ = _checked_source(path, what, empty_category, na_values, categorical, ())
     if path.suffix.lower() in _PARQUET:
         with _parse_errors(path, what, "Parquet"):
             data = dd.read_parquet(path)
-            _check_role_columns(data.columns, path, empty_category, categorical)
+            _check_role_columns(data.columns, path, empty_category, categorical, [])
             return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
     with _parse_errors(path, what, "CSV"):  # Dask parses the first block here, to learn the columns' types
-        _, markers = _csv_markers(path, what, empty_category, na_values, categorical)
+        _, markers = _csv_markers(path, what, empty_category, na_values, categorical, [])
         return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
-                           dtype=dict.fromkeys(categorical, "category"))
+                           dtype=dict.fromkeys(categorical, str)).astype(dict.fromkeys(categorical, "category"))
 
 
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_toml, read_yaml
-from fairpath._levels import merge_from_text
+from fairpath._levels import level_text, merge_from_text, names_from_text
 from fairpath._validation import check_choice, check_columns_arg
 from fairpath._vocabulary import parse_bn
 
-_LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical", "drop_levels")
+_LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical")
 
 
 @dataclasses.dataclass
@@ -101,21 +101,44 @@ def _text(name: str, value) -> str:
 
 
 def _level(name: str, value):
+    """A level of X (kept as given: a flag's text, a settings file's text or number), named by its text
+    (:func:`fairpath._levels.level_text`: a boolean is refused)."""
     if isinstance(value, (list, dict)):
         raise FairpathInputError(f"{name} must be one level of the protected attribute (a text or a number), got {value!r}")
+    _level_texts(name, [value])
     return value
 
 
+def _level_texts(name: str, values) -> list[str]:
+    """The texts of level names from a settings file (see :func:`fairpath._levels.level_text`), errors naming the setting."""
+    try:
+        return [level_text(value) for value in values]
+    except FairpathInputError as error:
+        raise FairpathInputError(f"{name}: {error}") from None
+
+
 def _merge(name: str, value) -> dict:
-    """{level: new name}: a mapping (config file) or ``"A=B,C=D"`` text (flag)."""
+    """{level: new name}: a mapping (config file) or ``"A=B,C=D"`` text (flag), every name exactly as written."""
     if isinstance(value, str):
         try:
             return merge_from_text(value)
         except FairpathInputError as error:
             raise FairpathInputError(f"{name}: {error}") from None
-    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+    if not isinstance(value, dict):
         raise FairpathInputError(f"{name} must map levels of X to new names, e.g. {{NHOPI = \"other\"}}, got {value!r}")
-    return {str(k): str(v) for k, v in value.items()}
+    return dict(zip(_level_texts(name, value), _level_texts(name, value.values())))
+
+
+def _level_names(name: str, value) -> list[str]:
+    """``drop_levels``: a list, or ``"a,b"`` text, of level names, each exactly as written."""
+    if isinstance(value, str):
+        try:
+            return names_from_text(value)
+        except FairpathInputError as error:
+            raise FairpathInputError(f"{name}: {error}") from None
+    if not isinstance(value, (list, tuple)):
+        raise FairpathInputError(f"{name} must be a list of level names, got {value!r}")
+    return _level_texts(name, value)
 
 
 def _declared(key: str):
@@ -135,7 +158,7 @@ def _checks() -> dict:
 
     declared = ("method", "n_folds", "seed", "level", "alpha", "margin", "n_bins", "n_boot", "eps", "trim", "nboot1", "n_rep", "contrasts")
     return {
-        "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level, "merge": _merge,
+        "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level, "merge": _merge, "drop_levels": _level_names,
         "learner": lambda name, v: check_choice(name, v, PRESETS),
         "na_values": lambda name, v: check_columns_arg(name, v, item="missing-value token"),
         **{key: _declared(key) for key in declared},
