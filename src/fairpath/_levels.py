@@ -6,9 +6,10 @@ A level's name is its cells' text (``str``): what ``merge`` / ``--merge``, ``dro
 it is matched exactly as written, never parsed nor trimmed. ``01`` is not ``1``, ``1.0`` is not ``1``,
 `` base`` (with its space) is not ``base`` (a name that differs from a level only by spaces is refused,
 saying so), ``None`` and ``true`` are texts like any other (read from a CSV file, ``None`` is a level: the
-missing-value tokens are an empty cell, NA, N/A, null and nan, see ``fairpath._io``). A number a settings
-file gives (``x0 = 0``) names the level written as Python writes that number (``0``, ``2.5``); a boolean
-(YAML's ``true``, ``yes``, ``on``) is refused: quote the level's text. Read the protected attribute's
+missing-value tokens are an empty cell, NA, N/A, null and nan, see ``fairpath._io``). An integer a settings
+file gives (``x0 = 0``) names the level written as that integer (``0``); a boolean (YAML's ``true``, ``yes``,
+``on``), a decimal, and a YAML number written otherwise than it reads (``010`` reads as 8) are refused:
+quote the level's text. Read the protected attribute's
 columns with ``read_table(levels=[...])`` (the command line does) so that the file's texts are its levels. Rows are removed only where a level is named in
 ``drop_levels``, and the counts removed are returned, so that the caller can say so; a level with too
 few rows is refused by ``fairpath._validation.check_level_sizes``, which names both remedies.
@@ -233,15 +234,16 @@ def level_name(value) -> str:
 
 
 def level_text(name) -> str:
-    """The text a level is named by: ``name`` itself, or a settings file's number as Python writes it (``0``, ``2.5``). A
-    boolean (YAML reads ``true``, ``yes`` and ``on`` as one) and anything else are refused: they say nothing of the
-    cells' text."""
+    """The text a level is named by: ``name`` itself, or a settings file's integer as Python writes it (``0``, ``12``). A
+    boolean (YAML reads ``true``, ``yes`` and ``on`` as one), a decimal (``1.50`` reads as 1.5) and anything else are
+    refused: they do not say the cells' text."""
     if isinstance(name, str):
         return name
-    if isinstance(name, (int, float)) and not isinstance(name, bool):
+    if isinstance(name, int) and not isinstance(name, bool):
         return str(name)
-    raise FairpathInputError(f"a level is named by its cells' text, got {name!r} ({type(name).__name__}); write the level as "
-                             f"it is written in the data, quoted in a settings file (e.g. x0: '{name}' in YAML, x0 = \"{name}\" in TOML)")
+    text = str(name).lower() if isinstance(name, bool) else str(name)
+    raise FairpathInputError(f"a level is named by its cells' text, got {name!r} ({type(name).__name__}); write the level exactly as "
+                             f"the data write it, quoted in a settings file (e.g. x0: '{text}' in YAML, x0 = \"{text}\" in TOML)")
 
 
 def match_level(values: pd.Series, name):

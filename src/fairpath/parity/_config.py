@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import yaml
+
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_toml, read_yaml
+from fairpath._io import read_text, read_toml, read_yaml
 from fairpath._levels import level_text, merge_from_text, names_from_text
 from fairpath._validation import check_choice, check_columns_arg
 from fairpath._vocabulary import parse_bn
@@ -184,6 +186,35 @@ def _normalise(key: str, value, source: str = "settings"):
     return _checks()[key](name, value)
 
 
+_LEVEL_KEYS = ("x0", "x1", "drop_levels", "merge")
+
+
+def _level_nodes(node, loaded) -> list:
+    """(YAML node, the value read from it) of each level name in one setting's node: a scalar, a list's items, a
+    mapping's keys and values."""
+    if isinstance(node, yaml.SequenceNode) and isinstance(loaded, list):
+        return list(zip(node.value, loaded))
+    if isinstance(node, yaml.MappingNode) and isinstance(loaded, dict):
+        return [pair for (key, value), item in zip(node.value, loaded.items()) for pair in ((key, item[0]), (value, item[1]))]
+    return [(node, loaded)]
+
+
+def _check_yaml_levels(path: Path, values: dict) -> None:
+    """A level of X written unquoted in a YAML config must read as its own text: YAML reads ``true``/``yes`` as a
+    boolean, ``010`` as 8 and ``01`` as 1, which would name another level (or none); such a level is refused, naming
+    the setting, its text and its line: quote it."""
+    root = yaml.compose(read_text(path, "config file"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    for key_node, node in root.value if isinstance(root, yaml.MappingNode) else []:
+        if key_node.value not in _LEVEL_KEYS:
+            continue
+        for scalar, value in _level_nodes(node, values.get(key_node.value)):
+            if isinstance(scalar, yaml.ScalarNode) and not isinstance(value, str) and (isinstance(value, bool) or str(value) != scalar.value):
+                raise FairpathInputError(
+                    f"setting {key_node.value!r} in config file {str(path)!r} (line {scalar.start_mark.line + 1}) writes the level "
+                    f"{scalar.value} unquoted, which YAML reads as {value!r} ({type(value).__name__}), not as the text "
+                    f"{scalar.value!r}; levels are matched to the cells' text exactly: quote it, e.g. {key_node.value}: '{scalar.value}'")
+
+
 def load_config(path: str | Path) -> AuditConfig:
     """Read an audit config file (``.toml``, ``.yaml`` or ``.yml``)."""
     path = Path(path)
@@ -193,6 +224,8 @@ def load_config(path: str | Path) -> AuditConfig:
         values = read_toml(path, "config file")
     elif path.suffix.lower() in {".yaml", ".yml"}:
         values = read_yaml(path, "config file") or {}
+        if isinstance(values, dict):
+            _check_yaml_levels(path, values)
     else:
         raise FairpathInputError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
     if not isinstance(values, dict):
