@@ -350,3 +350,25 @@ def test_a_row_short_of_fields_is_an_error_naming_its_line(tmp_path):
     empty_last = tmp_path / "empty_last.csv"
     empty_last.write_text("a,b,c\n1,2,3\n4,5,\n")
     assert read_table(empty_last)["c"].isna().tolist() == [False, True]  # an empty field is a missing value, not a lost one
+
+
+def test_none_in_a_numeric_column_is_a_token_to_declare(tmp_path):
+    """None is not a missing-value marker (it is a level's name in real data): in a numeric column it is a token that the
+    user declares missing, as ? is."""
+    from fairpath._validation import check_finite
+
+    path = tmp_path / "d.csv"
+    path.write_text("x,priors\n" + "".join(f"{'ab'[i % 2]},{'None' if i == 3 else i}\n" for i in range(30)))
+    with pytest.raises(FairpathInputError, match=r"column 'priors' holds numbers in 29 of 30 non-missing cells and the non-numeric "
+                                                 r"token\(s\) 'None' \(1x\), the first in row 3 .*--na-values TOKEN"):
+        check_finite(read_table(path))
+    assert read_table(path, na_values="None")["priors"].isna().sum() == 1
+
+
+def test_levels_must_name_a_column(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("x,y\na,1\n")
+    with pytest.raises(FairpathInputError, match=r"^protected attribute column 'race' not found in '.*d.csv'; available columns: \['x', 'y'\]$"):
+        read_table(path, levels=["x", "race"])
+    with pytest.raises(FairpathInputError, match=r"levels must hold column names \(strings\), got 1 \(int\)"):
+        read_table(path, levels=[1])

@@ -234,7 +234,9 @@ def _checked_source(path, what: str, empty_category, na_values, categorical, lev
 def _check_role_columns(columns, path: Path, empty_category: list[str], categorical: list[str], levels: list[str]) -> None:
     _check_named_columns(columns, empty_category, "empty-category", path)
     _check_named_columns(columns, categorical, "categorical", path)
-    _check_named_columns(columns, levels, "protected attribute (levels)", path)
+    absent = [column for column in levels if column not in columns]
+    if absent:
+        raise FairpathInputError(f"protected attribute column {absent[0]!r} not found in {str(path)!r}; available columns: {list(columns)}")
 
 
 def _csv_markers(path: Path, what: str, empty_category: list[str], na_values: list[str], categorical: list[str], levels: list[str]):
