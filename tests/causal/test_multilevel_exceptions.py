@@ -70,3 +70,30 @@ def test_a_binary_only_consumer_names_x1():
     with pytest.raises(FairpathInputError, match="FairAdapt compares two levels of 'race'; this SFM has x1=None"):
         check_binary_sfm(SFM(x="race", x0="white", x1=None, y="y"), "FairAdapt")
     assert str(SFM(x="race", x0="white", x1=None, y="y")) == "SFM(X=race [every level against 'white'], Z=∅, W=∅, Y=y)"
+
+
+# -- one name per contrast (issue 41: a level "c vs b" made two contrasts share a name) ----------------
+
+def _named(sample, names: dict):
+    return sample.data.assign(x=sample.data["x"].map(names).astype(object))
+
+
+def test_a_level_named_like_a_pair_is_refused_before_fitting(sample):
+    data = _named(sample, {0: "a", 1: "b", 2: "c"})
+    data.loc[data.index[:300], "x"] = "c vs b"
+    sfm = SFM(x="x", x0="a", x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
+    message = ("two contrasts of column 'x' would share the name 'c vs b' ('c vs b' against 'a' and 'c' against 'b'); rename the "
+               "level(s) ['c vs b'] whose text contains ' vs ', which separates a pair's levels, e.g. merge={'c vs b': 'c-b'} "
+               "(command line: --merge \"c vs b=c-b\")")
+    with pytest.raises(FairpathInputError, match="^" + re.escape(message) + "$"):
+        decompose(data, sfm, contrasts="pairs", n_rep=1, learner="linear", n_folds=2)
+    result = decompose(data, sfm, measures=["tv"], n_rep=1, learner="linear", n_folds=2)  # against the reference: no clash
+    assert result.contrasts == ["b", "c", "c vs b"]
+
+
+def test_levels_written_alike_are_refused(sample):
+    data = _named(sample, {0: 0, 1: 1, 2: "1"})
+    with pytest.raises(FairpathInputError, match="^" + re.escape("two contrasts of column 'x' would share the name '1' ('1' against 0 "
+                                                                 "and 1 against 0); make the column's values one type first (two levels "
+                                                                 "are written alike)") + "$"):
+        decompose(data, _sfm(sample), n_rep=1, learner="linear", n_folds=2)
