@@ -93,7 +93,7 @@ def test_a_level_named_like_a_pair_is_refused_before_fitting(sample):
 
 def test_levels_written_alike_are_refused(sample):
     data = _named(sample, {0: 0, 1: 1, 2: "1"})
-    with pytest.raises(FairpathInputError, match="^" + re.escape("two contrasts of column 'x' would share the name '1' ('1' against 0 "
-                                                                 "and 1 against 0); make the column's values one type first (two levels "
-                                                                 "are written alike)") + "$"):
+    pair = r"\('1' against 0 and 1 against 0\)|\(1 against 0 and '1' against 0\)"  # the two levels sort alike: either order
+    with pytest.raises(FairpathInputError, match=rf"^two contrasts of column 'x' would share the name '1' ({pair}); make the column's "
+                                                 r"values one type first \(two levels are written alike\)$"):
         decompose(data, _sfm(sample), n_rep=1, learner="linear", n_folds=2)
