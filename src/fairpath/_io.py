@@ -261,13 +261,17 @@ def _parse_errors(path: Path, what: str, kind: str) -> Iterator[None]:
 
 
 def _numbers_as_written(texts: pd.Series) -> pd.Series | None:
-    """``texts`` as numbers where each distinct text reads back as itself (``0``, ``1``, ``2.5``), else None (``01``, ``1.0``
-    beside ``1``, ``1e3``, ``true``: as numbers two texts could become one, or a text would change)."""
-    distinct = pd.Series(pd.unique(texts.dropna()), dtype=object)
-    numbers = pd.to_numeric(distinct, errors="coerce")
-    if numbers.isna().any() or any(str(number) != text for number, text in zip(numbers.tolist(), distinct)):
+    """``texts`` as numbers where each text reads back as itself (``0``, ``1``, ``2.5``; a missing value stays missing), else
+    None (``01``, ``1.0`` beside ``1``, ``1e3``, ``true``, and ``1`` in a column with a missing value, which makes it 1.0: as
+    numbers two texts could become one, or a text would change)."""
+    present = texts.notna().to_numpy()
+    numbers = pd.to_numeric(texts, errors="coerce")
+    if numbers[present].isna().any():
         return None
-    return pd.to_numeric(texts)
+    written = pd.DataFrame({"text": texts[present], "number": numbers[present]}).drop_duplicates("text")
+    if any(str(number) != text for text, number in zip(written["text"], written["number"].tolist())):
+        return None
+    return numbers
 
 
 def _level_column(texts: pd.Series) -> pd.Series:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -466,7 +467,8 @@ def contrast_labels(column: str, levels: tuple, codes) -> list[str]:
     labels = [_contrast_label(levels, code) for code in codes]
     if len(set(labels)) == len(labels):
         return labels
-    clash = next(label for label in labels if labels.count(label) > 1)
+    times = Counter(labels)
+    clash = next(label for label in labels if times[label] > 1)
     named = [f"{levels[b]!r} against {levels[a]!r}" for (a, b), label in zip(codes, labels) if label == clash]
     with_separator = [str(level) for level in levels if PAIR_SEPARATOR in str(level)]
     remedy = (f"rename the level(s) {with_separator} whose text contains {PAIR_SEPARATOR!r}, which separates a pair's levels, e.g. "
