@@ -106,3 +106,13 @@ def test_none_is_a_value_and_the_missing_markers_stay_missing(tmp_path):
     path.write_text("x,y\nNone,1\nNA,2\n,3\nnull,4\nnan,5\nN/A,6\na,7\n")
     assert read_table(path)["x"].tolist()[::6] == ["None", "a"] and read_table(path)["x"].isna().sum() == 5
     assert read_table(path, na_values=["None"])["x"].isna().sum() == 6  # where None means missing, it is declared
+
+
+def test_a_partitioned_table_reads_levels_and_categories_as_text(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    from fairpath._io import read_partitioned
+
+    path = _levels_csv(tmp_path, LEVEL_TEXTS)
+    expected = pd.read_csv(path, dtype=str, keep_default_na=False)["x"].tolist()
+    assert read_partitioned(path, levels=["x"]).compute()["x"].tolist() == expected
+    assert read_partitioned(path, categorical=["x"]).compute()["x"].astype(str).tolist() == expected

@@ -14,7 +14,8 @@ ordered by number where every text is one and else by text. The columns named in
 protected attribute's, on the command line) are read as text too; a column of levels keeps numbers only
 where each number reads back as its cell's text (``0``, ``1``, ``2.5``), so that its levels sort as
 numbers and no two texts become one level; one text that does not (``01``, ``1.0`` beside ``1``, ``true``)
-keeps the whole column as text.
+keeps the whole column as text (in a partitioned table, :func:`read_partitioned`, a column of levels is text).
+
 Duplicated headers and files that are not UTF-8 are errors naming the file.
 
 Settings files (specifications, audit configs) are read through one bounded parser: at most
@@ -322,27 +323,28 @@ def read_table(path: str | Path, empty_category=(), what: str = "data file", *, 
         return _as_read(data, categorical, levels)
 
 
-def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(),
+def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(), levels=(),
                      blocksize: str = "64MB"):
     """A CSV or Parquet file as a Dask DataFrame: partitions of about ``blocksize`` (CSV) or the file's row
     groups (Parquet), read on the Dask workers, with the missing-value rules of :func:`read_table`; a
-    ``categorical`` column is read as text and becomes a category in each partition. The header is checked
+    ``categorical`` column is read as text and becomes a category in each partition, a ``levels`` column is read
+    as text (a partition cannot tell whether the whole column's numbers are its text). The header is checked
     here; the cells are parsed where a computation reads them (the workers need the file at the same path).
     Needs ``fairpath[dask]``."""
     try:
         import dask.dataframe as dd
     except ImportError as error:
         raise FairpathInputError("reading a partitioned table needs Dask: pip install 'fairpath[dask]'") from error
-    path, empty_category, na_values, categorical, _ = _checked_source(path, what, empty_category, na_values, categorical, ())
+    path, empty_category, na_values, categorical, levels = _checked_source(path, what, empty_category, na_values, categorical, levels)
     if path.suffix.lower() in _PARQUET:
         with _parse_errors(path, what, "Parquet"):
             data = dd.read_parquet(path)
-            _check_role_columns(data.columns, path, empty_category, categorical, [])
+            _check_role_columns(data.columns, path, empty_category, categorical, levels)
             return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
     with _parse_errors(path, what, "CSV"):  # Dask parses the first block here, to learn the columns' types
-        _, markers = _csv_markers(path, what, empty_category, na_values, categorical, [])
+        _, markers = _csv_markers(path, what, empty_category, na_values, categorical, levels)
         return dd.read_csv(path, blocksize=blocksize, keep_default_na=False, na_values=markers, encoding="utf-8-sig",
-                           dtype=dict.fromkeys(categorical, str)).astype(dict.fromkeys(categorical, "category"))
+                           dtype=dict.fromkeys([*levels, *categorical], str)).astype(dict.fromkeys(categorical, "category"))
 
 
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:

@@ -9,10 +9,12 @@ saying so), ``None`` and ``true`` are texts like any other (read from a CSV file
 missing-value tokens are an empty cell, NA, N/A, null and nan, see ``fairpath._io``). An integer a settings
 file gives (``x0 = 0``) names the level written as that integer (``0``); a boolean (YAML's ``true``, ``yes``,
 ``on``), a decimal, and a YAML number written otherwise than it reads (``010`` reads as 8) are refused:
-quote the level's text. Read the protected attribute's
-columns with ``read_table(levels=[...])`` (the command line does) so that the file's texts are its levels. Rows are removed only where a level is named in
-``drop_levels``, and the counts removed are returned, so that the caller can say so; a level with too
-few rows is refused by ``fairpath._validation.check_level_sizes``, which names both remedies.
+quote the level's text. Read the protected attribute's columns with ``read_table(levels=[...])`` (the
+command line does) so that the file's texts are its levels.
+
+Rows are removed only where a level is named in ``drop_levels``, and the counts removed are returned, so
+that the caller can say so; a level with too few rows is refused by
+``fairpath._validation.check_level_sizes``, which names both remedies.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.parity import AuditConfig, load_config
-from fairpath.cli._common import resolve_level
+from fairpath._levels import match_level
 
 
 def test_unknown_key_is_named(tmp_path):
@@ -53,7 +53,7 @@ def test_bad_bn_and_list_values():
 
 def test_unknown_level():
     with pytest.raises(FairpathInputError, match=r"level 'Other' does not occur in column 'race'"):
-        resolve_level(pd.Series(["Majority", "Minority"], name="race"), "Other")
+        match_level(pd.Series(["Majority", "Minority"], name="race"), "Other")
 
 
 # -- issue 11: typed settings -----------------------------------------------------------------------
@@ -142,7 +142,7 @@ def test_quoted_yaml_levels_and_plain_integers_are_their_text(tmp_path):
     config = load_config(path)
     assert (config.x0, config.x1, config.drop_levels, config.merge) == ("true", 0, [" base", "None"], {"01": "other"})
     column = pd.Series(["true", "True", "0"], name="race")
-    assert resolve_level(column, config.x0) == "true" and resolve_level(column, config.x1) == "0"
+    assert match_level(column, config.x0) == "true" and match_level(column, config.x1) == "0"
 
 
 def test_a_toml_boolean_or_decimal_level_is_refused(tmp_path):

@@ -14,8 +14,8 @@ from fairpath._progress import stage
 from fairpath._validation import Integer, Jobs, Seed, check_columns_present, flag_type
 
 __all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments",
-           "add_sfm_arguments", "comma_list", "parse_level_names", "declared_type", "flag_type", "parallel_options", "parse_merge", "predictor_columns", "read_data", "read_table",
-           "resolve_level",
+           "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "parse_level_names", "parse_merge",
+           "predictor_columns", "read_data", "read_table",
            "seed_type", "sfm_from_args", "signature_default", "add_level_arguments", "protected_attribute", "sfm_for"]
 
 
@@ -92,11 +92,11 @@ def read_data(args: argparse.Namespace, path=None, what: str = "data file", *, p
     """The table ``path`` (default: the data argument), read as the flags of :func:`add_data_arguments` say, the columns
     of ``--x`` as levels (their exact text, see :func:`fairpath._io.read_table`); with ``partitioned`` a Dask
     DataFrame, whose partitions are read where a computation needs them."""
+    options = {"na_values": args.na_values, "categorical": args.categorical, "levels": comma_list(getattr(args, "x", None))}
     if partitioned:
-        return read_partitioned(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
+        return read_partitioned(path or args.data, args.empty_category, what, **options)
     with stage(f"reading {path or args.data}") as reading:
-        data = read_table(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical,
-                          levels=comma_list(getattr(args, "x", None)))
+        data = read_table(path or args.data, args.empty_category, what, **options)
         reading.rows = len(data)
     return data
 
@@ -113,14 +113,6 @@ def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True, *,
     parser.add_argument("--z", default="", help="confounders, comma-separated (default: none)")
     parser.add_argument("--w", default="", help="mediators, comma-separated (default: none)")
     parser.add_argument("--y", required=required, help="outcome column")
-
-
-def resolve_level(column: pd.Series, value: str):
-    """The level of ``column`` whose text is ``value``, exactly ("1" names a numeric level 1, never 1.0 nor "01"; see
-    :func:`fairpath._levels.match_level`)."""
-    from fairpath._levels import match_level
-
-    return match_level(column, value)
 
 
 X_INTERSECTION_HELP = "; several comma-separated (race,sex) analyse their intersection, levels named 'black/female'"
@@ -157,9 +149,10 @@ def protected_attribute(data: pd.DataFrame, x: str, *, merge=None, drop_levels=N
 
 
 def sfm_for(data: pd.DataFrame, *, x: str, x0, x1, z, w, y: str, source: str):
-    """The SFM with X's levels matched to its column in ``data`` (named ``source`` in the message when it lacks it):
-    ``"1"`` names a numeric level 1; ``x1`` None keeps every level. A Dask DataFrame's distinct values of X are
-    computed (on the active Dask client)."""
+    """The SFM with X's levels matched to its column in ``data`` (named ``source`` in the message when it lacks it) by their
+    text, exactly (:func:`fairpath._levels.match_level`: ``"1"`` names a numeric level 1, never 1.0 nor "01"); ``x1``
+    None keeps every level. A Dask DataFrame's distinct values of X are computed (on the active Dask client)."""
+    from fairpath._levels import match_level
     from fairpath.causal import SFM
 
     if x not in data.columns:
@@ -167,7 +160,7 @@ def sfm_for(data: pd.DataFrame, *, x: str, x0, x1, z, w, y: str, source: str):
     column = data[x]
     if not isinstance(column, pd.Series):
         column = pd.Series(column.unique().compute(), name=x)
-    return SFM(x=x, x0=resolve_level(column, x0), x1=None if x1 is None else resolve_level(column, x1), z=z, w=w, y=y)
+    return SFM(x=x, x0=match_level(column, x0), x1=None if x1 is None else match_level(column, x1), z=z, w=w, y=y)
 
 
 def sfm_from_args(args, data: pd.DataFrame):
