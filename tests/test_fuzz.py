@@ -4,9 +4,11 @@ groups, junk YAML configs and specifications, broken JSONL generation files.
 Each command must either stop with exit status 2 and one ``fairpath: error:`` line naming the column, key,
 value or file at fault, or, where the change is immaterial (column order, an unused column, CRLF line
 endings, a byte-order mark), give exactly the clean input's numbers; never a traceback, never a silently
-different result.
+different result. The levels of a protected attribute (leading zeros, 1 and 1.0, None, true, spaces, the pair
+separator, over 128 levels) are fuzzed one layer down, where the CLI reads, matches, drops and codes them: they
+must equal a pandas group-by of the file's text.
 
-The default run is derandomized with a fixed budget (``FAST`` examples per property, 9 properties, about a
+The default run is derandomized with a fixed budget (``FAST`` examples per property, 11 properties, about a
 minute and a half on two cores); ``pytest -m slow tests/test_fuzz.py`` runs ``SLOW`` examples per property.
 ``text audit`` is left out: even the tiny test model takes about 10 s per run here.
 """
@@ -24,7 +26,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairpath import FairpathInputError
+from fairpath._io import read_table
+from fairpath._levels import match_level, recode_levels
+from fairpath.causal import SFM
+from fairpath.causal._data import level_counts, prepare_data
+from fairpath.causal._decompose import contrast_codes, contrast_labels
 from fairpath.cli import main
+from fairpath.cli._common import parse_level_names
 from fairpath.datasets import make_binary_sfm
 
 FAST, SLOW = 8, 150
@@ -225,6 +234,82 @@ def _check_config(data, capsys):
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_audit_config(budget, capsys):
     explore(_check_config, budget, capsys)
+
+
+# -- levels: the file's text ---------------------------------------------------------------------
+
+# Codes that pandas reads as one number (0 and 00, 1 and 1.0), words pandas or YAML read as values, spaces, the pair
+# separator and the intersection's; random short texts of the same characters (no missing-value marker can be formed).
+SPECIAL_LEVELS = ["0", "00", "01", "1", "1.0", "1e3", "-0", "+1", "None", "true", "True", "yes", " base", "base", "base ", " ",
+                  "c vs b", "c", "b", "a/b", "10", "2"]
+LEVEL_NAMES = st.one_of(st.sampled_from(SPECIAL_LEVELS), st.text(alphabet="019 .-+bcvsoeNT/", min_size=1, max_size=5))
+
+
+def _level_names(data, many: bool) -> list[str]:
+    """Distinct level names: a few (2 to 10), or more than 128 (zero-padded codes of a drawn width, then drawn names)."""
+    drawn = data.draw(st.lists(LEVEL_NAMES, min_size=2, max_size=10, unique=True), label="names")
+    if not many:
+        return drawn
+    width = data.draw(st.integers(3, 4), label="code width")
+    count = data.draw(st.integers(129, 300), label="codes")
+    return list(dict.fromkeys([*drawn, *(f"{i:0{width}d}" for i in range(count))]))
+
+
+def _check_levels(data, many: bool):
+    """What fairpath reads as X's levels (read_table with levels=, or --categorical; match_level for --x0; recode_levels for
+    --drop-levels and --merge; the level coding of decompose with x1=None; the contrasts' names) equals a pandas group-by of
+    the file's text."""
+    names = _level_names(data, many)
+    extra = data.draw(st.sampled_from(names), label="level with a third row")
+    rows = [name for name in names for _ in range(3 if name == extra else 2)]
+    order = data.draw(st.permutations(range(len(rows))), label="row order") if not many else range(len(rows))
+    frame = pd.DataFrame({"x": [rows[i] for i in order], "y": [i % 2 for i in range(len(rows))]})
+    reading = data.draw(st.sampled_from([{"levels": ["x"]}, {"categorical": ["x"]}]), label="read as")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "levels.csv"
+        frame.to_csv(path, index=False)
+        text = pd.read_csv(path, dtype=str, keep_default_na=False)["x"]
+        read = read_table(path, **reading)["x"]
+    expected = text.value_counts().to_dict()
+    assert read.astype(str).value_counts().to_dict() == expected and read.nunique() == len(names)
+    assert (read.astype(str) == text).all()  # row by row
+    for name in names:  # --x0 NAME: the one level written so
+        assert (read == match_level(read, name)).sum() == expected[name]
+    table = pd.DataFrame({"x": read, "y": frame["y"]})
+    nonblank = [name for name in names if name.strip() and "," not in name]
+    drop = data.draw(st.lists(st.sampled_from(nonblank), max_size=min(3, len(nonblank) - 2), unique=True), label="drop") if len(nonblank) > 2 else []
+    kept = [name for name in names if name not in drop]
+    if drop:  # --drop-levels, exactly as written
+        recoded = recode_levels(table, "x", drop_levels=parse_level_names(",".join(drop)))
+        assert recoded.dropped == {name: expected[name] for name in drop}
+        assert recoded.data["x"].astype(str).value_counts().to_dict() == {name: expected[name] for name in kept}
+        table = recoded.data
+    reference = data.draw(st.sampled_from(kept), label="x0")
+    contrasts = "pairs" if not many and data.draw(st.booleans(), label="pairs") else "reference"
+    sfm = SFM(x="x", x0=match_level(table["x"], reference), x1=None, y="y")
+    try:
+        prepared = prepare_data(table, sfm)
+    except FairpathInputError as error:  # mostly numbers and a few words: refused as a dirty numeric column unless declared
+        assert "x" in reading.get("levels", []) and "declare it so (categorical= in read_table, --categorical x)" in str(error), error
+        table = table.assign(x=table["x"].astype(str).astype("category"))
+        prepared = prepare_data(table, sfm.for_contrast(reference, None))
+    counts = {str(level): count for level, count in level_counts(prepared.x, prepared.levels).items()}
+    assert counts == {name: expected[name] for name in kept} and str(prepared.levels[0]) == reference
+    codes = contrast_codes(len(prepared.levels), contrasts)
+    try:
+        labels = contrast_labels("x", prepared.levels, codes)
+    except FairpathInputError as error:  # only a level holding the pair separator can give two contrasts one name
+        assert contrasts == "pairs" and any(" vs " in name and repr(name) in str(error) for name in kept), error
+    else:
+        assert len(set(labels)) == len(codes)
+        if contrasts == "reference":
+            assert sorted(labels) == sorted(name for name in kept if name != reference)
+
+
+@pytest.mark.parametrize("budget", BUDGETS)
+@pytest.mark.parametrize("many", [False, True], ids=["few-levels", "over-128-levels"])
+def test_levels_are_the_files_text(budget, many):
+    explore(_check_levels, budget, many)
 
 
 # -- text: specifications (YAML) and stored generations (JSONL) -----------------------------------

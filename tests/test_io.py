@@ -8,7 +8,7 @@ import stat
 import pandas as pd
 import pytest
 
-from fairpath._io import atomic_path, atomic_write_text, save_figure, write_csv
+from fairpath._io import atomic_path, atomic_write_text, read_table, save_figure, write_csv
 from fairpath._results import write_json
 
 
@@ -61,3 +61,58 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised_and_numbers_are_not(t
     numbers = pd.DataFrame({"=x": [-1.5], 0: [2]})  # no text column; a formula-like and a non-string name
     assert write_csv(numbers, tmp_path / "numbers.csv").read_text() == "'=x,0\n-1.5,2\n"
     assert list(numbers.columns) == ["=x", 0]
+
+
+# -- levels: the cells' exact text (issue 41) ------------------------------------------------------
+
+LEVEL_TEXTS = ["0", "00", "01", "1", "1.0", "true", "True", "None", " base", "base", "c vs b"]
+
+
+def _levels_csv(tmp_path, texts):
+    path = tmp_path / "levels.csv"
+    pd.DataFrame({"x": texts, "y": range(len(texts))}).to_csv(path, index=False)
+    return path
+
+
+def test_a_protected_attribute_is_read_as_its_cells_text(tmp_path):
+    texts = [text for text in LEVEL_TEXTS for _ in range(2)]
+    path = _levels_csv(tmp_path, texts)
+    expected = pd.read_csv(path, dtype=str, keep_default_na=False)["x"].value_counts().to_dict()
+    for options in ({"levels": ["x"]}, {"categorical": ["x"]}, {"levels": ["x"], "categorical": ["x"]}):
+        read = read_table(path, **options)["x"]
+        assert read.astype(str).value_counts().to_dict() == expected, options
+        assert len(expected) == len(LEVEL_TEXTS) and expected[" base"] == 2 and expected["None"] == 2
+
+
+def test_a_column_of_levels_keeps_its_numbers_where_they_are_its_text(tmp_path):
+    clean = read_table(_levels_csv(tmp_path, ["0", "1", "2", "10"]), levels=["x"])["x"]
+    assert clean.dtype == "int64" and clean.tolist() == [0, 1, 2, 10]  # as before: --x0 0 names 0, levels sort as numbers
+    assert read_table(_levels_csv(tmp_path, ["0.5", "1.5"]), levels=["x"])["x"].tolist() == [0.5, 1.5]
+    for texts in (["1", "01"], ["1", "1.0"], ["1", "1e3"], ["true", "false"], ["-0", "1"]):
+        assert read_table(_levels_csv(tmp_path, texts), levels="x")["x"].tolist() == texts, texts
+
+
+def test_categorical_is_read_as_text_in_numeric_order_where_every_text_is_a_number(tmp_path):
+    codes = read_table(_levels_csv(tmp_path, ["10", "2", "1", "2"]), categorical=["x"])["x"]
+    assert list(codes.cat.categories) == ["1", "2", "10"]  # the order numeric categories had, so the encoding is unchanged
+    zips = read_table(_levels_csv(tmp_path, ["02139", "2139", "10001"]), categorical=["x"])["x"]
+    assert list(zips.cat.categories) == ["02139", "2139", "10001"] and zips.tolist() == ["02139", "2139", "10001"]
+    words = read_table(_levels_csv(tmp_path, ["b", "10", "a"]), categorical=["x"])["x"]
+    assert list(words.cat.categories) == ["10", "a", "b"]
+
+
+def test_none_is_a_value_and_the_missing_markers_stay_missing(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("x,y\nNone,1\nNA,2\n,3\nnull,4\nnan,5\nN/A,6\na,7\n")
+    assert read_table(path)["x"].tolist()[::6] == ["None", "a"] and read_table(path)["x"].isna().sum() == 5
+    assert read_table(path, na_values=["None"])["x"].isna().sum() == 6  # where None means missing, it is declared
+
+
+def test_a_partitioned_table_reads_levels_and_categories_as_text(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    from fairpath._io import read_partitioned
+
+    path = _levels_csv(tmp_path, LEVEL_TEXTS)
+    expected = pd.read_csv(path, dtype=str, keep_default_na=False)["x"].tolist()
+    assert read_partitioned(path, levels=["x"]).compute()["x"].tolist() == expected
+    assert read_partitioned(path, categorical=["x"]).compute()["x"].astype(str).tolist() == expected

@@ -23,7 +23,7 @@ from fairpath.datasets import load_gov_census
 CSV = "x,z,y,priors\na,1.5,1,0\nb,2.5,0,{blank}\na,0.5,1,10\nb,1.0,0,2\n"
 
 
-@pytest.mark.parametrize("marker", ["", "NA", "N/A", "nan", "null", "NULL", "None"])
+@pytest.mark.parametrize("marker", ["", "NA", "N/A", "nan", "null", "NULL"])
 def test_missing_markers_keep_a_numeric_column_numeric(tmp_path, marker):
     path = tmp_path / "d.csv"
     path.write_text(CSV.format(blank=marker))
@@ -471,3 +471,25 @@ def test_a_failed_save_removes_nothing_and_lists_both_saves_files(tmp_path):
     with replacing_outputs(tmp_path):
         atomic_write_text("c", tmp_path / "final.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "final.json"]
+
+
+def test_none_in_a_numeric_column_is_a_token_to_declare(tmp_path):
+    """None is not a missing-value marker (it is a level's name in real data): in a numeric column it is a token that the
+    user declares missing, as ? is."""
+    from fairpath._validation import check_finite
+
+    path = tmp_path / "d.csv"
+    path.write_text("x,priors\n" + "".join(f"{'ab'[i % 2]},{'None' if i == 3 else i}\n" for i in range(30)))
+    with pytest.raises(FairpathInputError, match=r"column 'priors' holds numbers in 29 of 30 non-missing cells and the non-numeric "
+                                                 r"token\(s\) 'None' \(1x\), the first in row 3 .*--na-values TOKEN"):
+        check_finite(read_table(path))
+    assert read_table(path, na_values="None")["priors"].isna().sum() == 1
+
+
+def test_levels_must_name_a_column(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("x,y\na,1\n")
+    with pytest.raises(FairpathInputError, match=r"^protected attribute column 'race' not found in '.*d.csv'; available columns: \['x', 'y'\]$"):
+        read_table(path, levels=["x", "race"])
+    with pytest.raises(FairpathInputError, match=r"levels must hold column names \(strings\), got 1 \(int\)"):
+        read_table(path, levels=[1])

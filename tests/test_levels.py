@@ -97,7 +97,9 @@ def test_numeric_levels_are_named_by_their_text():
 
 
 def test_parse_merge_and_lists():
-    assert parse_merge("asian=other, native = other") == {"asian": "other", "native": "other"}
+    assert parse_merge("asian=other,native=other") == {"asian": "other", "native": "other"}
+    # names exactly as written, spaces included: " native " is not "native" (recode_levels then says so)
+    assert parse_merge("asian=other, native = other") == {"asian": "other", " native ": " other"}
     assert parse_merge("black/female=bf") == {"black/female": "bf"}
     assert parse_merge("") == {} and parse_merge(None) == {}
     assert comma_list("asian, native") == ["asian", "native"] and comma_list("") == []

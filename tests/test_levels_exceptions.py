@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from fairpath import FairpathInputError
-from fairpath._levels import combine_attributes, recode_levels
+from fairpath._levels import combine_attributes, match_level, recode_levels
 from fairpath._validation import check_fit_group_sizes, check_group_sizes, check_level_sizes
-from fairpath.cli._common import parse_merge
+from fairpath.cli._common import parse_level_names, parse_merge
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_parse_merge_refuses_malformed_entries(text, message):
 
 def test_parse_merge_refuses_a_level_twice():
     with pytest.raises(argparse.ArgumentTypeError, match=re.escape("--merge gives level 'A' twice (into 'B' and 'C'); merge each level once")):
-        parse_merge("A=B, A=C")
+        parse_merge("A=B,A=C")
 
 
 def test_merge_flag_error_reaches_the_user(capsys):
@@ -164,3 +164,55 @@ def test_merge_flag_error_reaches_the_user(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--merge", "A="])
     assert "fairpath: error: argument --merge: --merge entry 'A=' has no new name after '='" in capsys.readouterr().err
+
+
+# -- names are matched exactly as written (issue 41) -----------------------------------------------
+
+@pytest.fixture
+def spaced():
+    return pd.DataFrame({"x": ["base", "base", "other", "other", "third"], "y": range(5)})
+
+
+def test_a_name_with_spaces_is_never_trimmed_to_another_level(spaced):
+    hint = "(level names are matched exactly as written, spaces included: ' base' is not 'base')"
+    with raises(f"drop_levels names level(s) [' base'] that column 'x' does not have {hint}; its levels are ['base', 'other', 'third']"):
+        recode_levels(spaced, "x", drop_levels=parse_level_names(" base"))
+    with raises(f"merge names level(s) [' base'] that column 'x' does not have {hint}; its levels are ['base', 'other', 'third']"):
+        recode_levels(spaced, "x", merge=parse_merge(" base=other"))
+    with raises(f"level ' base' does not occur in column 'x' {hint}; its levels are ['base', 'other', 'third']"):
+        match_level(spaced["x"], " base")
+
+
+def test_a_name_with_spaces_names_the_level_written_so(spaced):
+    data = spaced.assign(x=["base", " base", "other", "other", "third"])
+    dropped = recode_levels(data, "x", drop_levels=parse_level_names(" base"))
+    assert dropped.dropped == {" base": 1} and dropped.data["x"].tolist() == ["base", "other", "other", "third"]
+    merged = recode_levels(data, "x", merge=parse_merge(" base=third"))
+    assert merged.data["x"].tolist() == ["base", "third", "other", "other", "third"]
+    assert match_level(data["x"], " base") == " base" and match_level(data["x"], "base") == "base"
+
+
+def test_numbers_and_their_texts_name_one_level_each():
+    numbers = pd.Series([0, 1, 1, 0], name="x")
+    assert match_level(numbers, "1") == 1 and match_level(numbers, 0) == 0  # a flag's text, a settings file's integer
+    for name in ("01", "1.0", " 1"):
+        with pytest.raises(FairpathInputError, match=f"^level {re.escape(repr(name))} does not occur in column 'x'"):
+            match_level(numbers, name)
+    with raises("column 'x' holds different values written alike, '1' (e.g. the number 1 and the text '1'); make the column's values "
+                "one type first"):
+        match_level(pd.Series([1, "1", 0], name="x"), "1")
+
+
+@pytest.mark.parametrize("name, text", [(True, "true"), (False, "false"), (1.0, "1.0"), (None, "None")])
+def test_a_level_named_by_other_than_its_text_is_refused(name, text):
+    message = (f"a level is named by its cells' text, got {name!r} ({type(name).__name__}); write the level exactly as the data "
+               f"write it, quoted in a settings file (e.g. x0: '{text}' in YAML, x0 = \"{text}\" in TOML)")
+    with raises(message):
+        match_level(pd.Series([0, 1], name="x"), name)
+
+
+def test_level_lists_refuse_empty_entries():
+    assert parse_level_names("a,b") == ["a", "b"] and parse_level_names(" a, b") == [" a", " b"] and parse_level_names(None) == []
+    for text in ("a,,b", "a,", "a, "):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"level list {text!r} has an empty entry")):
+            parse_level_names(text)

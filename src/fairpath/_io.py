@@ -4,8 +4,19 @@ Reading: missing values are recognised in every column of a CSV file (an empty c
 ``N/A``, ``null``, ``nan`` and pandas' other default markers), so a numeric column with a blank
 cell stays numeric and the blank is reported as a missing value where the column is used. Where the
 empty string is a real category (the census' ``industry``), name the column in ``empty_category``.
-Other tokens that mean "missing" in a file (UCI's ``?``, a ``-``) are declared with ``na_values``;
-columns that are categories although they look like numbers are declared with ``categorical``.
+The text ``None`` is not among them: it is a value (a level "None" of an insurance or a religion column);
+where it means "missing", declare it. Other tokens that mean "missing" in a file (UCI's ``?``, a ``-``) are
+declared with ``na_values``; columns that are categories although they look like numbers are declared with
+``categorical``.
+
+Levels are the cells' exact text. The columns named in ``categorical`` are read as text and become
+categories (``01`` and ``1``, ``1`` and ``1.0``, ``true`` and ``True``, `` base`` and ``base`` stay apart),
+ordered by number where every text is one and else by text. The columns named in ``levels`` (the
+protected attribute's, on the command line) are read as text too; a column of levels keeps numbers only
+where each number reads back as its cell's text (``0``, ``1``, ``2.5``), so that its levels sort as
+numbers and no two texts become one level; one text that does not (``01``, ``1.0`` beside ``1``, ``true``)
+keeps the whole column as text (in a partitioned table, :func:`read_partitioned`, a column of levels is text).
+
 Duplicated headers (the header read as the parser reads it, also across a quoted newline), a header
 without rows and files that are not UTF-8 are errors naming the file.
 
@@ -206,29 +217,33 @@ def _check_named_columns(columns, named: list[str], argument: str, path: Path) -
         raise FairpathInputError(f"{argument} column(s) {unknown} are not columns of {str(path)!r}; columns: {list(columns)}")
 
 
-def _checked_source(path, what: str, empty_category, na_values, categorical) -> tuple[Path, list, list, list]:
-    """The arguments of :func:`read_table` and :func:`read_partitioned`, checked: the file and the three lists."""
+def _checked_source(path, what: str, empty_category, na_values, categorical, levels) -> tuple[Path, list, list, list, list]:
+    """The arguments of :func:`read_table` and :func:`read_partitioned`, checked: the file and the four lists."""
     if not isinstance(path, (str, os.PathLike)):
         raise FairpathInputError(f"{what} must be a path (a string or pathlib.Path), got {path!r} ({type(path).__name__})")
     path = Path(path)
     empty_category = check_columns_arg("empty_category", empty_category)
     na_values = check_columns_arg("na_values", na_values, item="missing-value token")
     categorical = check_columns_arg("categorical", categorical)
+    levels = check_columns_arg("levels", levels)
     if not path.is_file():
         raise FairpathInputError(f"{what} {str(path)!r} does not exist or is not a file; check the path")
-    return path, empty_category, na_values, categorical
+    return path, empty_category, na_values, categorical, levels
 
 
-def _check_role_columns(columns, path: Path, empty_category: list[str], categorical: list[str]) -> None:
+def _check_role_columns(columns, path: Path, empty_category: list[str], categorical: list[str], levels: list[str]) -> None:
     _check_named_columns(columns, empty_category, "empty-category", path)
     _check_named_columns(columns, categorical, "categorical", path)
+    absent = [column for column in levels if column not in columns]
+    if absent:
+        raise FairpathInputError(f"protected attribute column {absent[0]!r} not found in {str(path)!r}; available columns: {list(columns)}")
 
 
-def _csv_markers(path: Path, what: str, empty_category: list[str], na_values: list[str], categorical: list[str]):
+def _csv_markers(path: Path, what: str, empty_category: list[str], na_values: list[str], categorical: list[str], levels: list[str]):
     """A CSV file's checked header and the missing-value tokens of each of its columns."""
     header = _csv_header(path, what)
     _check_header(header, path, what)
-    _check_role_columns(header, path, empty_category, categorical)
+    _check_role_columns(header, path, empty_category, categorical, levels)
     return header, {c: sorted((MISSING_MARKERS | set(na_values)) - ({""} if c in empty_category else set())) for c in header}
 
 
@@ -245,28 +260,65 @@ def _parse_errors(path: Path, what: str, kind: str) -> Iterator[None]:
         raise FairpathInputError(f"could not parse {what} {str(path)!r} as {kind}: {error}") from error
 
 
-def read_table(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=()) -> pd.DataFrame:
+def _numbers_as_written(texts: pd.Series) -> pd.Series | None:
+    """``texts`` as numbers where each text reads back as itself (``0``, ``1``, ``2.5``; a missing value stays missing), else
+    None (``01``, ``1.0`` beside ``1``, ``1e3``, ``true``, and ``1`` in a column with a missing value, which makes it 1.0: as
+    numbers two texts could become one, or a text would change)."""
+    present = texts.notna().to_numpy()
+    numbers = pd.to_numeric(texts, errors="coerce")
+    if numbers[present].isna().any():
+        return None
+    written = pd.DataFrame({"text": texts[present], "number": numbers[present]}).drop_duplicates("text")
+    if any(str(number) != text for text, number in zip(written["text"], written["number"].tolist())):
+        return None
+    return numbers
+
+
+def _level_column(texts: pd.Series) -> pd.Series:
+    """A column of levels read as text: its numbers where they are the cells' text, else the text (see the module docstring)."""
+    numbers = _numbers_as_written(texts)
+    return texts if numbers is None else numbers
+
+
+def _category_column(texts: pd.Series) -> pd.Series:
+    """A categorical column read as text: its categories the distinct texts, by number where every text is one, else by text."""
+    distinct = pd.unique(texts.dropna())
+    numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce")
+    order = sorted(distinct, key=str) if numbers.isna().any() else [text for _, text in sorted(zip(numbers.tolist(), distinct))]
+    return texts.astype(pd.CategoricalDtype(order))
+
+
+def _as_read(data: pd.DataFrame, categorical: list[str], levels: list[str]) -> pd.DataFrame:
+    """``data`` (its ``categorical`` and ``levels`` columns read as text) with those columns as categories and levels."""
+    changes = {column: _level_column(data[column]) for column in levels if column not in categorical}
+    changes.update({column: _category_column(data[column]) for column in categorical})
+    return data.assign(**changes) if changes else data
+
+
+def read_table(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(), levels=()) -> pd.DataFrame:
     """Read a CSV or Parquet file.
 
     Missing values are recognised in every column (see :data:`MISSING_MARKERS`), and so are the
     tokens in ``na_values`` (e.g. ``"?"``); in the columns named in ``empty_category`` the empty
     string is kept as a category (other markers stay missing). The columns in ``categorical`` are
-    read as categories (pandas' ``category`` dtype) even where their cells look like numbers.
-    Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not UTF-8, duplicated
-    column names.
+    read as text and become categories (pandas' ``category`` dtype) even where their cells look like
+    numbers; the columns in ``levels`` (a protected attribute's) are read as levels: their exact text,
+    as numbers only where each number is its cell's text (see the module docstring). A Parquet file's
+    values are its own. Errors (:class:`FairpathInputError`) name the file: missing, unparsable, not
+    UTF-8, duplicated column names, a named column it lacks.
     """
-    path, empty_category, na_values, categorical = _checked_source(path, what, empty_category, na_values, categorical)
+    path, empty_category, na_values, categorical, levels = _checked_source(path, what, empty_category, na_values, categorical, levels)
     if path.suffix.lower() in _PARQUET:
         with _parse_errors(path, what, "Parquet"):
             data = pd.read_parquet(path)
-            _check_role_columns(data.columns, path, empty_category, categorical)
+            _check_role_columns(data.columns, path, empty_category, categorical, levels)
             return _check_has_rows(_parquet_markers(data, empty_category, na_values).astype(dict.fromkeys(categorical, "category")), path, what)
     with _parse_errors(path, what, "CSV"):
-        header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
-        data = pd.read_csv(path, **_csv_options(markers, categorical))
+        header, markers = _csv_markers(path, what, empty_category, na_values, categorical, levels)
+        data = pd.read_csv(path, **_csv_options(markers, [*levels, *categorical]))
         if len(data.columns) and data.iloc[:, -1].isna().any():  # pandas fills a short row's last cells with NaN
             _check_row_lengths(path, len(header), what)
-        return _check_has_rows(data, path, what)
+        return _check_has_rows(_as_read(data, categorical, levels), path, what)
 
 
 def _check_has_rows(data: pd.DataFrame, path: Path, what: str) -> pd.DataFrame:
@@ -277,36 +329,41 @@ def _check_has_rows(data: pd.DataFrame, path: Path, what: str) -> pd.DataFrame:
     return data
 
 
-def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(),
+def read_partitioned(path: str | Path, empty_category=(), what: str = "data file", *, na_values=(), categorical=(), levels=(),
                      blocksize: str = "64MB"):
     """A CSV or Parquet file as a Dask DataFrame: partitions of about ``blocksize`` (CSV) or the file's row
-    groups (Parquet), read on the Dask workers, with the missing-value and category rules of
-    :func:`read_table`. The header is checked here; the cells are parsed where a computation reads them
-    (the workers need the file at the same path). Each CSV part gets its columns' types from its own cells,
-    as :func:`read_table` from the whole file's: the checks of ``fairpath.causal._distributed`` then refuse a
-    token late in the file in the local reader's words. Needs ``fairpath[dask]``."""
+    groups (Parquet), read on the Dask workers, with the missing-value rules of :func:`read_table`; a
+    ``categorical`` column is read as text and becomes a category in each partition, a ``levels`` column is read
+    as text (a partition cannot tell whether the whole column's numbers are its text). The header is checked
+    here; the cells are parsed where a computation reads them (the workers need the file at the same path).
+    Each CSV part gets its other columns' types from its own cells, as :func:`read_table` from the whole
+    file's: the checks of ``fairpath.causal._distributed`` then refuse a token late in the file in the local
+    reader's words. Needs ``fairpath[dask]``."""
     try:
         import dask.dataframe as dd
     except ImportError as error:
         raise FairpathInputError("reading a partitioned table needs Dask: pip install 'fairpath[dask]'") from error
-    path, empty_category, na_values, categorical = _checked_source(path, what, empty_category, na_values, categorical)
+    path, empty_category, na_values, categorical, levels = _checked_source(path, what, empty_category, na_values, categorical, levels)
     if path.suffix.lower() in _PARQUET:
         with _parse_errors(path, what, "Parquet"):
             data = dd.read_parquet(path)
-            _check_role_columns(data.columns, path, empty_category, categorical)
+            _check_role_columns(data.columns, path, empty_category, categorical, levels)
             return data.map_partitions(_parquet_markers, empty_category, na_values).astype(dict.fromkeys(categorical, "category"))
     with _parse_errors(path, what, "CSV"):
-        header, markers = _csv_markers(path, what, empty_category, na_values, categorical)
-        options = _csv_options(markers, categorical)
+        header, markers = _csv_markers(path, what, empty_category, na_values, categorical, levels)
+        options = _csv_options(markers, [*levels, *categorical])
         import dask
 
-        parts = [dask.delayed(_read_csv_block)(block, number, path, what, options) for number, block in enumerate(_csv_byte_blocks(path, blocksize))]
-        return dd.from_delayed(parts, meta=pd.read_csv(path, nrows=0, **options), verify_meta=False)
+        parts = [dask.delayed(_read_csv_block)(block, number, path, what, options, categorical)
+                 for number, block in enumerate(_csv_byte_blocks(path, blocksize))]
+        meta = pd.read_csv(path, nrows=0, **options).astype(dict.fromkeys(categorical, "category"))
+        return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
-def _csv_options(markers: dict, categorical: list[str]) -> dict:
-    """The ``pd.read_csv`` options of fairpath's reading rules (:func:`read_table`, and every part of :func:`read_partitioned`)."""
-    return {"keep_default_na": False, "na_values": markers, "dtype": dict.fromkeys(categorical, "category"), "encoding": "utf-8-sig"}
+def _csv_options(markers: dict, text: list[str]) -> dict:
+    """The ``pd.read_csv`` options of fairpath's reading rules (:func:`read_table`, and every part of
+    :func:`read_partitioned`); the ``text`` columns (levels and categories) are read as their cells' text."""
+    return {"keep_default_na": False, "na_values": markers, "dtype": dict.fromkeys(text, str), "encoding": "utf-8-sig"}
 
 
 def _csv_byte_blocks(path: Path, blocksize) -> list:
@@ -317,7 +374,7 @@ def _csv_byte_blocks(path: Path, blocksize) -> list:
     return blocks[0]
 
 
-def _read_csv_block(data: bytes, number: int, path: Path, what: str, options: dict) -> pd.DataFrame:
+def _read_csv_block(data: bytes, number: int, path: Path, what: str, options: dict, categorical: list[str]) -> pd.DataFrame:
     """Part ``number`` of a CSV file (its bytes ``data``, the header's line added to every part after the first), read on
     a Dask worker as :func:`read_table` reads a whole file: each column's type comes from the part's own cells. (Dask's
     reader coerces every part to its first rows' types, and fails on a token late in the file where the local reader
@@ -325,7 +382,7 @@ def _read_csv_block(data: bytes, number: int, path: Path, what: str, options: di
     with open(path, "rb") as handle:
         header = b"" if number == 0 else handle.readline()
     with _parse_errors(path, what, "CSV"):
-        return pd.read_csv(io.BytesIO(header + data), **options)
+        return pd.read_csv(io.BytesIO(header + data), **options).astype(dict.fromkeys(categorical, "category"))
 
 
 def _parquet_markers(data: pd.DataFrame, empty_category: list[str], na_values: list[str]) -> pd.DataFrame:

@@ -1,10 +1,20 @@
 """A protected attribute with several levels: the product of two or more columns (``race/sex``), and
 merged or explicitly dropped levels.
 
-A level's name is its cells' text (``str``): what ``merge`` / ``--merge`` and ``drop_levels`` /
-``--drop-levels`` take and what every table shows. Rows are removed only where a level is named in
-``drop_levels``, and the counts removed are returned, so that the caller can say so; a level with too
-few rows is refused by ``fairpath._validation.check_level_sizes``, which names both remedies.
+A level's name is its cells' text (``str``): what ``merge`` / ``--merge``, ``drop_levels`` /
+``--drop-levels`` and ``--x0`` / ``--x1`` take and what every table shows. One rule for every name:
+it is matched exactly as written, never parsed nor trimmed. ``01`` is not ``1``, ``1.0`` is not ``1``,
+`` base`` (with its space) is not ``base`` (a name that differs from a level only by spaces is refused,
+saying so), ``None`` and ``true`` are texts like any other (read from a CSV file, ``None`` is a level: the
+missing-value tokens are an empty cell, NA, N/A, null and nan, see ``fairpath._io``). An integer a settings
+file gives (``x0 = 0``) names the level written as that integer (``0``); a boolean (YAML's ``true``, ``yes``,
+``on``), a decimal, and a YAML number written otherwise than it reads (``010`` reads as 8) are refused:
+quote the level's text. Read the protected attribute's columns with ``read_table(levels=[...])`` (the
+command line does) so that the file's texts are its levels.
+
+Rows are removed only where a level is named in ``drop_levels``, and the counts removed are returned, so
+that the caller can say so; a level with too few rows is refused by
+``fairpath._validation.check_level_sizes``, which names both remedies.
 """
 
 from __future__ import annotations
@@ -16,7 +26,8 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import (
-    ColumnName, Columns, Frame, _first_row, check_columns_arg, check_columns_present, check_list_arg, validate_params,
+    ColumnName, Columns, Frame, _first_row, check_columns_arg, check_columns_present, check_list_arg, python_value,
+    validate_params,
 )
 
 # Joins the source columns' names and their levels' names: race/sex, black/female.
@@ -111,7 +122,8 @@ def combine_attributes(data: pd.DataFrame, columns: list[str]) -> tuple[pd.DataF
 def _unknown_levels(names, levels: list[str], column: str, argument: str) -> None:
     unknown = [name for name in names if name not in levels]
     if unknown:
-        raise FairpathInputError(f"{argument} names level(s) {unknown} that column {column!r} does not have; its levels are {levels}")
+        raise FairpathInputError(f"{argument} names level(s) {unknown} that column {column!r} does not have"
+                                 f"{_spacing_hint(unknown, levels)}; its levels are {levels}")
 
 
 def _check_merge(merge, levels: list[str], column: str) -> dict[str, str]:
@@ -188,14 +200,12 @@ def _merge_entry_problem(parts: list[str]) -> str:
 
 def merge_from_text(text: str | None) -> dict[str, str]:
     """Parse ``"asian=other,native=other"`` (the ``--merge`` flag, or a config file's ``merge`` text) into
-    ``{"asian": "other", "native": "other"}`` (level names, stripped; several levels may take one new name); an empty
-    text or None gives an empty dict. Malformed entries (``A=``, ``=B``, ``A=B=C``, ``A``) and a level given twice are
-    refused."""
+    ``{"asian": "other", "native": "other"}`` (several levels may take one new name); an empty text or None gives an
+    empty dict. Level names are taken exactly as written, spaces included (``" base=other"`` names the level
+    ``" base"``). Malformed entries (``A=``, ``=B``, ``A=B=C``, ``A``) and a level given twice are refused."""
     merge: dict[str, str] = {}
-    for entry in (item.strip() for item in (text or "").split(",")):
-        if not entry:
-            continue
-        parts = [part.strip() for part in entry.split("=")]
+    for entry in names_from_text(text):
+        parts = entry.split("=")
         problem = _merge_entry_problem(parts)
         if problem:
             raise FairpathInputError(f"--merge entry {entry!r} {problem}; write LEVEL=NEW, comma-separated, "
@@ -205,3 +215,60 @@ def merge_from_text(text: str | None) -> dict[str, str]:
             raise FairpathInputError(f"--merge gives level {old!r} twice (into {merge[old]!r} and {new!r}); merge each level once")
         merge[old] = new
     return merge
+
+
+def names_from_text(text: str | None) -> list[str]:
+    """Level names from comma-separated text (``--drop-levels``, a config file's text), exactly as written, spaces
+    included; an empty text or None gives none. An empty or blank entry (``a,,b``, ``a, ``) is refused."""
+    if not text:
+        return []
+    names = text.split(",")
+    blank = [name for name in names if not name.strip()]
+    if blank:
+        raise FairpathInputError(f"level list {text!r} has an empty entry {blank[0]!r}; write level names separated by single "
+                                 "commas, e.g. \"asian,native\" (names are matched exactly as written, spaces included)")
+    return names
+
+
+def level_name(value) -> str:
+    """The name of the level of a cell holding ``value``: its text (a number as Python writes it)."""
+    return str(python_value(value))
+
+
+def level_text(name) -> str:
+    """The text a level is named by: ``name`` itself, or a settings file's integer as Python writes it (``0``, ``12``). A
+    boolean (YAML reads ``true``, ``yes`` and ``on`` as one), a decimal (``1.50`` reads as 1.5) and anything else are
+    refused: they do not say the cells' text."""
+    if isinstance(name, str):
+        return name
+    if isinstance(name, int) and not isinstance(name, bool):
+        return str(name)
+    text = str(name).lower() if isinstance(name, bool) else str(name)
+    raise FairpathInputError(f"a level is named by its cells' text, got {name!r} ({type(name).__name__}); write the level exactly as "
+                             f"the data write it, quoted in a settings file (e.g. x0: '{text}' in YAML, x0 = \"{text}\" in TOML)")
+
+
+def match_level(values: pd.Series, name):
+    """The value of ``values`` (a column of levels) whose text is ``name`` (:func:`level_text`), exactly (see the module
+    docstring). Refused, naming the levels: a name no level has (with a hint where it differs from one only by spaces),
+    and two values written alike (the number 1 and the text '1')."""
+    name = level_text(name)
+    distinct = pd.unique(values.dropna())
+    matches = [value for value in distinct if level_name(value) == name]
+    if len(matches) > 1:
+        raise FairpathInputError(f"column {values.name!r} holds different values written alike, {name!r} (e.g. the number 1 "
+                                 "and the text '1'); make the column's values one type first")
+    if not matches:
+        levels = sorted({level_name(value) for value in distinct})
+        raise FairpathInputError(f"level {name!r} does not occur in column {values.name!r}{_spacing_hint([name], levels)}; "
+                                 f"its levels are {levels[:20]}" + (f" and {len(levels) - 20} more" if len(levels) > 20 else ""))
+    return python_value(matches[0])
+
+
+def _spacing_hint(names, levels: list[str]) -> str:
+    """Where a name differs from a level only by spaces: a note that names are matched exactly as written."""
+    near = {name: level for name in names for level in levels if name != level and name.strip() == level.strip()}
+    if not near:
+        return ""
+    examples = ", ".join(f"{name!r} is not {level!r}" for name, level in near.items())
+    return f" (level names are matched exactly as written, spaces included: {examples})"

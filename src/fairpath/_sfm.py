@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._levels import SEPARATOR
 from fairpath._validation import python_value
+
+
+# A role: (what the column is, where to remove it from).
+_ROLE_WORDS = {"Z": ("Z (a confounder)", "Z"), "W": ("W (a mediator)", "W"), "Y": ("Y (the outcome)", "Y"),
+               "predictor": ("a predictor", "the predictors")}
 
 
 def _as_tuple(columns, role: str) -> tuple[str, ...]:
@@ -37,6 +43,11 @@ class SFM:
         ``contrasts="pairs"`` where an estimator takes it): one contrast per level, see
         :class:`fairpath.causal.MultiLevelDecomposition`.
     z : confounders (may be empty); ``w`` : mediators (may be empty); ``y`` : outcome column.
+
+    Each column plays one role. An X named as :func:`fairpath._levels.combine_attributes` names an intersection
+    (``"race/sex"``) is the intersection of those columns (:attr:`x_parts`), so none of them may be Z, W or Y either
+    (nor a predictor, checked where the predictors are given): X's level would then be decided by another role's
+    column, and no effect of X could be estimated.
     """
 
     x: str
@@ -65,6 +76,25 @@ class SFM:
                         f"column {column!r} is given two roles ({seen[column]} and {role}); each column may play one role"
                     )
                 seen[column] = role
+        for part in self.x_parts:
+            if part in seen:
+                raise self.part_of_x_error(part, seen[part])
+
+    @property
+    def x_parts(self) -> tuple[str, ...]:
+        """The columns whose intersection X is, read from its name as :func:`fairpath._levels.combine_attributes` writes it
+        (``"race/sex"``: race and sex); () for an X of one column."""
+        return tuple(self.x.split(SEPARATOR)) if SEPARATOR in self.x else ()
+
+    def part_of_x_error(self, column: str, role: str) -> FairpathInputError:
+        """The error for ``column``, a part of X, given another ``role`` too (``Z``, ``W``, ``Y`` or ``predictor``)."""
+        plays, source = _ROLE_WORDS[role]
+        return FairpathInputError(
+            f"column {column!r} is part of X ({self.x!r}, the intersection of {list(self.x_parts)}) and also {plays}; each column may "
+            f"play one role: X's levels hold the values of {column!r}, so X and {column!r} cannot be told apart (at a fixed "
+            f"{column!r} X cannot vary) and no effect of X can be estimated. Remove {column!r} from {source}, or take it out of "
+            f"X's intersection. (If {self.x!r} is one column, not an intersection, rename it without {SEPARATOR!r}.)"
+        )
 
     def roles(self) -> dict[str, str]:
         """Map every column of the model to its role: ``X``, ``Z``, ``W`` or ``Y``."""

@@ -53,16 +53,17 @@ MIN_DRAWS = 2
 # a few unrecognised tokens (`?`, `-`, `1,000`), not a category: coding it as categories in text order
 # (0, 1, 10, 11, ...) would silently change every estimate.
 NUMERIC_SHARE = 0.9
-# pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``), which every column of a CSV file
-# reads as missing (fairpath._io), spelled out so that one column can leave the empty string out.
+# pandas' default missing-value markers (``pandas._libs.parsers.STR_NA_VALUES``) but "None" (a level's name in real
+# data: the README's list is an empty cell, NA, N/A, null, nan), which every column of a CSV file reads as missing
+# (fairpath._io), spelled out so that one column can leave the empty string out.
 MISSING_MARKERS = frozenset({
     "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
-    "NULL", "NaN", "None", "n/a", "nan", "null",
+    "NULL", "NaN", "n/a", "nan", "null",
 })
 # Text that means "missing" in many files but is not a marker above: UCI's `?`, a dash, a cell of spaces, and the
 # markers in another case (`na`, `none`, `Null`), compared stripped and case-folded. In a text column each would
 # silently become a category of its own, so it is refused until declared missing or the column categorical.
-MISSING_LIKE = frozenset({marker.casefold() for marker in MISSING_MARKERS} | {"?", "-", "--", "."})
+MISSING_LIKE = frozenset({marker.casefold() for marker in MISSING_MARKERS} | {"none", "?", "-", "--", "."})
 # The quadratic GLMs multiply two values and square the products when scaling them: (1e50)^4 = 1e200
 # stays finite; 1e308 overflows to inf (and then NaN) inside the learners.
 MAX_ABS_VALUE = 1e50

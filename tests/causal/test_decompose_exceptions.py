@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,7 +12,7 @@ from fairpath import FairpathInputError
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 
-from fairpath.causal import MIN_GROUP_ROWS_PER_FOLD, SFM, decompose
+from fairpath.causal import MIN_GROUP_ROWS_PER_FOLD, SFM, combine_attributes, decompose
 from fairpath.datasets import make_binary_sfm, make_confounded_sfm
 
 
@@ -275,3 +277,38 @@ def test_one_question_mark_in_compas_priors_is_refused(tmp_path):
                                                  r"the first in row 100 \(data row 101, line 102 of a CSV file with a header\)"):
         decompose(read_table(path), compas.sfm, predictors=["northpointe"], progress=False)
     assert read_table(path, na_values="?")["priors"].isna().sum() == 1
+
+
+# -- a part of an intersection X in another role (issue 41) -------------------------------------------
+
+@pytest.fixture(scope="module")
+def people():
+    rng = np.random.default_rng(0)
+    n = 400
+    return pd.DataFrame({"race": rng.choice(["a", "b"], n), "sex": rng.choice(["f", "m"], n), "age": rng.normal(size=n),
+                         "w": rng.normal(size=n), "y": rng.integers(0, 2, n), "score": rng.random(n)})
+
+
+def _part_of_x(role: str, source: str) -> str:
+    return re.escape(f"column 'sex' is part of X ('race/sex', the intersection of ['race', 'sex']) and also {role}; each column may "
+                     "play one role: X's levels hold the values of 'sex', so X and 'sex' cannot be told apart (at a fixed 'sex' X "
+                     f"cannot vary) and no effect of X can be estimated. Remove 'sex' from {source}, or take it out of X's "
+                     "intersection. (If 'race/sex' is one column, not an intersection, rename it without '/'.)")
+
+
+@pytest.mark.parametrize("roles, role, source", [({"z": ["sex", "age"]}, "Z (a confounder)", "Z"),
+                                                 ({"w": ["w", "sex"]}, "W (a mediator)", "W"),
+                                                 ({"y": "sex"}, "Y (the outcome)", "Y")])
+def test_a_part_of_x_in_another_role_is_refused(people, roles, role, source):
+    """Z = sex with X = race/sex: Z decides X (P(x | z) near 0 or 1), yet the audit had reported a 'significant' direct effect."""
+    data, x = combine_attributes(people, ["race", "sex"])
+    with pytest.raises(FairpathInputError, match="^" + _part_of_x(role, source) + "$"):
+        SFM(**{"x": x, "x0": "a/f", "x1": None, "z": ["age"], "w": ["w"], "y": "y", **roles})
+
+
+def test_a_part_of_x_as_a_predictor_is_refused(people):
+    data, x = combine_attributes(people, ["race", "sex"])
+    sfm = SFM(x=x, x0="a/f", x1=None, z=["age"], w=["w"], y="y")
+    assert sfm.x_parts == ("race", "sex") and SFM(x="race", x0="a", x1="b", y="y").x_parts == ()
+    with pytest.raises(FairpathInputError, match="^" + _part_of_x("a predictor", "the predictors") + "$"):
+        decompose(data, sfm, predictors=["score", "sex"])

@@ -8,9 +8,11 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from fairpath.causal import SFM, MultiLevelDecomposition, decompose
+from fairpath.causal._data import prepare_data
 from fairpath.datasets import make_confounded_sfm, make_multilevel_sfm
 from fairpath._stats import z_value
 
@@ -252,3 +254,25 @@ def test_a_learner_certain_of_the_level_flags_the_separated_contrast_as_the_bina
     assert not binary.estimable and binary.overlap_["share_outside"] == 1.0
     assert not result["0"].estimable and result["0"].overlap_["share_outside"] == 1.0
     assert result.family == ["1"] and np.isfinite(result.to_frame().query("contrast == '1'")[["estimate", "simultaneous_low"]]).all().all()
+
+
+# -- many levels: codes sized to them (issue 41: int8 codes wrapped past 128 levels) ----------------
+
+@pytest.mark.parametrize("k", [1000, 40000])
+def test_level_codes_hold_every_level(k):
+    names = [f"{i:05d}" for i in range(k)]
+    data = pd.DataFrame({"x": np.repeat(names, 2), "y": np.tile([0, 1], k)})
+    prepared = prepare_data(data, SFM(x="x", x0="00000", x1=None, y="y"))
+    assert list(prepared.levels) == names and prepared.x.tolist() == list(np.repeat(np.arange(k), 2))
+
+
+def test_more_than_128_levels_are_decomposed():
+    k, per = 130, 4
+    rng = np.random.default_rng(0)
+    names = [f"{i:03d}" for i in range(k)]  # leading zeros: 000 ... 129, text
+    data = pd.DataFrame({"x": np.repeat(names, per), "y": rng.integers(0, 2, k * per)})
+    result = decompose(data, SFM(x="x", x0="000", x1=None, y="y"), learner="linear", n_folds=2, n_rep=1, progress=False)
+    assert result.contrasts == names[1:] and result.counts_["per_level"] == dict.fromkeys(names, per)
+    last = data[data["x"].isin(["000", "129"])]
+    assert result.estimate("tv", contrast="129").estimate == pytest.approx(
+        last.loc[last["x"] == "129", "y"].mean() - last.loc[last["x"] == "000", "y"].mean())

@@ -126,3 +126,30 @@ def test_the_correlation_of_huge_finite_contributions_is_finite():
     columns -= columns.mean(axis=0)  # centred, as influence functions
     huge = column_correlation(columns * 1e200)  # cross-products of 1e200 overflow to inf
     assert np.isfinite(huge).all() and np.allclose(huge, np.corrcoef(columns, rowvar=False))
+
+
+# -- one name per contrast (issue 41: a level "c vs b" made two contrasts share a name) ----------------
+
+def _named(sample, names: dict):
+    return sample.data.assign(x=sample.data["x"].map(names).astype(object))
+
+
+def test_a_level_named_like_a_pair_is_refused_before_fitting(sample):
+    data = _named(sample, {0: "a", 1: "b", 2: "c"})
+    data.loc[data.index[:300], "x"] = "c vs b"
+    sfm = SFM(x="x", x0="a", x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
+    message = ("two contrasts of column 'x' would share the name 'c vs b' ('c vs b' against 'a' and 'c' against 'b'); rename the "
+               "level(s) ['c vs b'] whose text contains ' vs ', which separates a pair's levels, e.g. merge={'c vs b': 'c-b'} "
+               "(command line: --merge \"c vs b=c-b\")")
+    with pytest.raises(FairpathInputError, match="^" + re.escape(message) + "$"):
+        decompose(data, sfm, contrasts="pairs", n_rep=1, learner="linear", n_folds=2)
+    result = decompose(data, sfm, measures=["tv"], n_rep=1, learner="linear", n_folds=2)  # against the reference: no clash
+    assert result.contrasts == ["b", "c", "c vs b"]
+
+
+def test_levels_written_alike_are_refused(sample):
+    data = _named(sample, {0: 0, 1: 1, 2: "1"})
+    pair = r"\('1' against 0 and 1 against 0\)|\(1 against 0 and '1' against 0\)"  # the two levels sort alike: either order
+    with pytest.raises(FairpathInputError, match=rf"^two contrasts of column 'x' would share the name '1' ({pair}); make the column's "
+                                                 r"values one type first \(two levels are written alike\)$"):
+        decompose(data, _sfm(sample), n_rep=1, learner="linear", n_folds=2)

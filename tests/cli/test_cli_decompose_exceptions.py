@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from fairpath.cli import main
@@ -41,3 +43,33 @@ def test_out_that_is_a_file_is_refused_before_any_computation(tmp_path, capsys):
     taken.write_text("")
     assert main(["decompose", str(tmp_path / "nope.csv"), *ARGS, "--out", str(taken)]) == 2
     assert f"--out folder '{taken}' is an existing file, not a folder" in capsys.readouterr().err
+
+
+# -- a part of an intersection X in another role (issue 41) -------------------------------------------
+
+@pytest.fixture(scope="module")
+def people_file(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    n = 600
+    path = tmp_path_factory.mktemp("people") / "people.csv"
+    pd.DataFrame({"race": rng.choice(["a", "b", "c"], n), "sex": rng.choice(["f", "m"], n), "age": rng.normal(size=n),
+                  "w": rng.normal(size=n), "y": rng.integers(0, 2, n), "score": rng.random(n)}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("command, flags, role", [
+    ("decompose", ["--z", "sex,age", "--w", "w", "--y", "y"], "Z (a confounder)"),
+    ("decompose", ["--z", "age", "--w", "w,sex", "--y", "y"], "W (a mediator)"),
+    ("decompose", ["--z", "age", "--w", "w", "--y", "sex"], "Y (the outcome)"),
+    ("decompose", ["--z", "age", "--w", "w", "--y", "y", "--predictor", "score,sex"], "a predictor"),
+    ("audit", ["--z", "sex,age", "--w", "w", "--y", "y", "--predictor", "score", "--bn", "SE", "--fail-on", "violation"], "Z (a confounder)"),
+    ("audit", ["--z", "age", "--w", "w", "--y", "y", "--predictor", "sex", "--bn", "SE", "--fail-on", "violation"], "a predictor"),
+])
+def test_a_part_of_x_in_another_role_is_refused(people_file, command, flags, role, tmp_path, capsys):
+    """--x race,sex with sex in Z had passed every check, and audit --fail-on violation had exited 0 (SUCCESS)."""
+    code = main([command, str(people_file), "--x", "race,sex", "--x0", "a/f", *flags, "--folds", "2", "--quiet",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("fairpath: error:") == 1 and "Traceback" not in err
+    assert f"column 'sex' is part of X ('race/sex', the intersection of ['race', 'sex']) and also {role}; each column may play one role" in err
+    assert not (tmp_path / "out").exists()

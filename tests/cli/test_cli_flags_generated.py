@@ -16,7 +16,8 @@ from fairpath.cli import _leaf_parsers, build_parser, main
 from fairpath._validation import Optional, Real
 
 # Flags whose type reads free text (names, paths, comma lists): any text is a value there.
-FREE_TEXT_TYPES = {"comma_list", "Path", "parse_merge"}  # parse_merge checks its text itself (tests/test_levels_exceptions.py)
+# parse_merge and parse_level_names check their text themselves (tests/test_levels_exceptions.py)
+FREE_TEXT_TYPES = {"comma_list", "Path", "parse_merge", "parse_level_names"}
 
 
 def _texts(constraint) -> list[str]:

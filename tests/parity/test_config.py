@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from fairpath.parity import AuditConfig, load_config
-from fairpath.cli._common import resolve_level
+from fairpath._levels import match_level
 
 TOML = """
 data = "scores.csv"
@@ -61,8 +61,8 @@ def test_audit_options_hold_every_non_role_setting():
                             "eps", "trim", "nboot1", "n_rep", "contrasts"}
 
 
-def test_resolve_level_matches_strings_to_numeric_levels():
+def test_match_level_matches_strings_to_numeric_levels():
     column = pd.Series([0, 1, 1], name="x")
-    assert resolve_level(column, "1") == 1
-    assert resolve_level(column, 0) == 0
-    assert resolve_level(pd.Series(["a", "b"], name="g"), "b") == "b"
+    assert match_level(column, "1") == 1
+    assert match_level(column, 0) == 0
+    assert match_level(pd.Series(["a", "b"], name="g"), "b") == "b"

@@ -1,11 +1,13 @@
 """Bad audit config files and settings."""
 
+import re
+
 import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.parity import AuditConfig, load_config
-from fairpath.cli._common import resolve_level
+from fairpath._levels import match_level
 
 
 def test_unknown_key_is_named(tmp_path):
@@ -51,7 +53,7 @@ def test_bad_bn_and_list_values():
 
 def test_unknown_level():
     with pytest.raises(FairpathInputError, match=r"level 'Other' does not occur in column 'race'"):
-        resolve_level(pd.Series(["Majority", "Minority"], name="race"), "Other")
+        match_level(pd.Series(["Majority", "Minority"], name="race"), "Other")
 
 
 # -- issue 11: typed settings -----------------------------------------------------------------------
@@ -135,3 +137,37 @@ def test_the_accepted_forms_of_bn_in_a_config_file(tmp_path):
     for name, text in [("audit.toml", 'bn = ["SE"]\n'), ("audit.toml", 'bn = "SE"\n'), ("audit.yaml", "bn: [SE]\n")]:
         (tmp_path / name).write_text(text)
         assert load_config(tmp_path / name).bn == ("SE",)
+
+
+@pytest.mark.parametrize("line, text, read", [("x0: true", "true", "True (bool)"), ("x0: yes", "yes", "True (bool)"),
+                                              ("x0: 010", "010", "8 (int)"), ("x0: 01", "01", "1 (int)"),
+                                              ("drop_levels: [a, on]", "on", "True (bool)"), ("merge: {01: other}", "01", "1 (int)"),
+                                              ("merge: {a: off}", "off", "False (bool)")])
+def test_a_yaml_level_read_otherwise_than_written_is_refused(tmp_path, line, text, read):
+    """YAML x0: true would have named the level 1 of a 0/1 column (True == 1), x0: 010 the level 8: refused, saying to quote it."""
+    path = tmp_path / "audit.yaml"
+    path.write_text(f"x: race\n{line}\n")
+    key = line.split(":")[0]
+    with pytest.raises(FairpathInputError, match=re.escape(
+            f"setting {key!r} in config file {str(path)!r} (line 2) writes the level {text} unquoted, which YAML reads as {read}, not "
+            f"as the text {text!r}; levels are matched to the cells' text exactly: quote it, e.g. {key}: '{text}'")):
+        load_config(path)
+
+
+def test_quoted_yaml_levels_and_plain_integers_are_their_text(tmp_path):
+    path = tmp_path / "audit.yaml"
+    path.write_text("x: race\nx0: 'true'\nx1: 0\ndrop_levels: ' base,None'\nmerge: {'01': other}\n")
+    config = load_config(path)
+    assert (config.x0, config.x1, config.drop_levels, config.merge) == ("true", 0, [" base", "None"], {"01": "other"})
+    column = pd.Series(["true", "True", "0"], name="race")
+    assert match_level(column, config.x0) == "true" and match_level(column, config.x1) == "0"
+
+
+def test_a_toml_boolean_or_decimal_level_is_refused(tmp_path):
+    path = tmp_path / "audit.toml"
+    for line, value, text in (("x0 = true", "True (bool)", "true"), ("x1 = 1.0", "1.0 (float)", "1.0")):
+        path.write_text(f'x = "race"\n{line}\n')
+        with pytest.raises(FairpathInputError, match=re.escape(
+                f"setting {line[:2]!r} in config file {str(path)!r}: a level is named by its cells' text, got {value}; write the "
+                f"level exactly as the data write it, quoted in a settings file (e.g. x0: '{text}' in YAML")):
+            load_config(path)

@@ -17,7 +17,7 @@ from fairpath._sfm import SFM, check_sfm
 class PreparedData:
     """Numeric arrays for the estimators, aligned row by row with ``index``."""
 
-    x: np.ndarray  # the code of each row's level: its position in ``levels`` (0 for x0, 1 for x1)
+    x: np.ndarray  # the code of each row's level: its position in ``levels`` (0 for x0, 1 for x1); an integer type that holds them
     z: np.ndarray  # (n, p_z) float
     w: np.ndarray  # (n, p_w) float
     outcomes: dict[str, np.ndarray]
@@ -51,6 +51,8 @@ def _check_columns(data: pd.DataFrame, sfm: SFM, outcomes: list[str]) -> None:
             raise FairpathInputError(
                 f"predictor column {column!r} is also the model's {roles[column]} column; a column may play one role"
             )
+        if column in sfm.x_parts:
+            raise sfm.part_of_x_error(column, "predictor")
     duplicated = sorted({c for c in outcomes if outcomes.count(c) > 1})
     if duplicated:
         raise FairpathInputError(f"outcome column(s) {duplicated} listed twice")
@@ -116,7 +118,7 @@ def _all_levels(data: pd.DataFrame, sfm: SFM) -> tuple[pd.DataFrame, np.ndarray,
         )
     if len(levels) < 2:
         raise FairpathInputError(f"protected attribute {sfm.x!r} has one level ({sfm.x0!r}) only: there is nothing to compare")
-    codes = pd.Categorical(column, categories=list(levels)).codes.astype(np.int8)
+    codes = pd.Categorical(column, categories=list(levels)).codes  # int8 up to 127 levels, int16 up to 32,767, …
     return data, codes, 0, levels
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -400,10 +401,11 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
     codes = contrast_codes(len(prepared.levels), contrasts)
+    labels = contrast_labels(sfm.x, prepared.levels, codes)
     fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups, codes, balanced_bounds=not sfm.binary)
     fits = fitter(prepared, seed, progress, where)
-    for fit, code in zip(fits, codes):
-        _warn_overlap(fit.overlap, len(fit.rows) + fit.n_trimmed, trim, "" if sfm.binary else _contrast_label(prepared.levels, code))
+    for fit, label in zip(fits, labels):
+        _warn_overlap(fit.overlap, len(fit.rows) + fit.n_trimmed, trim, "" if sfm.binary else label)
     with stage("pseudo-outcomes", sum(len(fit.rows) for fit in fits) * len(outcomes), enabled=progress):
         frames = [{name: measure_frame(fit.pseudo[name], measures) for name in outcomes} for fit in fits]
     draws = estimator.draws(DrawRequest(frames[0], prepared, fitter, measures, seed, n_boot, nboot1, nboot2, progress, where))
@@ -419,7 +421,7 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
     }
     parts = {"sfm": sfm, "prepared": prepared, "fits": fits, "frames": frames, "draws": draws, "more": more, "settings": settings,
              "started": started}
-    decompositions = {_contrast_label(prepared.levels, code): _contrast_result(j, code, **parts) for j, code in enumerate(codes)}
+    decompositions = {label: _contrast_result(j, code, **parts) for j, (label, code) in enumerate(zip(labels, codes))}
     if sfm.binary:
         return next(iter(decompositions.values()))
     rows = {label: [fit.rows, *(split[j][2] for split in more)] for j, (label, fit) in enumerate(zip(decompositions, fits))}
@@ -453,7 +455,28 @@ def contrast_codes(n_levels: int, contrasts: str) -> tuple[tuple[int, int], ...]
     return tuple((0, b) for b in range(1, n_levels))
 
 
+PAIR_SEPARATOR = " vs "
+
+
 def _contrast_label(levels: tuple, code: tuple[int, int]) -> str:
     """A contrast's name: its level against the reference (``"black"``), or ``"b vs a"`` for a pair without the reference."""
     a, b = code
-    return str(levels[b]) if a == 0 else f"{levels[b]} vs {levels[a]}"
+    return str(levels[b]) if a == 0 else f"{levels[b]}{PAIR_SEPARATOR}{levels[a]}"
+
+
+def contrast_labels(column: str, levels: tuple, codes) -> list[str]:
+    """The contrasts' names (:func:`_contrast_label`), one per contrast. Refused, before anything is fitted: two contrasts
+    with one name, from a level whose text contains " vs " (``"c vs b"`` beside ``c`` and ``b``, compared in pairs) or two
+    levels written alike (the number 1 and the text "1")."""
+    labels = [_contrast_label(levels, code) for code in codes]
+    if len(set(labels)) == len(labels):
+        return labels
+    times = Counter(labels)
+    clash = next(label for label in labels if times[label] > 1)
+    named = [f"{levels[b]!r} against {levels[a]!r}" for (a, b), label in zip(codes, labels) if label == clash]
+    with_separator = [str(level) for level in levels if PAIR_SEPARATOR in str(level)]
+    remedy = (f"rename the level(s) {with_separator} whose text contains {PAIR_SEPARATOR!r}, which separates a pair's levels, e.g. "
+              f"merge={{{with_separator[0]!r}: {with_separator[0].replace(PAIR_SEPARATOR, '-')!r}}} (command line: --merge "
+              f"\"{with_separator[0]}={with_separator[0].replace(PAIR_SEPARATOR, '-')}\")") if with_separator else \
+        "make the column's values one type first (two levels are written alike)"
+    raise FairpathInputError(f"two contrasts of column {column!r} would share the name {clash!r} ({' and '.join(named)}); {remedy}")

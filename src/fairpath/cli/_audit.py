@@ -122,12 +122,13 @@ def _print_verdicts(result, paths: dict) -> None:
 
 def _run_audit(args: argparse.Namespace) -> int:
     from fairpath._validation import check_output_dir
-    from fairpath.cli._common import protected_attribute, read_table, sfm_for
+    from fairpath.cli._common import comma_list, protected_attribute, read_table, sfm_for
     from fairpath.parity import audit
 
     config = _config_from_args(args)
     check_output_dir(config.out, "output folder (--out)")
-    data = read_table(config.data, config.empty_category, na_values=config.na_values, categorical=config.categorical)
+    data = read_table(config.data, config.empty_category, na_values=config.na_values, categorical=config.categorical,
+                      levels=comma_list(config.x))
     data, x = protected_attribute(data, config.x, merge=config.merge, drop_levels=config.drop_levels)
     sfm = sfm_for(data, x=x, x0=config.x0, x1=config.x1, z=config.z, w=config.w, y=config.y, source=repr(config.data))
     from fairpath.report import provenance

@@ -14,8 +14,8 @@ from fairpath._progress import stage
 from fairpath._validation import Integer, Jobs, Optional, SchedulerAddress, Seed, check_columns_present, flag_type
 
 __all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments", "add_recoding_arguments",
-           "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "parse_merge", "predictor_columns", "read_data", "read_table",
-           "resolve_level",
+           "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "parse_level_names", "parse_merge",
+           "predictor_columns", "read_data", "read_table",
            "seed_type", "sfm_from_args", "signature_default", "add_level_arguments", "protected_attribute", "sfm_for"]
 
 
@@ -33,6 +33,17 @@ def parse_merge(text: str | None) -> dict[str, str]:
 
     try:
         return merge_from_text(text)
+    except FairpathInputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def parse_level_names(text: str | None) -> list[str]:
+    """``--drop-levels "a,b"`` as ``["a", "b"]``, each name exactly as written (see
+    :func:`fairpath._levels.names_from_text`); an empty entry is an argparse error."""
+    from fairpath._levels import names_from_text
+
+    try:
+        return names_from_text(text)
     except FairpathInputError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -78,12 +89,14 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_data(args: argparse.Namespace, path=None, what: str = "data file", *, partitioned: bool = False) -> pd.DataFrame:
-    """The table ``path`` (default: the data argument), read as the flags of :func:`add_data_arguments` say;
-    with ``partitioned`` a Dask DataFrame, whose partitions are read where a computation needs them."""
+    """The table ``path`` (default: the data argument), read as the flags of :func:`add_data_arguments` say, the columns
+    of ``--x`` as levels (their exact text, see :func:`fairpath._io.read_table`); with ``partitioned`` a Dask
+    DataFrame, whose partitions are read where a computation needs them."""
+    options = {"na_values": args.na_values, "categorical": args.categorical, "levels": comma_list(getattr(args, "x", None))}
     if partitioned:
-        return read_partitioned(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
+        return read_partitioned(path or args.data, args.empty_category, what, **options)
     with stage(f"reading {path or args.data}") as reading:
-        data = read_table(path or args.data, args.empty_category, what, na_values=args.na_values, categorical=args.categorical)
+        data = read_table(path or args.data, args.empty_category, what, **options)
         reading.rows = len(data)
     return data
 
@@ -102,19 +115,6 @@ def add_sfm_arguments(parser: argparse.ArgumentParser, required: bool = True, *,
     parser.add_argument("--y", required=required, help="outcome column")
 
 
-def resolve_level(column: pd.Series, value):
-    """The level of ``column`` that ``value`` names (a flag gives "1" for a numeric level 1)."""
-    levels = pd.unique(column)
-    if value in set(levels):
-        return value
-    matches = [level for level in levels if str(level) == str(value)]
-    if len(matches) == 1:
-        return matches[0]
-    raise FairpathInputError(
-        f"level {value!r} does not occur in column {column.name!r}; its levels are {[str(v) for v in levels[:20]]}"
-    )
-
-
 X_INTERSECTION_HELP = "; several comma-separated (race,sex) analyse their intersection, levels named 'black/female'"
 
 
@@ -129,9 +129,11 @@ def add_level_arguments(parser: argparse.ArgumentParser, contrasts_default: str 
 def add_recoding_arguments(parser: argparse.ArgumentParser) -> None:
     """``--merge`` and ``--drop-levels``: levels of X merged or left out before the analysis."""
     parser.add_argument("--merge", type=parse_merge, default=None, metavar="LEVEL=NEW[,...]",
-                        help='merge levels of X before the analysis, e.g. --merge "NHOPI=other,AIAN=other" (default: none)')
-    parser.add_argument("--drop-levels", type=comma_list, default=None, metavar="LEVEL[,LEVEL]",
-                        help="leave out the rows of these levels of X, comma-separated; the rows dropped are reported (default: none)")
+                        help='merge levels of X before the analysis, e.g. --merge "NHOPI=other,AIAN=other", each level exactly as written in '
+                             "the data (default: none)")
+    parser.add_argument("--drop-levels", type=parse_level_names, default=None, metavar="LEVEL[,LEVEL]",
+                        help="leave out the rows of these levels of X, comma-separated, each exactly as written in the data; the rows "
+                             "dropped are reported (default: none)")
 
 
 def protected_attribute(data: pd.DataFrame, x: str, *, merge=None, drop_levels=None) -> tuple[pd.DataFrame, str]:
@@ -152,9 +154,10 @@ def protected_attribute(data: pd.DataFrame, x: str, *, merge=None, drop_levels=N
 
 
 def sfm_for(data: pd.DataFrame, *, x: str, x0, x1, z, w, y: str, source: str):
-    """The SFM with X's levels matched to its column in ``data`` (named ``source`` in the message when it lacks it):
-    ``"1"`` names a numeric level 1; ``x1`` None keeps every level. A Dask DataFrame's distinct values of X are
-    computed (on the active Dask client)."""
+    """The SFM with X's levels matched to its column in ``data`` (named ``source`` in the message when it lacks it) by their
+    text, exactly (:func:`fairpath._levels.match_level`: ``"1"`` names a numeric level 1, never 1.0 nor "01"); ``x1``
+    None keeps every level. A Dask DataFrame's distinct values of X are computed (on the active Dask client)."""
+    from fairpath._levels import match_level
     from fairpath.causal import SFM
 
     if x not in data.columns:
@@ -162,7 +165,7 @@ def sfm_for(data: pd.DataFrame, *, x: str, x0, x1, z, w, y: str, source: str):
     column = data[x]
     if not isinstance(column, pd.Series):
         column = pd.Series(column.unique().compute(), name=x)
-    return SFM(x=x, x0=resolve_level(column, x0), x1=None if x1 is None else resolve_level(column, x1), z=z, w=w, y=y)
+    return SFM(x=x, x0=match_level(column, x0), x1=None if x1 is None else match_level(column, x1), z=z, w=w, y=y)
 
 
 def sfm_from_args(args, data: pd.DataFrame):

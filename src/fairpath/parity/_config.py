@@ -5,13 +5,15 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import yaml
+
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import read_toml, read_yaml
-from fairpath._levels import merge_from_text
+from fairpath._io import read_text, read_toml, read_yaml
+from fairpath._levels import level_text, merge_from_text, names_from_text
 from fairpath._validation import check_choice, check_columns_arg
 from fairpath._vocabulary import parse_bn
 
-_LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical", "drop_levels")
+_LIST_KEYS = ("z", "w", "predictors", "empty_category", "categorical")
 
 
 @dataclasses.dataclass
@@ -101,21 +103,44 @@ def _text(name: str, value) -> str:
 
 
 def _level(name: str, value):
+    """A level of X (kept as given: a flag's text, a settings file's text or number), named by its text
+    (:func:`fairpath._levels.level_text`: a boolean is refused)."""
     if isinstance(value, (list, dict)):
         raise FairpathInputError(f"{name} must be one level of the protected attribute (a text or a number), got {value!r}")
+    _level_texts(name, [value])
     return value
 
 
+def _level_texts(name: str, values) -> list[str]:
+    """The texts of level names from a settings file (see :func:`fairpath._levels.level_text`), errors naming the setting."""
+    try:
+        return [level_text(value) for value in values]
+    except FairpathInputError as error:
+        raise FairpathInputError(f"{name}: {error}") from None
+
+
 def _merge(name: str, value) -> dict:
-    """{level: new name}: a mapping (config file) or ``"A=B,C=D"`` text (flag)."""
+    """{level: new name}: a mapping (config file) or ``"A=B,C=D"`` text (flag), every name exactly as written."""
     if isinstance(value, str):
         try:
             return merge_from_text(value)
         except FairpathInputError as error:
             raise FairpathInputError(f"{name}: {error}") from None
-    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+    if not isinstance(value, dict):
         raise FairpathInputError(f"{name} must map levels of X to new names, e.g. {{NHOPI = \"other\"}}, got {value!r}")
-    return {str(k): str(v) for k, v in value.items()}
+    return dict(zip(_level_texts(name, value), _level_texts(name, value.values())))
+
+
+def _level_names(name: str, value) -> list[str]:
+    """``drop_levels``: a list, or ``"a,b"`` text, of level names, each exactly as written."""
+    if isinstance(value, str):
+        try:
+            return names_from_text(value)
+        except FairpathInputError as error:
+            raise FairpathInputError(f"{name}: {error}") from None
+    if not isinstance(value, (list, tuple)):
+        raise FairpathInputError(f"{name} must be a list of level names, got {value!r}")
+    return _level_texts(name, value)
 
 
 def _declared(key: str):
@@ -135,7 +160,7 @@ def _checks() -> dict:
 
     declared = ("method", "n_folds", "seed", "level", "alpha", "margin", "n_bins", "n_boot", "eps", "trim", "nboot1", "n_rep", "contrasts")
     return {
-        "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level, "merge": _merge,
+        "data": _text, "x": _text, "y": _text, "out": _text, "x0": _level, "x1": _level, "merge": _merge, "drop_levels": _level_names,
         "learner": lambda name, v: check_choice(name, v, PRESETS),
         "na_values": lambda name, v: check_columns_arg(name, v, item="missing-value token"),
         **{key: _declared(key) for key in declared},
@@ -161,6 +186,35 @@ def _normalise(key: str, value, source: str = "settings"):
     return _checks()[key](name, value)
 
 
+_LEVEL_KEYS = ("x0", "x1", "drop_levels", "merge")
+
+
+def _level_nodes(node, loaded) -> list:
+    """(YAML node, the value read from it) of each level name in one setting's node: a scalar, a list's items, a
+    mapping's keys and values."""
+    if isinstance(node, yaml.SequenceNode) and isinstance(loaded, list):
+        return list(zip(node.value, loaded))
+    if isinstance(node, yaml.MappingNode) and isinstance(loaded, dict):
+        return [pair for (key, value), item in zip(node.value, loaded.items()) for pair in ((key, item[0]), (value, item[1]))]
+    return [(node, loaded)]
+
+
+def _check_yaml_levels(path: Path, values: dict) -> None:
+    """A level of X written unquoted in a YAML config must read as its own text: YAML reads ``true``/``yes`` as a
+    boolean, ``010`` as 8 and ``01`` as 1, which would name another level (or none); such a level is refused, naming
+    the setting, its text and its line: quote it."""
+    root = yaml.compose(read_text(path, "config file"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    for key_node, node in root.value if isinstance(root, yaml.MappingNode) else []:
+        if key_node.value not in _LEVEL_KEYS:
+            continue
+        for scalar, value in _level_nodes(node, values.get(key_node.value)):
+            if isinstance(scalar, yaml.ScalarNode) and not isinstance(value, str) and (isinstance(value, bool) or str(value) != scalar.value):
+                raise FairpathInputError(
+                    f"setting {key_node.value!r} in config file {str(path)!r} (line {scalar.start_mark.line + 1}) writes the level "
+                    f"{scalar.value} unquoted, which YAML reads as {value!r} ({type(value).__name__}), not as the text "
+                    f"{scalar.value!r}; levels are matched to the cells' text exactly: quote it, e.g. {key_node.value}: '{scalar.value}'")
+
+
 def load_config(path: str | Path) -> AuditConfig:
     """Read an audit config file (``.toml``, ``.yaml`` or ``.yml``)."""
     path = Path(path)
@@ -170,6 +224,8 @@ def load_config(path: str | Path) -> AuditConfig:
         values = read_toml(path, "config file")
     elif path.suffix.lower() in {".yaml", ".yml"}:
         values = read_yaml(path, "config file") or {}
+        if isinstance(values, dict):
+            _check_yaml_levels(path, values)
     else:
         raise FairpathInputError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
     if not isinstance(values, dict):
