@@ -378,6 +378,7 @@ def _digest(path: Path) -> str:
 
 def _prepare(case: Case, folder: Path, clean_frame: pd.DataFrame) -> dict:
     for name, content in case.files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(content)
     if case.setup == "subdir":
         (folder / "sub").mkdir()
