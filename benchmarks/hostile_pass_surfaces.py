@@ -453,7 +453,7 @@ def config_level_cases(frame: pd.DataFrame) -> list[Case]:
         ("yaml-merge-text", "merge: 'b=c'\n", "ok", contrasts(2)),
         ("yaml-merge-mapping", "merge: {b: c}\n", "ok", contrasts(2)),
         ("yaml-merge-bool-name", "merge: {b: true}\n", "error", None),
-        ("yaml-merge-number-name", "merge: {b: 1}\n", "error", None),
+        ("yaml-merge-number-name", "merge: {b: 1}\n", "any", contrasts(3)),
         ("yaml-drop-spaced", "drop_levels: [' b']\n", "any", contrasts(2)),
         ("yaml-drop-text", "drop_levels: 'b,c'\n", "any", contrasts(1)),
         ("yaml-drop-number", "drop_levels: [1]\n", "error", None),
@@ -517,14 +517,15 @@ def dask_cases(frame: pd.DataFrame) -> list[Case]:
     cases.append(Case("dask/frontier/scheduler='not a url'", _frontier("0", "--x1", "1", "--scheduler", "not a url"), "error", base, timeout=75))
     for command, argv in (("audit", _audit("0", "--x1", "1")), ("frontier", _frontier("0", "--x1", "1")), ("decompose", decompose)):
         for value in ("0", "-1", "abc", "1.5", "", "100000"):
-            cases.append(Case(f"dask/{command}/workers={value!r}", [*argv, "--workers", value], "error", base, timeout=90))
+            # 100,000 workers: a run that starts them, instead of refusing, is stopped (a hang) after 30 s
+            cases.append(Case(f"dask/{command}/workers={value!r}", [*argv, "--workers", value], "error", base,
+                              timeout=30 if value == "100000" else 90))
         cases.append(Case(f"dask/{command}/workers-and-scheduler", [*argv, "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"], "error",
                           base, timeout=90))
     levels = {"data.csv": _csv(_named(frame, CLEAN))}
     cases.append(Case("dask/decompose/workers-intersection", _decompose("a/0", "--workers", "1", x="x,s"), "error", levels, timeout=120))
     cases.append(Case("dask/decompose/workers-merge", _decompose("a", "--workers", "1", "--merge", "b=c"), "error", levels, timeout=120))
-    cases.append(Case("dask/decompose/workers-levels", _decompose("a", "--workers", "1"), "same", levels, same_as="levels/decompose/clean",
-                      timeout=180, numbers=estimates))
+    cases.append(Case("dask/decompose/workers-levels", _decompose("a", "--workers", "1"), "any", levels, timeout=180, check=contrasts(3)))
     # a bad cell in the last row of a 5,000-row file (about 400 kB), read as partitions on a local cluster
     from fairpath.datasets import make_binary_sfm
 
@@ -537,7 +538,8 @@ def dask_cases(frame: pd.DataFrame) -> list[Case]:
                           ("x", "7"), ("x", "")):
         for where in ("workers", "local"):
             argv = [*decompose, "--workers", "1"] if where == "workers" else decompose
-            expect = "any" if (column, token) in (("x", "7"),) else "error"
+            # a third level, a 1.5 among integers and a 2 in a numeric outcome are data, not bad cells
+            expect = "any" if (column, token) in (("x", "7"), ("z2", "1.5"), ("y", "2")) else "error"
             cases.append(Case(f"dask/decompose/last-row-{column}={token!r}-{where}", argv, expect,
                               {"data.csv": _with_token(big, column, token, rows=last)}, timeout=180))
     return cases
