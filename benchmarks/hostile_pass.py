@@ -427,6 +427,7 @@ def _run_child(argv: list[str], folder: Path, timeout: float, stdout_closed: boo
             os.dup2(fd_out, 1)
             os.dup2(fd_err, 2)
             os.environ["OPENAI_API_KEY"] = SECRET
+            os.environ["FAIRPATH_CACHE"] = str(folder / ".cache")  # a model a case converts stays in its folder
             from fairpath.cli import main
 
             code = main(argv)
@@ -460,7 +461,8 @@ def _run_child(argv: list[str], folder: Path, timeout: float, stdout_closed: boo
 
 
 def _written_files(folder: Path, before: set) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p not in before and not p.name.startswith(".std")]
+    return [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p not in before and not p.name.startswith(".std")
+            and ".cache" not in p.relative_to(folder).parts]
 
 
 def _numbers(folder: Path) -> object:
