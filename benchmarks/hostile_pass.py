@@ -6,7 +6,10 @@ with one thing made dirty or hostile, and an expectation: ``error`` (the input m
 ``fairpath: error:`` line), ``ok`` (the run must succeed), ``same`` (it must succeed with the clean
 input's numbers) or ``any`` (a clear error or a success; never a traceback). Checks after the run:
 the inputs are unchanged (data lost otherwise), no planted ``<script>`` is unescaped and no planted
-secret appears in anything the run wrote (security), no CSV cell starts with ``=`` (formula injection).
+secret appears in anything the run wrote (security), no CSV cell starts with ``=`` (formula injection),
+every flag an error line names as a remedy exists in that command (wrong remedy otherwise), the exit
+status of a success is the case's (0, or 3 where a violation must fail the run), and a case's own
+``check`` of what the run wrote holds (silent otherwise).
 
     python benchmarks/hostile_pass.py [--jobs 2] [--only PATTERN] [--out DIR]
 
@@ -26,6 +29,7 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +39,8 @@ import pandas as pd
 SCRIPT = "<script>alert(1)</script>"
 SECRET = "sk-hostile-0123456789abcdef"
 GOOD = ("clear error", "correct")
+CLASSES = (*GOOD, "traceback", "silent", "wrong remedy", "security", "data lost", "hang")
+VIOLATION_EXIT = 3  # the documented status of a shown violation (--fail-on violation) or a failed check
 
 
 @dataclass
@@ -45,7 +51,11 @@ class Case:
     files: dict = field(default_factory=dict)  # name -> bytes written into the case folder first
     same_as: str | None = None  # the clean case whose results.json / json must match
     timeout: float = 90.0
-    setup: str | None = None  # a special preparation (fifo, symlink, device, ...)
+    setup: str | None = None  # a special preparation (fifo, symlink, device, stdout-closed, ...)
+    exit_code: int = 0  # the status a success must end with (3: a violation the run must report)
+    before: list[str] | None = None  # a command run first in the same folder (a rerun into its --out)
+    check: Callable[[Path], str | None] | None = None  # what the outputs must satisfy: None, or the problem (silent)
+    numbers: Callable[[Path], object] | None = None  # what ``same`` compares (default: the estimates of the JSON)
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -368,6 +378,7 @@ def _digest(path: Path) -> str:
 
 def _prepare(case: Case, folder: Path, clean_frame: pd.DataFrame) -> dict:
     for name, content in case.files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(content)
     if case.setup == "subdir":
         (folder / "sub").mkdir()
@@ -393,23 +404,30 @@ def _prepare(case: Case, folder: Path, clean_frame: pd.DataFrame) -> dict:
         (folder / "first.csv").write_bytes(_csv(clean_frame))
         _run_child(_command("frontier", data="first.csv"), folder, 300)
         return {"first": pd.read_csv(folder / "out" / "runs.csv") if (folder / "out" / "runs.csv").exists() else None}
+    if case.before:
+        _run_child(case.before, folder, case.timeout)
     return {}
 
 
-def _run_child(argv: list[str], folder: Path, timeout: float) -> tuple[int | None, str, float]:
-    """Run ``fairpath argv`` in a forked child in ``folder``; (exit status or None on timeout, stderr, seconds)."""
+def _run_child(argv: list[str], folder: Path, timeout: float, stdout_closed: bool = False) -> tuple[int | None, str, float]:
+    """Run ``fairpath argv`` in a forked child in ``folder``; (exit status or None on timeout, stderr, seconds).
+    With ``stdout_closed`` its standard output is a pipe whose reader has gone (``fairpath ... | head -1``)."""
     start = time.monotonic()
     err_path = folder / ".stderr"
+    pipe = os.pipe() if stdout_closed else None
     pid = os.fork()
     if pid == 0:  # the child
         code = 1
         try:
             os.chdir(folder)
             fd_err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            fd_out = os.open(folder / ".stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd_out = os.open(folder / ".stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if pipe is None else pipe[1]
+            if pipe is not None:
+                os.close(pipe[0])
             os.dup2(fd_out, 1)
             os.dup2(fd_err, 2)
             os.environ["OPENAI_API_KEY"] = SECRET
+            os.environ["FAIRPATH_CACHE"] = str(folder / ".cache")  # a model a case converts stays in its folder
             from fairpath.cli import main
 
             code = main(argv)
@@ -421,9 +439,15 @@ def _run_child(argv: list[str], folder: Path, timeout: float) -> tuple[int | Non
             traceback.print_exc()
             code = 1
         finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except OSError:  # a closed pipe: the child must still end here, never return into the runner
+                    pass
             os._exit(int(code) if isinstance(code, int) else 1)
+    if pipe is not None:  # the reader goes before the child writes: every write to stdout meets a closed pipe
+        os.close(pipe[0])
+        os.close(pipe[1])
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -437,7 +461,8 @@ def _run_child(argv: list[str], folder: Path, timeout: float) -> tuple[int | Non
 
 
 def _written_files(folder: Path, before: set) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p not in before and not p.name.startswith(".std")]
+    return [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p not in before and not p.name.startswith(".std")
+            and ".cache" not in p.relative_to(folder).parts]
 
 
 def _numbers(folder: Path) -> object:
@@ -485,12 +510,35 @@ def _is_number(cell: str) -> bool:
         return False
 
 
-def classify(case: Case, folder: Path, clean_numbers: dict, clean_frame: pd.DataFrame) -> dict:
+def _flags(argv: list[str]) -> set[str]:
+    """The options of the (sub)command that ``argv`` runs, as its --help lists them."""
+    from fairpath.cli import build_parser
+
+    parser, flags = build_parser({argv[0]}), set()
+    for word in argv:
+        flags |= set(parser._option_string_actions)
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subcommands or word not in subcommands[0].choices:
+            break
+        parser = subcommands[0].choices[word]
+    return flags | set(parser._option_string_actions)
+
+
+def _wrong_remedies(argv: list[str], error_line: str) -> list[str]:
+    """The flags that ``error_line`` names (beyond those the user typed) and the command does not have."""
+    import re
+
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", error_line)) - {word.split("=")[0] for word in argv}
+    return sorted(named - _flags(argv)) if named else []
+
+
+def classify(case: Case, folder: Path, references: dict, clean_frame: pd.DataFrame) -> dict:
+    """Run ``case`` in ``folder`` and classify it; ``references`` maps the names of cases run before to their folders."""
     context = _prepare(case, folder, clean_frame)
     inputs = [folder / name for name in case.files] + [folder / "target.txt", folder / "real" / "precious.txt", folder / "first.csv"]
     watched = {p: _digest(p) for p in inputs if p.is_file()}
     before = {p for p in folder.rglob("*") if p.is_file()}
-    code, stderr, seconds = _run_child(case.argv, folder, case.timeout)
+    code, stderr, seconds = _run_child(case.argv, folder, case.timeout, stdout_closed=case.setup == "stdout-closed")
     written = _written_files(folder, before)
     result = {"case": case.name, "exit": code, "seconds": round(seconds, 2), "expect": case.expect,
               "stderr": stderr.strip().splitlines()[-1][:300] if stderr.strip() else ""}
@@ -507,14 +555,20 @@ def classify(case: Case, folder: Path, clean_numbers: dict, clean_frame: pd.Data
         verdict, result["detail"] = "data lost", lost
     elif security:
         verdict, result["detail"] = "security", security
+    elif code == 2 and "fairpath: error:" in stderr and _wrong_remedies(case.argv, result["stderr"]):
+        verdict, result["detail"] = "wrong remedy", f"{case.argv[0]} has no {', '.join(_wrong_remedies(case.argv, result['stderr']))}"
     elif code == 2 and "fairpath: error:" in stderr:
         verdict = "clear error" if case.expect in ("error", "any") else "silent"  # refusing good input is a failure too
         if case.expect not in ("error", "any"):
             result["detail"] = "refused an input it should take"
-    elif code == 0:
+    elif code in (0, VIOLATION_EXIT) and code != case.exit_code:
+        verdict, result["detail"] = "silent", f"exit status {code} where {case.exit_code} is due"
+    elif code == case.exit_code:
+        numbers = case.numbers or _numbers
+        reference = references.get(case.same_as)
         if case.expect == "error":
             verdict, result["detail"] = "silent", "accepted an input it must refuse"
-        elif case.expect == "same" and case.same_as and clean_numbers.get(case.same_as) is not None and _numbers(folder) != clean_numbers[case.same_as]:
+        elif case.expect == "same" and reference is not None and numbers(reference) is not None and numbers(folder) != numbers(reference):
             verdict, result["detail"] = "silent", f"numbers differ from {case.same_as}"
         elif case.setup == "frontier-first-run" and context.get("first") is not None and (folder / "out" / "runs.csv").exists() \
                 and pd.read_csv(folder / "out" / "runs.csv").select_dtypes("number").equals(context["first"].select_dtypes("number")):
@@ -523,8 +577,71 @@ def classify(case: Case, folder: Path, clean_numbers: dict, clean_frame: pd.Data
             verdict = "correct"
     else:
         verdict, result["detail"] = "traceback", f"exit {code}"
+    problem = case.check(folder) if case.check and verdict in GOOD else None
+    if problem:
+        verdict, result["detail"] = "silent", problem
     result["class"] = verdict
     return result
+
+
+def _run_share(cases: list[tuple[int, Case]], root: Path, references: dict, clean_frame: pd.DataFrame, total: int,
+               start: float, sink) -> None:
+    """Classify ``cases`` (numbered) in order, each in its folder under ``root``; one JSON line per result into ``sink``."""
+    for i, case in cases:
+        folder = root / f"{i:04d}"
+        folder.mkdir()
+        result = classify(case, folder, references, clean_frame)
+        sink.write(json.dumps({"index": i, **result}) + "\n")
+        sink.flush()
+        if result["class"] not in GOOD or (i + 1) % 25 == 0:
+            print(f"[{i + 1}/{total} {time.monotonic() - start:.0f}s] {result['class']:12s} {case.name}  exit={result['exit']} "
+                  f"{result.get('detail', '')} {result['stderr'][:160]}", file=sys.stderr, flush=True)
+
+
+def run_cases(cases: list[Case], clean_frame: pd.DataFrame, out: Path, *, jobs: int = 1, name: str = "hostile_pass") -> int:
+    """Run and classify ``cases``: first, in this process, those that others' ``same_as`` name, then the rest shared
+    among ``jobs`` forked workers; print the counts per family and class and write ``out/<name>.json``. Returns 0
+    when every case is a clear error or correct, else 1."""
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="hostile-"))
+    print(f"{len(cases)} cases; folders under {root}", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    named = {case.same_as for case in cases}
+    numbered = list(enumerate(cases))
+    first = [(i, c) for i, c in numbered if c.name in named]
+    rest = [(i, c) for i, c in numbered if c.name not in named]
+    with open(root / "first.jsonl", "w") as sink:
+        _run_share(first, root, {}, clean_frame, len(cases), start, sink)
+    references = {case.name: root / f"{i:04d}" for i, case in first}
+    workers = []
+    for job in range(max(1, jobs)):
+        pid = os.fork()
+        if pid == 0:  # a worker: its share of the cases, then out
+            code = 0
+            try:
+                with open(root / f"job{job}.jsonl", "w") as sink:
+                    _run_share(rest[job::max(1, jobs)], root, references, clean_frame, len(cases), start, sink)
+            except BaseException:  # noqa: BLE001 - a runner bug: say so, and never return into the parent's code
+                import traceback
+
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        workers.append(pid)
+    for pid in workers:
+        os.waitpid(pid, 0)
+    results = sorted((json.loads(line) for part in root.glob("*.jsonl") for line in part.read_text().splitlines()),
+                     key=lambda r: r.pop("index"))
+    if len(results) != len(cases):
+        print(f"runner: {len(cases) - len(results)} cases left no result (a worker died)", file=sys.stderr)
+    counts = {c: n for c, n in pd.Series([r["class"] for r in results], dtype=object).value_counts().items()}
+    by_family = pd.DataFrame(results).assign(family=lambda f: f.case.str.split("/").str[0]).pivot_table(
+        index="family", columns="class", values="case", aggfunc="count", fill_value=0)
+    print(by_family.to_string())
+    print(json.dumps(counts))
+    (out / f"{name}.json").write_text(json.dumps({"counts": counts, "cases": results, "seconds": time.monotonic() - start}, indent=1))
+    return 0 if set(counts) <= set(GOOD) and len(results) == len(cases) else 1
 
 
 def main(argv=None) -> int:
@@ -541,30 +658,7 @@ def main(argv=None) -> int:
     frame = _clean_frame()
     cases = [*clean_cases(frame), *table_cases(frame), *header_cases(frame), *file_cases(frame), *group_cases(frame),
              *flag_cases(frame), *output_cases(frame), *text_cases(), *config_cases(frame), *resume_cases(frame)]
-    cases = [c for c in cases if args.only in c.name]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="hostile-"))
-    print(f"{len(cases)} cases; folders under {root}", file=sys.stderr, flush=True)
-    clean_numbers, results = {}, []
-    start = time.monotonic()
-    for i, case in enumerate(cases):
-        folder = root / f"{i:04d}"
-        folder.mkdir()
-        result = classify(case, folder, clean_numbers, frame)
-        if case.name.startswith("clean/"):
-            clean_numbers[case.name] = _numbers(folder)
-        results.append(result)
-        if result["class"] not in GOOD or (i + 1) % 25 == 0:
-            print(f"[{i + 1}/{len(cases)} {time.monotonic() - start:.0f}s] {result['class']:12s} {case.name}  exit={result['exit']} "
-                  f"{result.get('detail', '')} {result['stderr'][:160]}", file=sys.stderr, flush=True)
-    counts = pd.Series([r["class"] for r in results]).value_counts().to_dict()
-    by_family = pd.DataFrame(results).assign(family=lambda f: f.case.str.split("/").str[0]).pivot_table(
-        index="family", columns="class", values="case", aggfunc="count", fill_value=0)
-    print(by_family.to_string())
-    print(json.dumps(counts))
-    (out / "hostile_pass.json").write_text(json.dumps({"counts": counts, "cases": results, "seconds": time.monotonic() - start}, indent=1))
-    return 0 if set(counts) <= set(GOOD) else 1
+    return run_cases([c for c in cases if args.only in c.name], frame, Path(args.out), jobs=args.jobs)
 
 
 if __name__ == "__main__":
