@@ -108,19 +108,15 @@ def accuracy_table(result) -> pd.DataFrame:
 
 
 def carry_over_table(result) -> pd.DataFrame:
-    """The fair predictor's Cookbook tests in sample (the fitting rows' twins) beside those on the held-out rows' twins."""
-    columns = {}
-    for label, audit in (("in sample", result.in_sample_audit_), ("held out", result.audit_)):
-        tests = audit.cookbook_.tests_
-        level = float(tests["level"].iloc[0])
-        columns[label] = tests
-        columns[f"{label}: estimate"] = [f"{e:+.4f}" for e in tests["estimate"]]
-        columns[f"{label}: {level:.0%} CI"] = [format_ci(lo, hi) for lo, hi in zip(tests["ci_low"], tests["ci_high"])]
-        columns[f"{label}: p"] = [p_clause(name, p) for name, p in zip(tests["verdict_p_name"], tests["verdict_p"])]
-        columns[f"{label}: verdict"] = list(tests["verdict"])
-    first = columns.pop("in sample")
-    columns.pop("held out")
-    return pd.DataFrame({"pathway": first["pathway"], "tested": first["tested"], **columns})
+    """The fair predictor's Cookbook tests in sample (the fitting rows' twins), each beside the same test on the held-out rows' twins."""
+    rows = []
+    for data, audit in (("in sample", result.in_sample_audit_), ("held out", result.audit_)):
+        for test in audit.cookbook_.tests_.itertuples():
+            rows.append({"pathway": test.pathway, "tested": test.tested, "rows": data, "estimate": f"{test.estimate:+.4f}",
+                         f"{test.level:.0%} CI": format_ci(test.ci_low, test.ci_high), "p of the verdict": p_clause(test.verdict_p_name, test.verdict_p),
+                         "verdict": test.verdict})
+    order = {pathway: position for position, pathway in enumerate(dict.fromkeys(row["pathway"] for row in rows))}
+    return pd.DataFrame(sorted(rows, key=lambda row: order[row["pathway"]]))
 
 
 def write_repair_report(result, path) -> Path:
@@ -133,7 +129,7 @@ def write_repair_report(result, path) -> Path:
     verdict.add_figure(result.plot(), "Held-out rows: iPPM of every predictor (left) and its accuracy (right), each with its "
                        "interval; the accuracy axis is zoomed to the intervals.")
     verdict.add_table(carry_over_table(result), "The fair predictor's Cookbook tests in sample (the fair twins of the rows it was "
-                      "fitted on, out-of-fold scores) and on the held-out rows' fair twins; p: the p of each verdict's claim")
+                      "fitted on, out-of-fold scores) and on the held-out rows' fair twins, pathway by pathway")
     verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out_):,} held-out rows "
                       "(each fitted on the other rows; held_out.csv holds their scores), with percentile intervals from "
                       "bootstrap draws of these rows")
