@@ -361,9 +361,17 @@ def merged_census(parts: list[dict]) -> dict:
             "missing_like": counts("missing_like"), "missing_like_first": first("missing_like_first")}
 
 
+# The role of the protected attribute's columns in the type checks: their cells' text names their levels, whatever it
+# is (``01``, ``None``, a space: fairpath._io reads them as text), so no token in them is refused as dirty or missing-like.
+LEVELS_ROLE = "levels"
+
+
 def check_column_type(census: dict, role: str | None) -> None:
-    """A text column that is mostly numbers, or any text in a column whose role is numeric, is refused."""
+    """A text column that is mostly numbers, or any text in a column whose role is numeric, is refused (a column of
+    ``LEVELS_ROLE`` never is)."""
     present, bad = census["present"], census["bad"]
+    if role == LEVELS_ROLE:
+        return
     if not census["text"] or not bad:
         return  # every cell a number (text codes such as zip codes)
     if role is None and (present - bad) / present < NUMERIC_SHARE:
@@ -403,13 +411,14 @@ def _check_missing_like(census: dict) -> None:
     )
 
 
-def check_finite(frame: pd.DataFrame, numeric_roles: dict[str, str] | None = None, *, types: bool = True) -> None:
+def check_finite(frame: pd.DataFrame, numeric_roles: dict[str, str] | None = None, *, types: bool = True, levels=()) -> None:
     """Values every learner can use: the column types (see the module docstring; ``numeric_roles`` maps
-    the columns whose role is numeric to that role's name; ``types`` False where the caller checked them on the
-    whole table, :func:`check_column_type`), no missing value (NaN/None), no infinite or overflowing value, with
-    counts per column."""
+    the columns whose role is numeric to that role's name, ``levels`` names the protected attribute's columns, whose
+    text is their levels' names; ``types`` False where the caller checked them on the whole table,
+    :func:`check_column_type`), no missing value (NaN/None), no infinite or overflowing value, with counts per column."""
+    roles = {**(numeric_roles or {}), **dict.fromkeys(levels, LEVELS_ROLE)}
     for column in frame.columns if types else ():
-        check_column_type(column_type_census(frame[column]), (numeric_roles or {}).get(column))
+        check_column_type(column_type_census(frame[column]), roles.get(column))
     missing = frame.isna().sum()
     missing = missing[missing > 0]
     if len(missing):

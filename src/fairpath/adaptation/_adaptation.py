@@ -220,7 +220,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         unknown = [c for c in resolving if c not in graph.nodes]
         if unknown:
             raise FairpathInputError(f"resolving variables {unknown} are not nodes of the causal graph")
-        check_finite(data[graph.nodes])
+        check_finite(data[graph.nodes], levels=[self.x])
         if not pd.api.types.is_numeric_dtype(data[self.y]):
             raise FairpathInputError(f"the outcome {self.y!r} must be numeric (binary 0/1 or continuous)")
         check_outcome_varies(data[self.y], self.y)
@@ -359,7 +359,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         missing = [c for c in covariates if c not in data.columns]
         if missing:
             raise FairpathInputError(f"data to transform lacks the column(s) {missing} of the causal graph")
-        check_finite(data[covariates])
+        check_finite(data[covariates], levels=[self.x])
         group = self._levels(data)
         columns = [c for c in self.graph.order_ if c not in (self.x, self.y)]
         data = self._known_categories(data, columns)

@@ -161,7 +161,7 @@ def prepare_data(data: pd.DataFrame, sfm: SFM, outcomes: list[str] | None = None
     outcomes = list(outcomes or [sfm.y])
     _check_columns(data, sfm, outcomes)
     used = list(dict.fromkeys([sfm.x, *sfm.z, *sfm.w, *outcomes]))
-    check_finite(data[used], {c: "outcome" if c == sfm.y else "predictor" for c in outcomes})
+    check_finite(data[used], {c: "outcome" if c == sfm.y else "predictor" for c in outcomes}, levels=[sfm.x])
     kept, x, n_excluded, levels = _select_groups(data[used], sfm)
     check_group_sizes(level_counts(x, levels), sfm.x, MIN_GROUP_ROWS)
     _check_constant(kept[list(sfm.z)], "confounder (Z)")

@@ -32,7 +32,7 @@ from fairpath._encoding import CategoryEncoder
 from fairpath._exceptions import FairpathInputError
 from fairpath._remedies import remedy
 from fairpath._validation import (
-    MIN_GROUP_ROWS, check_column_type, check_finite, check_group_sizes, check_outcome_varies, column_type_census, is_numeric_column,
+    LEVELS_ROLE, MIN_GROUP_ROWS, check_column_type, check_finite, check_group_sizes, check_outcome_varies, column_type_census, is_numeric_column,
     merged_census,
 )
 from fairpath.causal._data import (
@@ -94,7 +94,8 @@ def _union(summaries: list[dict], column: str) -> pd.Series:
 
 
 def _numeric_roles(sfm: SFM, outcomes: list[str]) -> dict[str, str]:
-    return {c: "outcome" if c == sfm.y else "predictor" for c in outcomes}
+    """The roles of the type checks: the outcomes' (numeric), and the protected attribute's (its text names its levels)."""
+    return {c: "outcome" if c == sfm.y else "predictor" for c in outcomes} | {sfm.x: LEVELS_ROLE}
 
 
 def _census(part: pd.DataFrame) -> dict:

@@ -200,7 +200,7 @@ class ConstrainedLearner(BaseEstimator):
         check_frame(data)
         self.lambdas_ = check_lambda_path(self.lambdas)
         check_columns_present(data, sfm.columns)
-        check_finite(data[sfm.columns])
+        check_finite(data[sfm.columns], levels=[sfm.x])
         levels = set(pd.unique(data[sfm.x]))
         if levels != {sfm.x0, sfm.x1}:
             raise FairpathInputError(f"{sfm.x!r} must have exactly the levels {sfm.x0!r} and {sfm.x1!r}, found {sorted(map(str, levels))}")

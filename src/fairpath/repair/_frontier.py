@@ -264,7 +264,7 @@ def _resume_key(data: pd.DataFrame, sfm, settings: dict, learner) -> dict:
 def _check_arguments(data, sfm, n_folds) -> None:
     check_binary_sfm(sfm, "frontier")
     check_columns_present(data, sfm.columns)
-    check_finite(data[sfm.columns])
+    check_finite(data[sfm.columns], levels=[sfm.x])
     if set(pd.unique(data[sfm.y])) - {0, 1}:
         raise FairpathInputError(f"the frontier needs a binary 0/1 outcome (AUC, thresholded decisions); {sfm.y!r} is not")
     check_outcome_varies(data[sfm.y], sfm.y)
