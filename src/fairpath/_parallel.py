@@ -36,7 +36,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import Integer, Jobs, Optional, SchedulerAddress
+from fairpath._validation import Jobs, Optional, SchedulerAddress, local_workers
 
 _blas_lock = threading.Lock()
 _blas_users = 0
@@ -85,7 +85,7 @@ def run_tasks(function: Callable, tasks: Sequence, *, shared: dict | None = None
 
 def _check_options(n_jobs, scheduler, workers) -> None:
     Jobs().check("n_jobs", n_jobs)
-    Optional(Integer(1)).check("workers", workers)
+    Optional(local_workers()).check("workers", workers)
     Optional(SchedulerAddress()).check("scheduler", scheduler)
     if scheduler is not None and workers is not None:
         raise FairpathInputError("give either a Dask scheduler address or a number of local workers, not both")

@@ -702,6 +702,16 @@ class Folds(AutoInteger):
         super().__init__(2)
 
 
+# Local Dask workers (--workers N): each is a process; beyond a few hundred a machine only thrashes (100,000 started
+# workers until the run was killed).
+MAX_LOCAL_WORKERS = 256
+
+
+def local_workers() -> "Integer":
+    """The declaration of a number of local Dask workers: 1 to :data:`MAX_LOCAL_WORKERS`."""
+    return Integer(1, MAX_LOCAL_WORKERS)
+
+
 class Jobs(Integer):
     """Threads: an integer ≥ 1, or -1 for one per core."""
 

@@ -153,3 +153,14 @@ def test_levels_written_alike_are_refused(sample):
     with pytest.raises(FairpathInputError, match=rf"^two contrasts of column 'x' would share the name '1' ({pair}); make the column's "
                                                  r"values one type first \(two levels are written alike\)$"):
         decompose(data, _sfm(sample), n_rep=1, learner="linear", n_folds=2)
+
+
+def test_more_pairs_than_one_run_can_hold_are_refused_before_fitting():
+    # 129 levels in pairs were 8,256 contrasts: a run of hours (the hostile pass timed out), refused now at once.
+    from fairpath.causal._decompose import MAX_CONTRASTS, contrast_codes
+
+    assert len(contrast_codes(46, "pairs")) == MAX_CONTRASTS and len(contrast_codes(129, "reference")) == 128
+    with pytest.raises(FairpathInputError, match=re.escape(
+            "every pair of 129 levels is 8,256 contrasts, more than 1,035 (every pair of 46 levels), each with its own fits: compare "
+            'each level with the reference (contrasts="reference"), or merge levels (merge={...})')):
+        contrast_codes(129, "pairs")

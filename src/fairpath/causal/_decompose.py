@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._remedies import remedy
 from fairpath._parallel import run_tasks, task_client
 from fairpath._progress import stage
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
     Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, SchedulerAddress, Seed, Splits,
-    check_columns_arg, check_fit_group_sizes, is_partitioned_frame, validate_params,
+    check_columns_arg, check_fit_group_sizes, is_partitioned_frame, local_workers, validate_params,
 )
 from fairpath.causal._data import PreparedData, level_counts, prepare_data
 from fairpath.causal._distributed import prepare_partitioned
@@ -263,7 +264,7 @@ def _call_provenance(data: pd.DataFrame, predictors, method: str, seed: int) -> 
     "trim": Optional(Boolean()),  # None: the method's default
     "n_boot": Draws(allow_zero=True),
     "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),  # one refit (the data as given) is a valid medDML
-    "nboot2": Draws(), "n_rep": Splits(), "n_jobs": Optional(Integer(1)), "workers": Optional(Integer(1)), "scheduler": Optional(SchedulerAddress()),
+    "nboot2": Draws(), "n_rep": Splits(), "n_jobs": Optional(Integer(1)), "workers": Optional(local_workers()), "scheduler": Optional(SchedulerAddress()),
     "progress": Boolean(),
     "contrasts": Options(CONTRASTS),
 })
@@ -448,9 +449,21 @@ def _contrast_result(j: int, code: tuple[int, int], *, sfm, prepared, fits, fram
                                seconds=time.perf_counter() - started, encoded={"z": prepared.z_names, "w": prepared.w_names})
 
 
+# The most contrasts of one run: every pair of 46 levels. Beyond, a run takes hours (each contrast fits its own
+# propensities) and a family-wise interval over thousands of contrasts says nothing; compare each level with the reference.
+MAX_CONTRASTS = 1_035
+
+
 def contrast_codes(n_levels: int, contrasts: str) -> tuple[tuple[int, int], ...]:
     """The contrasts as pairs of level codes: every level against the reference (code 0), or every pair (a < b)."""
     if contrasts == "pairs":
+        if n_levels * (n_levels - 1) // 2 > MAX_CONTRASTS:
+            instead = remedy('contrasts="reference"', "--contrasts", "--contrasts reference")
+            merge = remedy("merge={...}", "--merge", '--merge "A=other,..."')
+            raise FairpathInputError(
+                f"every pair of {n_levels} levels is {n_levels * (n_levels - 1) // 2:,} contrasts, more than {MAX_CONTRASTS:,} (every "
+                "pair of 46 levels), each with its own fits: compare each level with the reference"
+                + (f" ({instead})" if instead else "") + (f", or merge levels ({merge})" if merge else ""))
         return tuple((a, b) for a in range(n_levels) for b in range(a + 1, n_levels))
     return tuple((0, b) for b in range(1, n_levels))
 

@@ -11,7 +11,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import read_partitioned, read_table
 from fairpath._progress import stage
-from fairpath._validation import Integer, Jobs, Optional, SchedulerAddress, Seed, check_columns_present, flag_type
+from fairpath._validation import Jobs, Optional, SchedulerAddress, Seed, check_columns_present, flag_type, local_workers
 
 __all__ = ["add_data_arguments", "add_parallel_arguments", "add_predictor_argument", "add_reading_arguments", "add_recoding_arguments",
            "add_sfm_arguments", "comma_list", "declared_type", "flag_type", "parallel_options", "parse_level_names", "parse_merge",
@@ -196,7 +196,7 @@ def add_parallel_arguments(parser: argparse.ArgumentParser, repetitions: str = "
         group.add_argument("--n-jobs", type=flag_type("--n-jobs", Jobs()), default=1, help=f"threads for the {repetitions} (default 1; -1: one per core)")
     group.add_argument("--scheduler", type=flag_type("--scheduler", Optional(SchedulerAddress())), default=None,
                        help=f"run the {repetitions} as tasks on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs fairpath[dask])")
-    group.add_argument("--workers", type=flag_type("--workers", Integer(1)), default=None,
+    group.add_argument("--workers", type=flag_type("--workers", local_workers()), default=None,
                        help=f"run the {repetitions} on a local Dask cluster of N worker processes (needs fairpath[dask])")
 
 

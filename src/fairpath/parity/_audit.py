@@ -15,7 +15,7 @@ from fairpath._progress import progress as progress_bar
 from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
 from fairpath._validation import (
     MAX_BOOTSTRAP_DRAWS, Boolean, Columns, Draws, Frame, Integer, Optional, Options, Probability, Real, SchedulerAddress, Seed, Splits, Text, check_columns_arg,
-    check_comparable_scales, validate_params,
+    check_comparable_scales, local_workers, validate_params,
 )
 from fairpath._vocabulary import parse_bn
 from fairpath.causal import CONTRASTS, METHODS
@@ -204,7 +204,7 @@ def _note_identical(data: pd.DataFrame, sfm, predictors, notes: list[str]) -> No
     "data": Frame(), "predictors": Columns(), "method": Options(METHODS), "n_folds": Integer(2), "seed": Seed(),
     "level": Probability(), "alpha": Probability(), "margin": Optional(Real(0.0, None, open_low=True)), "n_bins": Integer(2),
     "n_boot": Draws(), "eps": Real(0.0, 0.5, open_low=True, open_high=True), "trim": Boolean(), "nboot1": Integer(1, MAX_BOOTSTRAP_DRAWS),
-    "n_rep": Splits(), "workers": Optional(Integer(1)), "scheduler": Optional(SchedulerAddress()), "title": Optional(Text()),
+    "n_rep": Splits(), "workers": Optional(local_workers()), "scheduler": Optional(SchedulerAddress()), "title": Optional(Text()),
     "data_label": Text("naming the data the rows are, e.g. 'observed'"), "progress": Boolean(), "contrasts": Options(CONTRASTS),
 })
 def audit(

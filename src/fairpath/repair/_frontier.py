@@ -30,7 +30,7 @@ from fairpath._fingerprint import fingerprint
 from fairpath._io import locked_folder, write_csv
 from fairpath._validation import (
     Boolean, Draws, Frame, Integer, Jobs, MAX_REPEATS, Optional, Options, Probability, SchedulerAddress, Seed, check_columns_present, check_finite,
-    check_outcome_varies, check_output_dir, validate_params,
+    check_outcome_varies, check_output_dir, local_workers, validate_params,
 )
 from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
 from fairpath._runs import RunFolder, run_all
@@ -191,7 +191,7 @@ class FrontierResult(ResultMixin):
 @validate_params({
     "data": Frame(), "repeats": Integer(1, MAX_REPEATS), "quantile": Probability(), "reference": Options(("x0", "x1")), "unconstrained": Boolean(),
     "constrained": Boolean(), "n_folds": Integer(2), "n_bins": Integer(2), "n_boot": Draws(), "seed": Seed(), "progress": Boolean(),
-    "n_jobs": Jobs(), "workers": Optional(Integer(1)), "scheduler": Optional(SchedulerAddress()),
+    "n_jobs": Jobs(), "workers": Optional(local_workers()), "scheduler": Optional(SchedulerAddress()),
 })
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
              reference: Reference = "x1", learner=None, engine: Engine | object = "forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
