@@ -41,6 +41,7 @@ SECRET = "sk-hostile-0123456789abcdef"
 GOOD = ("clear error", "correct")
 CLASSES = (*GOOD, "traceback", "silent", "wrong remedy", "security", "data lost", "hang")
 VIOLATION_EXIT = 3  # the documented status of a shown violation (--fail-on violation) or a failed check
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE: the reader of stdout closed it (fairpath exits so, without a traceback)
 
 
 @dataclass
@@ -524,6 +525,11 @@ def _flags(argv: list[str]) -> set[str]:
     return flags | set(parser._option_string_actions)
 
 
+def _error_line(stderr: str) -> str:
+    """The whole ``fairpath: error:`` line (the result keeps 300 characters of it, which may cut a flag in two)."""
+    return next((line for line in reversed(stderr.splitlines()) if line.startswith("fairpath: error:")), "")
+
+
 def _wrong_remedies(argv: list[str], error_line: str) -> list[str]:
     """The flags that ``error_line`` names (beyond those the user typed) and the command does not have."""
     import re
@@ -547,6 +553,8 @@ def classify(case: Case, folder: Path, references: dict, clean_frame: pd.DataFra
     if link and not (folder / link).is_symlink():
         lost.append(f"{link} replaced by a regular file")
     security = _security_problems(written, case.argv) + (["secret in stderr"] if SECRET in stderr else [])
+    if code == BROKEN_PIPE_EXIT and case.setup == "stdout-closed":
+        code = case.exit_code  # the reader closed the pipe: the shell's status of a command killed by SIGPIPE, judged by its outputs
     if code is None:
         verdict = "hang"
     elif code == 1 or "Traceback (most recent call last)" in stderr or "internal error" in stderr:
@@ -555,8 +563,8 @@ def classify(case: Case, folder: Path, references: dict, clean_frame: pd.DataFra
         verdict, result["detail"] = "data lost", lost
     elif security:
         verdict, result["detail"] = "security", security
-    elif code == 2 and "fairpath: error:" in stderr and _wrong_remedies(case.argv, result["stderr"]):
-        verdict, result["detail"] = "wrong remedy", f"{case.argv[0]} has no {', '.join(_wrong_remedies(case.argv, result['stderr']))}"
+    elif code == 2 and "fairpath: error:" in stderr and _wrong_remedies(case.argv, _error_line(stderr)):
+        verdict, result["detail"] = "wrong remedy", f"{case.argv[0]} has no {', '.join(_wrong_remedies(case.argv, _error_line(stderr)))}"
     elif code == 2 and "fairpath: error:" in stderr:
         verdict = "clear error" if case.expect in ("error", "any") else "silent"  # refusing good input is a failure too
         if case.expect not in ("error", "any"):

@@ -157,3 +157,17 @@ def test_a_rerun_into_the_same_folder_leaves_no_output_of_the_previous_run(tmp_p
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")) == [
         "contrasts/02-black/my-notes.txt", "cookbook.csv", "data.csv", "estimates.csv", "ppm_bins.csv", "report.html", "results.json"]
     shutil.rmtree(out)
+
+
+def test_record_and_out_naming_one_folder_are_refused_before_the_study(tmp_path, capsys, study_never_runs):
+    # the hostile pass: --record study --out study started the study (a model conversion) before any check
+    folder = str(tmp_path / "study")
+    assert main(["reproduce", "huang", "--quick", "--out", folder, "--record", folder]) == 2
+    assert f"fairpath: error: --record and --out name the same folder {folder!r}" in capsys.readouterr().err
+
+
+def test_json_and_plot_naming_one_file_are_refused(binary_file, tmp_path, capsys):
+    target = str(tmp_path / "fig.png")
+    code = main(["decompose", str(binary_file), "--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y",
+                 "--json", target, "--plot", target])
+    assert code == 2 and f"fairpath: error: --json and --plot name the same file {target!r}" in capsys.readouterr().err

@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from toy_spec import SPEC  # tests/text is on the import path (no __init__.py)
@@ -132,7 +133,7 @@ def test_generations_of_several_models_are_refused_naming_each_with_its_rows(tmp
     # were pooled into one audit (without sample_index; with it, refused as repeated indices, naming neither model)
     frame = _two_models() if sample_index else _two_models().drop(columns="sample_index")
     with pytest.raises(FairpathInputError, match=r"^generations 'g.csv' hold the continuations of 2 models \('m1': 20 rows, 'm2': 20 rows\); "
-                                                 r"an audit is of one model .*choose one with --model NAME \(read_generations\(\.\.\., model=NAME\)\)"):
+                                                 r"an audit is of one model .*choose one with --model NAME \(read_generations\(\.\.\., model=\.\.\.\)\)"):
         _audit(frame)
     source = tmp_path / "g.jsonl"
     frame.to_json(source, orient="records", lines=True)
@@ -201,3 +202,12 @@ def test_text_score_reads_a_jsonl_file_with_a_byte_order_mark(tmp_path, capsys):
     argv, main = _score(tmp_path, source)
     assert main(argv) == 0, capsys.readouterr().err
     assert json.loads((tmp_path / "out" / "results.json").read_text())["settings"]["samples_source"] == repr(str(source))
+
+
+def test_generations_of_several_sampling_settings_are_refused_naming_each():
+    # a settings_hash column with two runs of one model was pooled when --settings-hash was not given (hostile pass)
+    frame = _two_models().assign(model="m1")
+    frame["settings_hash"] = np.where(np.arange(len(frame)) < 20, "aaa", "bbb")
+    with pytest.raises(FairpathInputError, match=r"^generations 'g.csv' hold the continuations of 2 sampling settings \('aaa': 20 rows, "
+                                                 r"'bbb': 20 rows\); .*choose one with --settings-hash HASH"):
+        _audit(frame)

@@ -62,6 +62,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from fairpath._exceptions import FairpathInputError
     from fairpath._io import save_figure
     from fairpath._parallel import task_client
     from fairpath._validation import check_figure_file, check_output_dir, check_output_file
@@ -72,6 +73,8 @@ def run(args) -> int:
         check_output_file(args.json, "--json file", inputs=[args.data])
     if args.plot is not None:
         check_figure_file(args.plot, "--plot file", inputs=[args.data])
+    if args.json is not None and args.plot is not None and Path(args.json).resolve() == Path(args.plot).resolve():
+        raise FairpathInputError(f"--json and --plot name the same file {str(args.json)!r}: the figure would replace the results; give two files")
     if args.out is not None:
         check_output_dir(args.out, "--out folder")
     with task_client(**parallel_options(args)) as where:

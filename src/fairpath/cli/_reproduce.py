@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from fairpath._exceptions import FairpathInputError
 from fairpath._validation import Integer, Jobs
 from fairpath.cli._common import flag_type, seed_type
 
@@ -136,6 +138,9 @@ def _run_huang(args: argparse.Namespace) -> int:
     overrides = {"seed": args.seed, "semantic": not args.no_quality, "dtype": args.dtype}
     overrides |= {name: value for name, value in given.items() if value is not None}  # unset: the settings' defaults
     settings = HuangSettings.quick(**overrides) if args.quick else HuangSettings(**overrides)
+    if args.record and Path(args.record).resolve() == Path(args.out).resolve():
+        raise FairpathInputError(f"--record and --out name the same folder {str(args.out)!r}: the record is the study's summary, kept apart "
+                                 "from its run folder (which a rerun resumes); give --record another folder")
     if args.record:  # before the study: an hour's work must not end on a refused folder
         check_record_folder(args.record, {**asdict(settings), "model": args.model}, force=args.force)
     result = reproduce_huang(args.out, model=args.model, corpus=args.corpus, device=args.device, settings=settings)

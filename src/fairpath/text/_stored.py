@@ -140,12 +140,14 @@ def check_generations(frame: pd.DataFrame, spec: FairnessSpec, source: str) -> p
 
 
 def _check_one_model(frame: pd.DataFrame, source: str) -> None:
-    """An audit is of one model: generations of several (the ``model`` column) are refused, not pooled."""
-    if "model" in frame.columns and frame["model"].nunique(dropna=False) > 1:
-        raise FairpathInputError(f"generations {source} hold the continuations of {frame['model'].nunique(dropna=False)} models "
-                                 f"({_counted(frame['model'])}); an audit is of one model and pooling them would mix their "
-                                 "biases: choose one with --model NAME (read_generations(..., model=NAME)), or keep one "
-                                 "model's rows")
+    """An audit is of one model and one set of sampling settings: generations of several (the ``model`` and
+    ``settings_hash`` columns) are refused, not pooled."""
+    for column, what, flag in (("model", "models", "--model NAME"), ("settings_hash", "sampling settings", "--settings-hash HASH")):
+        if column in frame.columns and frame[column].nunique(dropna=False) > 1:
+            raise FairpathInputError(
+                f"generations {source} hold the continuations of {frame[column].nunique(dropna=False)} {what} ({_counted(frame[column])}); "
+                f"an audit is of one model sampled one way and pooling them would mix their biases: choose one with {flag} "
+                f"(read_generations(..., {column}=...)), or keep one {column}'s rows")
 
 
 def _first(items) -> list:
