@@ -109,8 +109,9 @@ class ForestQuantileEngine:
         return self._pooled_quantiles(self.forest_.apply(features[rows]), trees)
 
     def _random_trees(self, positions: np.ndarray, in_sample: bool) -> np.ndarray:
-        """Per row, the trees it is read off when no tree learned from it: each kept with the out-of-bag share,
-        from a stream of its own per row position (so a chunk's draw does not depend on the chunking)."""
+        """Per row, the trees it is read off when no tree learned from it: each kept with the out-of-bag share, drawn
+        from a stream seeded by the engine's seed, the kind of rows and the chunk's first position (chunks start at
+        fixed positions, so the draws depend on the seed and the rows only)."""
         stream = 1 if in_sample else 2
         seeds = np.random.SeedSequence([self.random_state or 0, stream, int(positions[0]) if len(positions) else 0])
         draws = np.random.default_rng(seeds).uniform(size=(len(positions), self.in_bag_.shape[1]))
