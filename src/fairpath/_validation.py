@@ -361,25 +361,25 @@ def merged_census(parts: list[dict]) -> dict:
             "missing_like": counts("missing_like"), "missing_like_first": first("missing_like_first")}
 
 
-# The role of the protected attribute's columns in the type checks: their cells' text names their levels, whatever it
-# is (``01``, ``None``, a space: fairpath._io reads them as text), so no token in them is refused as dirty or missing-like.
+# The role of the protected attribute's columns in the type checks: a text column of levels names each level by its
+# text (``None``, ``na``: fairpath._io reads them as text, and every level is reported by name), so no token of a
+# categorical column of levels is refused as missing-like; a column of numbers with a few other tokens still is.
 LEVELS_ROLE = "levels"
 
 
 def check_column_type(census: dict, role: str | None) -> None:
-    """A text column that is mostly numbers, or any text in a column whose role is numeric, is refused (a column of
-    ``LEVELS_ROLE`` never is)."""
+    """A text column that is mostly numbers, or any text in a column whose role is numeric, is refused; so is a
+    missing-like token in a categorical column, except in the protected attribute's (``LEVELS_ROLE``)."""
     present, bad = census["present"], census["bad"]
-    if role == LEVELS_ROLE:
-        return
     if not census["text"] or not bad:
         return  # every cell a number (text codes such as zip codes)
-    if role is None and (present - bad) / present < NUMERIC_SHARE:
-        _check_missing_like(census)  # a genuinely categorical column
+    if role in (None, LEVELS_ROLE) and (present - bad) / present < NUMERIC_SHARE:
+        if role is None:
+            _check_missing_like(census)  # a genuinely categorical column
         return
     listed = ", ".join(f"{token!r} ({count}x)" for token, count in census["tokens"].head(5).items())
     where, name = _row_text(census["first"]), census["name"]
-    if role is None:
+    if role in (None, LEVELS_ROLE):
         raise FairpathInputError(
             f"column {name!r} holds numbers in {present - bad} of {present} non-missing cells and the non-numeric token(s) {listed}, "
             f"the first in {where}; read as categories it would be coded in text order and change every estimate: "
