@@ -203,7 +203,9 @@ class FairPredictor(BaseEstimator):
 
     def scores(self, data: pd.DataFrame) -> np.ndarray:
         """Probabilities of a binary outcome (a classifier's), predicted values otherwise, at the fair twins of ``data``."""
-        features = self._twin_features(data)
+        return self._scores_of_features(self._twin_features(data))
+
+    def _scores_of_features(self, features: np.ndarray) -> np.ndarray:
         if self.binary_ and is_classifier(self.learner_):
             return self.learner_.predict_proba(features)[:, 1]
         return self.learner_.predict(features)
@@ -211,8 +213,8 @@ class FairPredictor(BaseEstimator):
     def twin_frame(self, data: pd.DataFrame | None = None, column: str = "fair") -> pd.DataFrame:
         """Rows in the twin world: observed X and Y, adapted Z and W, and the predictor's scores.
 
-        ``data=None``: the training rows with their out-of-fold scores; otherwise the new rows ``data``
-        (holding the outcome), transformed as the training rows were, with the scores of the predictor.
+        ``data=None``: the training rows with their out-of-fold scores; otherwise the new rows ``data``,
+        transformed as the training rows were, with the scores of the predictor (the outcome as observed, if given).
         This is where the predictor's causal effects are measured (as in the paper's code): the
         predictor is a function of the twins, and its pathways run through the twins' covariates.
         """
@@ -221,9 +223,8 @@ class FairPredictor(BaseEstimator):
             frame = self.adapter_.adapted_train_.copy()
             frame[self.sfm.y] = self.adapter_.train_[self.sfm.y]
             return frame.assign(**{column: self.oof_scores_})
-        check_frame(data, "data to audit")
-        check_columns_present(data, [self.sfm.y], "the data to audit (the observed outcome)")
-        return self.adapter_.transform(data).assign(**{column: self.scores(data)})
+        twins = self.adapter_.transform(data)  # once: the scores are the learner's at these twins
+        return twins.assign(**{column: self._scores_of_features(self.encoder_.transform(twins))})
 
     def _checked_resolving(self) -> list[str]:
         """The resolving columns; given with a non-empty BN set they are refused, since either alone says what adaptation keeps."""
@@ -256,4 +257,7 @@ class FairPredictor(BaseEstimator):
         if self.resolving is not None:
             raise FairpathInputError("audit() needs the BN set: build the FairPredictor with bn=... instead of resolving=...")
         options.setdefault("data_label", TWIN_LABEL)
+        if data is not None:
+            check_frame(data, "data to audit")
+            check_columns_present(data, [self.sfm.y], "the data to audit (the observed outcome)")
         return audit(self.twin_frame(data, column), self.sfm, [column], list(parse_bn(self.bn)), **options)

@@ -416,14 +416,16 @@ def _outputs(data: pd.DataFrame, sfm, predictor: FairPredictor, test: pd.DataFra
 
 
 def _held_out_scores(data: pd.DataFrame, sfm, recipe: dict, judged: list[str], constrained: bool, holdout: float, seed: int):
-    """The held-out rows, the fair predictor refitted on the others, and every predictor's held-out scores."""
+    """The held-out rows, the fair predictor refitted on the others, its held-out rows' fair twins with its scores,
+    and every predictor's held-out scores."""
     fitting, held = _split(data, sfm, holdout, recipe["n_folds"], seed)
     predictor = FairPredictor(sfm, **recipe).fit(fitting)
-    scores = held[[sfm.x, sfm.y]].assign(**{FAIR: predictor.scores(held)})
+    twins = predictor.twin_frame(held, column=FAIR).reset_index(drop=True)
+    scores = held[[sfm.x, sfm.y]].assign(**{FAIR: twins[FAIR].to_numpy()})
     scores[UNCONSTRAINED] = _unconstrained_scores(fitting, held, sfm, predictor.features_, recipe["learner"], predictor.binary_, seed)
     if constrained:
         scores[CONSTRAINED] = _constrained_scores(ConstrainedLearner(sfm, judged, random_state=seed).fit(fitting), held)
-    return held, predictor, scores.reset_index(drop=True)
+    return held, predictor, twins, scores.reset_index(drop=True)
 
 
 @validate_params({
@@ -460,7 +462,7 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     full_constrained = ConstrainedLearner(sfm, judged, random_state=seed).fit(data) if constrained else None
     # Everything is computed before anything is written: a failure (say, in test) leaves no partial outputs.
     tables = _outputs(data, sfm, predictor, test, full_constrained)
-    held, judged_predictor, held_out = _held_out_scores(data, sfm, recipe, judged, constrained, holdout, seed)
+    held, judged_predictor, twins, held_out = _held_out_scores(data, sfm, recipe, judged, constrained, holdout, seed)
     others = [c for c in (UNCONSTRAINED, CONSTRAINED) if c in held_out]
     y = held_out[sfm.y].to_numpy()
     accuracy = pd.DataFrame([row for name in (FAIR, *others)
@@ -470,7 +472,6 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     bins = min(_complete_bins(held_out, sfm, [FAIR, *others], n_bins), _complete_bins(in_sample, sfm, [FAIR], n_bins))
     options = dict(alpha=alpha, margin=margin, level=level, n_bins=bins, n_boot=n_boot, learner=audit_learner, n_folds=n_folds,
                    seed=seed, progress=progress)
-    twins = judged_predictor.adapter_.transform(held).reset_index(drop=True).assign(**{FAIR: held_out[FAIR]})
     fair_audit = audit(twins, sfm, [FAIR], judged, data_label=HELD_OUT_TWINS, **options)
     in_sample_audit = audit(in_sample, sfm, [FAIR], judged, data_label=IN_SAMPLE_TWINS, **options)
     baseline_audit = audit(held.reset_index(drop=True).join(held_out[others]), sfm, others, judged, data_label=HELD_OUT_OBSERVED, **options)
