@@ -30,7 +30,9 @@ SCALAR_NAMES = {"seed", "random_state", "n_folds", "n_boot", "nboot1", "nboot2",
 # Records that fairpath builds and returns (their fields are computed, not given), and the audit's settings record,
 # whose values load_config / AuditConfig.from_mapping check with audit()'s own declared constraints.
 NOT_ENTRY_POINTS = {"fairpath.Estimate", "fairpath.parity.CookbookResult", "fairpath.text.FairnessResult", "fairpath.text.ModelComparison",
-                    "fairpath.text.PermutationTest", "fairpath.reproduce.LinearCheck", "fairpath.parity.AuditConfig"}
+                    "fairpath.text.PermutationTest", "fairpath.reproduce.LinearCheck", "fairpath.parity.AuditConfig",
+                    "fairpath.text.SpreadComparison", "fairpath.text.SpreadEstimate", "fairpath.text.SpreadPower",
+                    "fairpath.text.SpreadTest", "fairpath.text.ValueSpread"}
 
 # Valid values for required parameters whose constraint the call checks before the one under test.
 EXAMPLES = {Frame: pd.DataFrame({"a": [1.0, 2.0]}), ColumnName: "a", Columns: [], Text: "a", Seed: 0}

@@ -13,7 +13,9 @@ The pieces work separately or together:
 - metrics (:func:`wasserstein1`, :func:`individual_fairness`, :func:`group_fairness`,
   :func:`counterfactual_fairness` with permutation tests and noise floors, :func:`compare_models`
   for two models on the same prompts; :func:`individual_fairness_power` for the samples per prompt
-  a comparison needs);
+  a comparison needs); :func:`value_spread` (the between-value spread of mean sentiment, free of the
+  samples per prompt, with a bootstrap interval), :func:`compare_spread` (its one-sided paired test
+  against a reference model) and :func:`spread_power`;
 - quality (:func:`semantic_similarity`, :func:`calibrate_similarity_threshold`, :func:`perplexity`);
 - :func:`audit_text`, returning a :class:`TextAuditResult` with a report; :func:`audit_samples` (with
   :func:`read_generations`) for continuations generated elsewhere.
@@ -47,6 +49,16 @@ from fairpath.text._scorers import (
 # line's flag types, defaults and choices.
 from fairpath.text._parameters import (DEBIAS_SETTINGS, DEFAULT_DTYPE, DTYPES, ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS,
                                        POOLINGS, QUALITY_SETTINGS, TEST_SETTINGS, GenerationSettings)
+from fairpath.text._spread import (
+    SpreadComparison,
+    SpreadEstimate,
+    SpreadPower,
+    SpreadTest,
+    ValueSpread,
+    compare_spread,
+    spread_power,
+    value_spread,
+)
 from fairpath.text._spec import FairnessSpec, SensitiveValue, combine_specs, indefinite_article
 from fairpath.text._stored import GENERATION_COLUMNS, read_generations
 
@@ -107,8 +119,13 @@ __all__ = [
     "SensitiveValue",
     "SentimentScorer",
     "SimilarityCalibration",
+    "SpreadComparison",
+    "SpreadEstimate",
+    "SpreadPower",
+    "SpreadTest",
     "TextAuditResult",
     "TextBlobScorer",
+    "ValueSpread",
     "VaderScorer",
     "audit_samples",
     "audit_text",
@@ -116,6 +133,7 @@ __all__ = [
     "calibrate_similarity_threshold",
     "combine_specs",
     "compare_models",
+    "compare_spread",
     "counterfactual_fairness",
     "generate_samples",
     "get_scorer",
@@ -133,5 +151,7 @@ __all__ = [
     "read_generations",
     "score_samples",
     "semantic_similarity",
+    "spread_power",
+    "value_spread",
     "wasserstein1",
 ]
