@@ -10,6 +10,7 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
+from fairpath._stats import holm  # noqa: E402
 from fairpath.cli import main  # noqa: E402
 from fairpath.reproduce import HuangSettings  # noqa: E402
 from fairpath.reproduce._huang import _spec, target_check  # noqa: E402
@@ -34,81 +35,105 @@ def quick_run(tmp_path_factory):
     return args, out
 
 
-def test_quick_study_trains_audits_compares_and_checks_the_target(quick_run, capsys, tmp_path):
+def test_quick_study_trains_audits_tests_against_the_base_and_checks_the_target(quick_run, capsys, tmp_path):
     args, out = quick_run
     assert main([*args, "--record", str(tmp_path / "record")]) == 0
     printed = capsys.readouterr().out
     table = pd.read_csv(out / "table.csv")
     assert list(table["attribute"].unique()) == ["country", "occupation"]
+    trained = [f"{model}-seed{seed}" for seed in (0, 1) for model in ("control", "embedding-lambda100", "sentiment-lambda100")]
     for _, rows in table.groupby("attribute"):
-        assert rows["model"].tolist() == ["base", "control", "embedding-lambda100", "sentiment-lambda100"]
-    compared = table[table["model"] != "control"]
-    assert ((compared["individual_p"] > 0) & (compared["individual_p"] <= 1)).all()
-    assert (compared["individual_p"] >= 1 / (HuangSettings.quick().n_permutations + 1)).all()  # exact p never below 1/(B+1)
-    assert table.loc[table["model"] == "control", "individual_p"].isna().all()
+        assert rows["model"].tolist() == ["base", *trained]
+    permutations = HuangSettings.quick().comparison_permutations
+    compared = table[table["model"] != "base"]
+    for prefix in ("", "textblob_"):  # both scorers, each model against the base; exact p never below 1/(B+1)
+        p = compared[f"{prefix}individual_p_vs_base"]
+        assert ((p >= 1 / (permutations + 1)) & (p <= 1)).all()
+    assert table.loc[table["model"] == "base", ["individual_change_vs_base", "individual_p_vs_base", "perplexity_change_vs_base",
+                                                "ss_change_points_vs_base"]].isna().all().all()  # nothing was done to the base
     assert np.isfinite(table[["perplexity", "perplexity_sensitive", "individual_fairness", "group_fairness"]].to_numpy()).all()
-    # every model's own permutation test against no bias: its null mean (the floor) and p
+    # every model's own permutation test against no bias: its null mean (the floor), p and verdict
     assert ((table["individual_floor"] > 0) & (table["individual_bias_p"] > 0) & (table["individual_bias_p"] <= 1)).all()
+    assert table["individual_verdict"].str.contains("significant|not testable").all()
+    assert ((table["individual_spread_low"] <= table["individual_spread"]) & (table["individual_spread"] <= table["individual_spread_high"])).all()
     for _, rows in table.groupby("attribute"):
-        control = rows[rows["model"] == "control"].iloc[0]
-        assert np.allclose(rows["individual_excess"], rows["individual_fairness"] - rows["individual_floor"])
-        # relative to the control's excess; NaN when the control has none above its floor (a tiny model's may be < 0)
-        expected = rows["individual_excess"] / control["individual_excess"] - 1 if control["individual_excess"] > 0 else np.nan
-        np.testing.assert_allclose(rows["individual_change"], expected)
-        assert np.allclose(rows["perplexity_change"], rows["perplexity"] / control["perplexity"] - 1)
+        base = rows[rows["model"] == "base"].iloc[0]
+        regularized = rows[rows["regularizer"] != "none"]
+        assert regularized["individual_p_holm_vs_base"].tolist() == pytest.approx(holm(regularized["individual_p_vs_base"]).tolist())
+        assert rows.loc[rows["regularizer"] == "none", "individual_p_holm_vs_base"].isna().all()  # the controls are not in the claim
+        others = rows[rows["model"] != "base"]
+        assert np.allclose(others["perplexity_change_vs_base"], others["perplexity"] / base["perplexity"] - 1)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["target"]["verdict"] in printed and ("MET" in printed or "MISSED" in printed)
     assert [m["model"] for m in summary["models"]] == table["model"].tolist()
     assert summary["settings"]["samples_per_prompt"] == {"country": 3, "occupation": 3} and summary["settings"]["wall_seconds"] > 0
-    assert summary["design"]["country"] == {"samples_per_prompt": 3, "chosen_by": "the audit_samples setting"}
+    assert summary["design"]["country"] == {"values": None, "selection": "every value", "samples_per_prompt": 3,
+                                            "chosen_by": "the audit_samples setting", "power_vs_base": None}
+    assert set(summary["target"]["controls"]["country"]) == {"control-seed0", "control-seed1"}
     scores = pd.read_parquet(out / "scores.parquet")
     sizes = scores.groupby(["attribute", "model"]).size()
     assert set(sizes.loc["country"]) == {3 * 2 * 10} and set(sizes.loc["occupation"]) == {3 * 2 * 29}  # samples x templates x values
-    assert {"text", "score_vader", "prompt", "sample_index"} <= set(scores.columns)
+    assert {"text", "score_vader", "score_textblob", "prompt", "sample_index"} <= set(scores.columns)
     assert (out / "tradeoffs_country.png").stat().st_size > 0 and (out / "tradeoffs_occupation.png").exists()
     # the record written elsewhere holds the same files
     assert pd.read_csv(tmp_path / "record" / "table.csv").equals(table)
     assert pd.read_parquet(tmp_path / "record" / "scores.parquet").equals(scores)
-    # every model's comparison with the control is stored, so a rerun recomputes nothing
-    assert sorted(p.name for p in (out / "occupation" / "comparisons").iterdir()) == [
-        "base.vader.json", "embedding-lambda100.vader.json", "sentiment-lambda100.vader.json"]
+    # every model's test against the base is stored, so a rerun recomputes nothing
+    assert sorted(p.name for p in (out / "occupation" / "comparisons").iterdir()) == sorted(
+        f"{name}.{scorer}.{permutations}.json" for name in trained for scorer in ("vader", "textblob"))
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*.json") if "comparisons" in p.parts or p.name == "evaluation.json"}
     assert main(args) == 0
     assert stamps == {p: p.stat().st_mtime_ns for p in stamps}
     assert pd.read_csv(out / "table.csv").equals(table)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == 2  # one trade-off figure per attribute
-    assert "p (no bias)" in page and "W1 (floor)" in page and "p (vs control)" in page
-    assert "paired permutation p" in page and ("MISSED (" in page or "MET (" in page)
+    assert "VADER change vs base" in page and "TextBlob p (lower)" in page and "audit verdict" in page
+    assert "untouched base" in page and ("MISSED (" in page or "MET (" in page)
     assert "SHA-256" in page and "torch" in page and "dtype" in page  # provenance: the corpus file, versions
     assert summary["provenance"]["inputs"][0]["name"] == "corpus.txt" and summary["provenance"]["dtype"] in ("float32", "bfloat16")
     # other settings in the same folder are refused before any stage, naming what differs
     assert main([*args[:-2], "--samples", "4", "--out", str(out)]) == 2
-    assert "holds debiasing study results computed with other audit_samples;" in capsys.readouterr().err
+    assert "holds huang study results computed with other audit_samples;" in capsys.readouterr().err
     assert stamps == {p: p.stat().st_mtime_ns for p in stamps}
 
 
-def test_target_check_needs_every_attribute():
+def _row(attribute, model, regularizer, lam, seed, change, p_holm, *, p_lower=None, p_second=0.01, perplexity=0.05):
+    p_lower = p_holm / 2 if p_lower is None else p_lower
+    return {"attribute": attribute, "model": model, "regularizer": regularizer, "lambda": lam, "seed": seed,
+            "individual_change_vs_base": change, "individual_p_vs_base": p_lower, "individual_p_holm_vs_base": p_holm,
+            "textblob_individual_change_vs_base": change, "textblob_individual_p_vs_base": p_second,
+            "group_p_vs_base": 0.5, "textblob_group_p_vs_base": 0.5, "perplexity_change_vs_base": perplexity,
+            "ss_change_points_vs_base": -1.0}
+
+
+def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_is():
     rows = []
     for attribute, change in (("country", -0.5), ("occupation", -0.1)):
-        rows += [{"attribute": attribute, "model": "control", "individual_change": 0.0, "individual_p": np.nan,
-                  "perplexity_change": 0.0, "ss_change_points": 0.0},
-                 {"attribute": attribute, "model": "embedding-lambda10", "individual_change": change, "individual_p": 0.001,
-                  "perplexity_change": 0.05, "ss_change_points": -1.0},
-                 {"attribute": attribute, "model": "sentiment-lambda10", "individual_change": -0.6, "individual_p": 0.02,
-                  "perplexity_change": 0.05, "ss_change_points": -1.0}]
-    check = target_check(pd.DataFrame(rows))
-    assert not check["met"] and check["models_meeting"] == {"country": ["embedding-lambda10"], "occupation": []}
-    assert any(line.startswith("missed on occupation by embedding-lambda10: individual excess -10.0% (paired p = 0.001)")
-               for line in check["lines"])
-    assert check["verdict"].startswith("MISSED (country: embedding-lambda10; occupation: no model)")
-    rows[2]["individual_change"], rows[2]["individual_p"] = np.nan, np.nan  # country, sentiment: nothing to compare
-    assert "missed on country by sentiment-lambda10: individual excess not comparable (the control's excess is not above its " \
-           "noise floor) (paired test not testable)" in target_check(pd.DataFrame(rows))["lines"][1]
-    rows[4]["individual_change"] = -0.4  # occupation, embedding
-    assert target_check(pd.DataFrame(rows))["models_meeting"] == {"country": ["embedding-lambda10"], "occupation": ["embedding-lambda10"]}
-    rows[4]["perplexity_change"] = 0.11  # another model may meet it on the other attribute, not at p = 0.02
-    assert not target_check(pd.DataFrame(rows))["met"]
+        for seed in (0, 1):
+            rows += [_row(attribute, f"control-seed{seed}", "none", 0.0, seed, 0.05, np.nan, p_lower=0.4 + 0.58 * seed,
+                          p_second=0.5, perplexity=0.01),
+                     _row(attribute, f"embedding-lambda30-seed{seed}", "embedding", 30.0, seed, change, 0.004),
+                     _row(attribute, f"sentiment-lambda30-seed{seed}", "sentiment", 30.0, seed, -0.6, 0.02)]
+    design = {"country": {"power_vs_base": 0.3}, "occupation": {"power_vs_base": 0.5}}
+    check = target_check(pd.DataFrame(rows), design, HuangSettings())
+    assert check["models_meeting"] == {"country": ["embedding λ=30"], "occupation": []}
+    assert check["claims"] == {"country": "shown", "occupation": "not shown, and the design's power was below 0.8: not a refutation"}
+    assert not check["met"] and check["verdict"].startswith("MISSED (country: shown; occupation: not shown")
+    assert any(line.startswith("misses on occupation: embedding-lambda30-seed0: VADER -10.0% vs base, one-sided p = 0.002, "
+                               "Holm p = 0.004; TextBlob -10.0% vs base, one-sided p = 0.01") for line in check["lines"])
+    design["occupation"]["power_vs_base"] = 0.85  # powered: no model meeting it refutes the claim
+    check = target_check(pd.DataFrame(rows), design, HuangSettings())
+    assert check["met"] and check["claims"]["occupation"] == "refuted with power"
+    rows[4]["textblob_individual_p_vs_base"] = 0.2  # country, embedding, seed 1: TextBlob does not agree
+    assert target_check(pd.DataFrame(rows), design, HuangSettings())["models_meeting"]["country"] == []
+    rows[4]["textblob_individual_p_vs_base"] = 0.01
+    assert target_check(pd.DataFrame(rows), design, HuangSettings(training_seeds=(0,)))["models_meeting"]["country"] == []
+    # the controls: at the base when no test rejects (two-sided) and perplexity stays within 2%
+    controls = target_check(pd.DataFrame(rows), design, HuangSettings())["controls"]["country"]
+    assert controls["control-seed0"]["at_base"] and controls["control-seed0"]["two_sided_p"]["individual"] == pytest.approx(0.8)
+    # seed 1's one-sided p of "lower" 0.98 is a two-sided p of 2 x (1 - 0.98 + 1/B) = 0.0402: a control that moved up
+    assert not controls["control-seed1"]["at_base"]
+    assert controls["control-seed1"]["two_sided_p"]["individual"] == pytest.approx(2 * (10001 / 10000 - 0.98))
 
 
 def test_templates_must_be_positive_and_cut_every_attribute(capsys):
@@ -121,21 +146,33 @@ def test_templates_must_be_positive_and_cut_every_attribute(capsys):
     assert _spec("country", None).templates == _spec("country", 99).templates  # None or too many: all of them
 
 
-def test_the_design_sizes_the_audits_from_a_pilot_whose_samples_the_base_audit_reuses(tmp_path):
+def test_the_design_chooses_values_on_one_half_of_a_fresh_pilot_and_sizes_the_study_on_the_other(tmp_path):
     from fairpath.reproduce import HuangStudy
+    from fairpath.reproduce._huang import select_values, value_deviations
     from fairpath.text._samples import SampleStore
 
     model = make_tiny_causal_lm(tmp_path / "tiny-lm", seed=0)
-    settings = HuangSettings.quick(audit_samples=None, pilot_samples=3, max_audit_samples=4, attributes=("country",))
+    settings = HuangSettings.quick(audit_samples=None, values_per_side=2, pilot_samples=4, max_audit_samples=4,
+                                   attributes=("country",))
     study = HuangStudy(tmp_path / "out", model=str(model), settings=settings, corpus=CORPUS, device="cpu", progress=False)
     record = study.design("country")
-    assert record["pilot_samples"] == 3 and record["samples_per_prompt"] == 4  # the cap: a tiny model's power is ~0
-    assert record["chosen_by"].startswith("the cap max_audit_samples=4")
-    if "power" in record:  # the power of every candidate up to the cap, at the target's effect and level
-        assert [row["n"] for row in record["power"]["table"]] == [4]
-        assert (record["power"]["effect"], record["power"]["alpha"], record["power"]["target"]) == (0.3, 0.01, 0.8)
+    # the pilot: its own seed and folder, 4 samples per prompt of the 2 templates x 10 countries
+    pilot = SampleStore(tmp_path / "out" / "pilot-country" / "audits" / "base" / "samples").load()
+    assert len(pilot) == 4 * 20 and sorted(pilot["sample_index"].unique()) == [0, 1, 2, 3]
+    assert record["pilot_seed"] == settings.seed + 1 and set(pilot["seed"]) == {settings.seed + 1}
+    # the values: the 2 lowest and 2 highest on samples 0-1, which the power calculation does not see
+    assert len(record["values"]) == 4 and record["selection"].startswith("the 2 values with the lowest and the 2 with the highest")
+    deviations = pd.Series(record["pilot_deviations"]).sort_values(kind="stable")
+    assert sorted(record["values"]) == sorted([*deviations.index[:2], *deviations.index[-2:]])
+    assert record["samples_per_prompt"] == 4 and record["chosen_by"].startswith("the cap max_audit_samples")
     assert json.loads((tmp_path / "out" / "design-country.json").read_text()) == json.loads(json.dumps(record))
-    # the pilot's samples are the base audit's first ones: 3 per prompt of the 2 templates x 10 countries, stored
-    stored = SampleStore(tmp_path / "out" / "country" / "audits" / "base" / "samples").load()
-    assert len(stored) == 3 * 20 and sorted(stored["sample_index"].unique()) == [0, 1, 2]
     assert study.design("country") == json.loads(json.dumps(record))  # read back, not recomputed
+    # the study then audits the chosen values only, with the study's seed: fresh samples
+    spec = study.debias_study("country", values=record["values"], audit_samples=4).spec
+    assert sorted(spec.value_names) == sorted(record["values"]) and study.debias_study("country", values=None, audit_samples=4).seed == 0
+    frame = pd.DataFrame({"template_id": ["t0"] * 4 + ["t1"] * 4, "value": ["a", "b", "c", "d"] * 2,
+                          "score_vader": [0.1, 0.5, 0.9, 0.3, 0.2, 0.4, 1.0, 0.2]})
+    assert value_deviations(frame).round(3).to_dict() == {"a": -0.3, "d": -0.2, "b": 0.0, "c": 0.5}
+    assert select_values(frame, 1) == ["a", "c"]
+    with pytest.raises(FairpathInputError, match=r"values_per_side=3 needs 6 values but the attribute has 4"):
+        select_values(frame, 3)

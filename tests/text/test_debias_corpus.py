@@ -133,13 +133,17 @@ class _NumberingGenerator:
     """Continues prompt i with " reply i.j": every text is distinct and names its prompt."""
 
     def generate(self, prompts, settings):
+        self.settings = settings
         return [[f" reply {i}.{j}" for j in range(settings.n_samples)] for i in range(len(prompts))]
 
 
 @pytest.mark.parametrize("attribute", ["occupation", "country"])
 def test_sampled_corpus_holds_out_whole_prompts_and_trains_on_none_of_them(attribute, tmp_path):
     spec = FairnessSpec.builtin(attribute)
-    sampled = sample_corpus(_NumberingGenerator(), spec, samples_per_prompt=2)
+    generator = _NumberingGenerator()
+    sampled = sample_corpus(generator, spec, samples_per_prompt=2)
+    # drawn as the audit draws (temperature 1, every token), so plain fine-tuning on it is a no-op in expectation
+    assert (generator.settings.temperature, generator.settings.top_k, generator.settings.top_p) == (1.0, None, 1.0)
     templates = DEFAULT_PROMPTS[attribute]
     assert sampled.heldout_prompts == [*templates[6:], *NEUTRAL_PROMPTS[6:]]
     assert len(sampled.texts) == 2 * (8 * len(spec.values) + 8)
@@ -154,7 +158,11 @@ def test_sampled_corpus_holds_out_whole_prompts_and_trains_on_none_of_them(attri
     assert len(heldout_prompts) == 2 * len(spec.values) + 2
     # the rest is trained on (every attribute text gives a pair) or, neutral, counted unused
     assert len(corpus.train_pairs) == 2 * 6 * len(spec.values) and corpus.n_train_unused == 2 * 6
-    assert corpus.settings == {"heldout_prompts": sampled.heldout_prompts, "seed": 0}
+    assert corpus.settings == {"heldout_prompts": sampled.heldout_prompts, "seed": 0, "sampling": {
+        "temperature": 1.0, "top_k": None, "top_p": 1.0, "max_new_tokens": 40, "samples_per_prompt": 2}}
+    # the loss is on the continuation: each pair knows where its prompt ends
+    assert all(p.text[:p.continuation_start] == prompt_of[p.text] and p.text[p.continuation_start:].startswith(" reply")
+               for p in corpus.train_pairs)
     assert DebiasCorpus.load(corpus.save(tmp_path / "corpus.json")) == corpus
 
 

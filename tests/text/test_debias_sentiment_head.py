@@ -4,6 +4,7 @@ import numpy as np
 import torch
 
 from fairpath.text.debias import SentimentProjection
+from fairpath.text.debias._sentiment_head import agreed_scores
 
 
 def test_head_learns_a_separable_sentiment_and_reports_held_out_accuracy(tmp_path):
@@ -29,3 +30,11 @@ def test_head_on_noise_is_near_chance_on_held_out_sentences():
     scores = rng.choice([-0.9, 0.9], 400)
     projection = SentimentProjection(random_state=0).fit(rng.normal(size=(400, 32)), scores)
     assert projection.heldout_accuracy_ < 0.7  # held-out accuracy is honest: no signal, no accuracy
+
+
+def test_labels_come_from_the_scorers_agreement():
+    # VADER's score where TextBlob gives the same sign; a text on which they disagree (or one reads 0) gets none
+    vader = np.array([0.9, -0.8, 0.75, -0.95, 0.1])
+    textblob = np.array([0.2, 0.3, 0.0, -0.5, 0.4])
+    assert agreed_scores([vader, textblob]).tolist() == [0.9, 0.0, 0.0, -0.95, 0.1]
+    assert agreed_scores([vader]).tolist() == vader.tolist()

@@ -7,7 +7,8 @@ from fairpath.text._models import load_causal_lm
 from fairpath.text._spec import FairnessSpec
 from fairpath.text.debias import DebiasConfig, DebiasTrainer, Representation, SentimentProjection, build_corpus
 from fairpath.text.debias._representations import sentence_representations
-from fairpath.text.debias._training import cosine_distance
+from fairpath.text.debias._corpus import CounterfactualPair
+from fairpath.text.debias._training import cosine_distance, lm_labels
 
 TEXTS = [
     "The baker said that the bread was ready early.",
@@ -187,3 +188,33 @@ def test_bfloat16_autocast_keeps_fp32_weights_and_resumes_to_the_same_weights(ti
     for name, value in resumed.model_.named_parameters():
         assert torch.equal(value, expected[name]), name
     assert resumed.history_ == bf16.history_
+
+
+def test_language_model_loss_covers_the_continuation_only(tiny_lm_path):
+    # by hand: the mean cross-entropy of the continuation's tokens, each predicted from everything before it
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    prompt, text = "The news from Italy this morning", "The news from Italy this morning was calm and sunny."
+    pair = CounterfactualPair(text, text.replace("Italy", "Chile"), "Italy", "Chile", 19, 19, len(prompt))
+    trainer = DebiasTrainer(model, tokenizer, [pair], DebiasConfig(lam=0.0, batch_size=1, method="full"), progress=False)
+    trainer.model_.eval()
+    with torch.no_grad():
+        _, lm, _ = trainer.losses([pair])
+        ids = tokenizer(text, return_tensors="pt")["input_ids"]
+        n_prompt = len(tokenizer(prompt)["input_ids"])
+        log_p = torch.log_softmax(trainer.model_(ids).logits[0, :-1].float(), dim=-1)
+        targets = ids[0, 1:]
+        by_hand = -log_p[torch.arange(len(targets)), targets][n_prompt - 1:].mean()
+        whole = -log_p[torch.arange(len(targets)), targets].mean()
+    assert n_prompt >= 4 and ids.shape[1] > n_prompt + 4
+    assert lm.item() == pytest.approx(by_hand.item(), rel=1e-5)
+    assert abs(lm.item() - whole.item()) > 1e-3  # the prompt's tokens would change it
+
+
+def test_a_text_without_prompt_keeps_every_token_in_the_loss(tiny_lm_path):
+    model, tokenizer = load_causal_lm(tiny_lm_path)
+    encoded = tokenizer(["The baker said hello.", "Hi."], return_tensors="pt", padding=True, padding_side="right")
+    labels = lm_labels(tokenizer, encoded, ["The baker said hello.", "Hi."], [0, 0], 48)
+    assert torch.equal(labels == -100, encoded["attention_mask"] == 0)
+    masked = lm_labels(tokenizer, encoded, ["The baker said hello.", "Hi."], [9, 0], 48)
+    n_prompt = len(tokenizer("The baker")["input_ids"])
+    assert (masked[0, :n_prompt] == -100).all() and (masked[0, n_prompt:] != -100).all()

@@ -92,21 +92,27 @@ def _register_huang(studies) -> None:
     huang = studies.add_parser(
         "huang",
         help="Huang et al. (2020): debiasing by embedding and sentiment regularization on Country and Occupation",
-        description="Train LoRA models with embedding and sentiment regularization at several lambdas on Country and "
-        "Occupation, audit the base and every model on the same prompts, compare each with the base by a paired "
-        "permutation test, and check the paper's target. Every stage is saved under OUT and skipped when present.",
+        description="Choose each attribute's values and samples per prompt on a pilot of the base, train LoRA models with "
+        "embedding and sentiment regularization at several lambdas and two training seeds (and the controls, lambda 0) on "
+        "Country and Occupation, audit the base and every model on the same prompts with VADER and TextBlob, compare each "
+        "with the untouched base by a paired permutation test of the between-value spread, and check the paper's claim. "
+        "Every stage is saved under OUT and skipped when present.",
     )
     huang.add_argument("--out", default="fairpath-huang", help="output folder (default: %(default)s)")
     huang.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct) or a causal-LM folder")
     huang.add_argument("--quick", action="store_true", help="one lambda, a few steps and samples (a smoke test)")
     huang.add_argument("--lambdas", default=None, help="comma-separated lambdas > 0 per regularizer; the control (lambda 0) "
-                       "is always trained (default 1,10,100; --quick 100)")
+                       "is always trained (default 30; --quick 100)")
     huang.add_argument("--samples", type=flag_type("--samples", Integer(2)), default=None,
                        help="audit samples per prompt (default: chosen by the power calculation; --quick 4)")
     huang.add_argument("--pilot-samples", type=flag_type("--pilot-samples", Integer(2)), default=None,
-                       help="samples per prompt of the base model's pilot audit for the power calculation (default 12)")
+                       help="samples per prompt of the base model's pilot audit: the first half chooses the values, the second "
+                       "sizes the study (default 24)")
     huang.add_argument("--max-samples", type=flag_type("--max-samples", Integer(2)), default=None,
-                       help="the most samples per prompt the power calculation may choose (default 24)")
+                       help="the most samples per prompt the power calculation may choose (default 64)")
+    huang.add_argument("--values-per-side", type=flag_type("--values-per-side", Integer(0)), default=None,
+                       help="evaluate the K most negative and K most positive values of each attribute on the pilot "
+                       "(default 3; 0: every value, no pilot when --samples is given)")
     huang.add_argument("--steps", type=flag_type("--steps", Integer(1)), default=None, help="training steps per model (default 40; --quick 3)")
     huang.add_argument("--templates", type=flag_type("--templates", Integer(1)), default=None,
                        help="audit the first K templates of each attribute (default: all 10; --quick 2)")
@@ -137,6 +143,8 @@ def _run_huang(args: argparse.Namespace) -> int:
              "lambdas": tuple(_lambdas(args.lambdas)) if args.lambdas is not None else None}
     overrides = {"seed": args.seed, "semantic": not args.no_quality, "dtype": args.dtype}
     overrides |= {name: value for name, value in given.items() if value is not None}  # unset: the settings' defaults
+    if args.values_per_side is not None:
+        overrides["values_per_side"] = args.values_per_side or None  # 0: every value
     settings = HuangSettings.quick(**overrides) if args.quick else HuangSettings(**overrides)
     if args.record and Path(args.record).resolve() == Path(args.out).resolve():
         raise FairpathInputError(f"--record and --out name the same folder {str(args.out)!r}: the record is the study's summary, kept apart "

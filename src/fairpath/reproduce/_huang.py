@@ -1,31 +1,40 @@
-"""``fairpath reproduce huang``: Huang et al. (2020)'s debiasing result on a small open model.
+"""``fairpath reproduce huang``: Huang et al. (2020)'s debiasing result on a small open model, judged against the base.
 
-The paper's claim: embedding and sentiment regularization lower counterfactual sentiment bias
-(individual and group fairness) while perplexity and semantic similarity stay close, more so for
-larger λ. The study, for Country and for Occupation:
+The paper's claim: embedding and sentiment regularization lower the pretrained model's counterfactual
+sentiment bias while perplexity and semantic similarity stay close (extra training without the
+regularizer changes neither). The study, for Country and for Occupation:
 
-1. **Design.** Unless the samples per prompt are given, the base model is audited on a pilot of
-   ``pilot_samples`` continuations per prompt and :func:`fairpath.text.power_analysis` chooses the
-   samples per prompt that detect a 30% fall of the individual-fairness excess at p < 0.01 with 80%
-   power (:func:`fairpath.text._power.individual_fairness_power`; capped at ``max_audit_samples``,
-   and the power at the chosen number is recorded either way). The pilot's samples are the first
-   ones of the base model's audit, not drawn twice.
-2. **Training.** One LoRA model per regularizer and λ, and the control: λ = 0, the same pairs,
-   batches, steps and seed without the fairness loss (:class:`fairpath.text.debias.DebiasStudy`).
-3. **Audits.** The base, the control and every model on the same prompts and per-sample random
-   streams; S.S. and S.S.c on the audit's own continuations with the encoder's calibrated threshold;
-   perplexity on held-out text from prompts never used for training.
-4. **Comparisons.** Each model against the control by the paired permutation test of
-   :func:`fairpath.text.compare_models` (model labels permuted among the samples of each prompt).
+1. **Design** (a step of the run folder). The base model is audited on a pilot of ``pilot_samples``
+   continuations per prompt, drawn with another seed than the study's audits. Its first half chooses
+   the values the study evaluates (with ``values_per_side``: the k most negative and the k most
+   positive on mean VADER sentiment, as the paper chose its countries on its own baseline); its second
+   half, untouched by that choice, gives the base's between-value spread and the power of the paired
+   test (:func:`fairpath.text.spread_power`) to detect a 30% fall of it at Holm's first threshold
+   (0.01 over the attribute's regularized models) for the candidate samples per prompt; the smallest
+   with power 0.8 is chosen, capped at ``max_audit_samples`` (the power at the chosen n is recorded
+   either way, as ``power_vs_base``). Every model is then evaluated on fresh samples.
+2. **Training.** One LoRA model per regularizer, λ and training seed, and the control: λ = 0, the same
+   pairs, batches, steps and seed without the fairness loss. The training text is sampled from the base
+   exactly as the audit samples, and the LM loss covers the continuation only, so the control is a no-op
+   in expectation (:mod:`fairpath.text.debias._corpus`); the record shows whether it stayed at the base.
+3. **Audits.** The base and every model on the same prompts and per-sample random streams, scored by
+   VADER and TextBlob; S.S. and S.S.c on the audit's own continuations; perplexity on held-out base
+   samples from prompts never used for training. The sentiment head is labelled where VADER and TextBlob
+   agree, so the regularizer does not learn the quirks of the scorer the claim is judged on.
+4. **Against the base.** Each model's between-value spread (:func:`fairpath.text.value_spread`: the SD
+   across values of the mean sentiment within a template, debiased for sampling noise, so it does not
+   depend on the samples per prompt) against the base's, by the paired one-sided permutation test of
+   :func:`fairpath.text.compare_spread`, Holm-adjusted over the attribute's regularized models.
 
 Every stage writes its result atomically under ``OUT/<attribute>/``; rerunning resumes where a run
 stopped. ``OUT`` then holds the record: ``summary.json``, ``table.csv``, ``scores.parquet`` (every
 scored continuation, with its text), one trade-off figure per attribute and ``report.html``
 (:meth:`HuangResult.write_record` writes the same files elsewhere, e.g. ``reproductions/huang``).
 
-Target (the paper's headline, on our model, against the control): on each attribute, for at least
-one regularizer and λ, the individual-fairness excess falls by at least 30% with paired p < 0.01,
-perplexity rises by at most 10% and S.S. falls by at most 5 points.
+Target, per attribute, either (a) the claim shown: a regularized (regularizer, λ) whose models of every
+training seed (at least two) lower the VADER spread by 30% or more against the base with Holm p < 0.01,
+TextBlob's one-sided p < 0.05, perplexity +10% at most and S.S. down 5 points at most; or (b) a powered
+refutation: no model meets it although the design had power 0.8 for it.
 """
 
 from __future__ import annotations
@@ -48,92 +57,134 @@ from fairpath._results import ResultMixin, result_frame, to_json_text, write_jso
 from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, check_output_dir, validate_params
 from fairpath.text import DEFAULT_DTYPE, DTYPES
-from fairpath.text.debias import change_phrases
+from fairpath.text.debias import BASE, base_test_phrase, spread_phrase
 from fairpath.reproduce._huang_report import tradeoff_figure, write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
-SCORER = "vader"
-_TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vaderSentiment")
-TARGET = {"individual_change": -0.30, "p": 0.01, "perplexity_change": 0.10, "ss_points": -5.0}
-POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the target's fall at its p
-_POWER_CANDIDATES = (10, 20, 30, 40, 60, 80, 120, 160)
-HUANG_VERSION = 1  # the format of the study's own steps (the designs), in its run folder's key
+SCORERS = ("vader", "textblob")  # the claim is judged on VADER and must hold on TextBlob
+SCORER = SCORERS[0]
+SECOND = SCORERS[1]
+_TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vaderSentiment", "textblob")
+TARGET = {"individual_change": -0.30, "p_holm": 0.01, "second_scorer_p": 0.05, "perplexity_change": 0.10, "ss_points": -5.0}
+POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the target's fall at Holm's first threshold
+CONTROL_CHECK = {"p": 0.05, "perplexity_change": 0.02}  # the control at the base: no spread test rejects, perplexity ±2%
+PILOT_SEED_OFFSET = 1  # the pilot's samples are drawn with seed + 1: every model is evaluated on fresh samples
+_POWER_CANDIDATES = (24, 32, 40, 48, 64, 80, 96, 120, 160)
+HUANG_VERSION = 2  # the format of the study's own steps (the designs), in its run folder's key (2: value selection, spread power)
 
 # The issue's names for DebiasStudyResult.table's columns.
 _RENAMED = {"lam": "lambda", "individual": "individual_fairness", "group": "group_fairness"}
+# Columns of the second scorer's table kept beside the first's, prefixed with its name.
+_SECOND_COLUMNS = tuple(f"{metric}{column}" for metric in ("individual", "group")
+                        for column in ("", "_floor", "_excess", "_bias_p", "_detectable_excess", "_verdict", "_spread",
+                                       "_spread_low", "_spread_high", "_change_vs_base", "_p_vs_base"))
 
 
 @validate_params({"batch_size": Integer(1), "learning_rate": Real(0.0, None, open_low=True), "n_permutations": Integer(1, MAX_PERMUTATIONS),
-                  "seed": Seed(), "steps": Integer(1), "audit_samples": Optional(Integer(2)), "pilot_samples": Integer(2),
-                  "max_audit_samples": Integer(2), "quality_per_prompt": Integer(1), "semantic": Boolean(),
+                  "comparison_permutations": Integer(1, MAX_PERMUTATIONS), "seed": Seed(), "steps": Integer(1),
+                  "audit_samples": Optional(Integer(2)), "pilot_samples": Integer(4), "max_audit_samples": Integer(2),
+                  "values_per_side": Optional(Integer(1)), "quality_per_prompt": Integer(1), "semantic": Boolean(),
                   "dtype": Options(DTYPES)}, on="__post_init__")
 @dataclass(frozen=True)
 class HuangSettings:
     """Sizes of the study; :meth:`quick` gives the smoke-test sizes (CLI ``--quick``).
 
     ``audit_samples`` None chooses the samples per prompt by the power calculation (see the module
-    docstring), from ``pilot_samples`` and at most ``max_audit_samples``.
+    docstring), from ``pilot_samples`` and at most ``max_audit_samples``. ``values_per_side`` None
+    evaluates every value of each attribute (no selection). ``n_permutations``: each audit's own tests;
+    ``comparison_permutations``: each model's paired test against the base (9,999 make Holm's first
+    threshold over 8 models, 0.00125, attainable).
     """
 
     attributes: tuple[str, ...] = ATTRIBUTES
     regularizers: tuple[str, ...] = ("embedding", "sentiment")
-    lambdas: tuple[float, ...] = (1.0, 10.0, 100.0)
+    lambdas: tuple[float, ...] = (30.0,)  # one λ: two seeds of each model fill the hour (λ = 1 never moved the base)
+    training_seeds: tuple[int, ...] = (0, 1)
     steps: int = 40
     batch_size: int = 8
     max_length: int = 32
     learning_rate: float = 1e-3
     lora_rank: int = 8
-    corpus_samples: int = 4  # continuations per corpus prompt: the sentiment head keeps only the confidently scored ones
+    corpus_samples: int = 8  # continuations per corpus prompt: the sentiment head keeps only the confidently scored ones
     corpus_max_new_tokens: int = 30
     templates: int | None = None  # the first K templates of each attribute; None: all
+    values_per_side: int | None = 3
     audit_samples: int | None = None
-    pilot_samples: int = 12
-    max_audit_samples: int = 24  # 8 audits x 390 prompts x 24 x 15 tokens: about 25 minutes of the hour on 2 cores
+    pilot_samples: int = 24
+    max_audit_samples: int = 64
     audit_max_new_tokens: int = 15
-    n_permutations: int = 999  # of every audit's tests and of every comparison with the control
+    n_permutations: int = 999
+    comparison_permutations: int = 9999
     semantic: bool = True
     quality_per_prompt: int = 10  # continuations per prompt embedded for S.S. and S.S.c
     dtype: str = DEFAULT_DTYPE
     seed: int = 0
 
     def __post_init__(self):
-        if len(self.lambdas) < 1 or len(self.regularizers) < 1 or len(self.attributes) < 1:
-            raise FairpathInputError("give at least one attribute, regularizer and λ")
+        if len(self.lambdas) < 1 or len(self.regularizers) < 1 or len(self.attributes) < 1 or len(self.training_seeds) < 1:
+            raise FairpathInputError("give at least one attribute, regularizer, λ and training seed")
         if self.templates is not None and self.templates < 1:
             raise FairpathInputError(f"templates must be at least 1 (got {self.templates}); leave it unset for all templates")
+
+    @property
+    def family_size(self) -> int:
+        """The regularized models of one attribute: Holm's family of the claim."""
+        return len(self.regularizers) * len(self.lambdas) * len(self.training_seeds)
 
     @classmethod
     def quick(cls, **overrides) -> "HuangSettings":
         """One λ per regularizer, a few steps, two templates and a handful of samples (minutes on a CPU)."""
         # the corpus keeps its full size: with fewer texts the sentiment head lacks confidently negative ones
-        sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, templates=2, audit_samples=4,
-                     audit_max_new_tokens=10, n_permutations=99, quality_per_prompt=2)
+        sizes = dict(lambdas=(100.0,), steps=3, batch_size=4, max_length=24, templates=2, values_per_side=None, audit_samples=4,
+                     audit_max_new_tokens=10, n_permutations=99, comparison_permutations=999, quality_per_prompt=2)
         return cls(**{**sizes, **overrides})
 
 
-def _spec(attribute: str, templates: int | None):
+def _spec(attribute: str, templates: int | None, values: list[str] | None = None):
+    """The attribute's specification, cut to its first ``templates`` and to ``values`` (None: all)."""
     from fairpath.text import FairnessSpec
 
     spec = FairnessSpec.load(attribute)
-    if not templates or templates >= len(spec.templates):
-        return spec
-    return replace(spec, templates=spec.templates[:templates], source=f"{spec.source} (first {templates} templates)")
+    if templates and templates < len(spec.templates):
+        spec = replace(spec, templates=spec.templates[:templates], source=f"{spec.source} (first {templates} templates)")
+    if values is not None and len(values) < len(spec.values):
+        spec = replace(spec, values=tuple(v for v in spec.values if v.name in set(values)),
+                       source=f"{spec.source} (values {', '.join(values)}, chosen on a pilot of the base)")
+    return spec
 
 
-# to_frame() rows per table row: (measure, table column, its relative change, its change in points, its paired p).
-_MEASURES = (("individual_fairness", "individual_fairness", None, None, "individual_p"),
-             ("individual_excess", "individual_excess", "individual_change", None, "individual_p"),
-             ("group_fairness", "group_fairness", None, None, "group_p"),
-             ("group_excess", "group_excess", "group_change", None, "group_p"),
-             ("perplexity", "perplexity", "perplexity_change", None, None),
-             ("perplexity_sensitive", "perplexity_sensitive", None, None, None),
-             ("ss", "ss", None, "ss_change_points", None), ("ssc", "ssc", None, "ssc_change_points", None))
+def value_deviations(samples: pd.DataFrame, score: str = f"score_{SCORER}") -> pd.Series:
+    """Each value's mean score minus its template's mean over values, averaged over templates (sorted, lowest first)."""
+    means = samples.groupby(["template_id", "value"])[score].mean()
+    deviations = means - means.groupby(level="template_id").transform("mean")
+    return deviations.groupby(level="value").mean().sort_values(kind="stable")
+
+
+def select_values(samples: pd.DataFrame, per_side: int, score: str = f"score_{SCORER}") -> list[str]:
+    """The ``per_side`` values with the lowest and the ``per_side`` with the highest :func:`value_deviations`."""
+    deviations = value_deviations(samples, score)
+    if 2 * per_side > len(deviations):
+        raise FairpathInputError(f"values_per_side={per_side} needs {2 * per_side} values but the attribute has {len(deviations)}; "
+                                 "choose a smaller number or leave it unset to evaluate every value")
+    return sorted(deviations.index[:per_side].tolist() + deviations.index[-per_side:].tolist())
+
+
+# to_frame() rows per table row: (measure, table column, interval columns, its relative change, change in points, p).
+_MEASURES = (("individual_spread", "individual_spread", "individual_spread", "individual_change_vs_base", None, "individual_p_vs_base"),
+             ("group_spread", "group_spread", "group_spread", "group_change_vs_base", None, "group_p_vs_base"),
+             (f"{SECOND}_individual_spread", f"{SECOND}_individual_spread", f"{SECOND}_individual_spread",
+              f"{SECOND}_individual_change_vs_base", None, f"{SECOND}_individual_p_vs_base"),
+             ("individual_fairness", "individual_fairness", None, None, None, "individual_bias_p"),
+             ("group_fairness", "group_fairness", None, None, None, "group_bias_p"),
+             ("perplexity", "perplexity", None, "perplexity_change_vs_base", None, None),
+             ("perplexity_sensitive", "perplexity_sensitive", None, None, None, None),
+             ("ss", "ss", None, None, "ss_change_points_vs_base", None), ("ssc", "ssc", None, None, "ssc_change_points_vs_base", None))
 
 
 @dataclass(frozen=True, repr=False)
 class HuangResult(ResultMixin):
-    """The study's table (one row per attribute and model, against the control), the target check, the
-    design (samples per prompt and power per attribute) and every scored continuation."""
+    """The study's table (one row per attribute and model, each against the untouched base), the target check,
+    the design (values, samples per prompt and power per attribute) and every scored continuation."""
 
     table: pd.DataFrame
     target: dict
@@ -145,18 +196,21 @@ class HuangResult(ResultMixin):
     provenance: dict = field(default_factory=dict)  # inputs, call, seed, dtype, versions (fairpath.report.provenance)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per attribute and model (``subject`` ``<attribute>: <model>``) and measure: individual and group
-        fairness and their excess over the noise floor (with the paired permutation p against the control, no
-        interval), perplexity (all texts, sensitive texts), S.S. and S.S.c; then attribute, model, regularizer,
-        lam, relative_change and change_points (against the control) and p_value."""
+        """One row per attribute and model (``subject`` ``<attribute>: <model>``) and measure: the between-value
+        spreads (VADER individual and group, TextBlob individual; with their interval ``ci_low``/``ci_high`` at
+        ``level``, relative change against the base and one-sided paired p), Huang et al.'s W1 (with the p of
+        no bias), perplexity (all texts, sensitive texts), S.S. and S.S.c; then attribute, model, regularizer,
+        lam, seed, relative_change and change_points (against the base) and p_value."""
         rows = []
         for row in self.table.to_dict(orient="records"):
             shared = {"subject": f"{row['attribute']}: {row['model']}", "attribute": row["attribute"], "model": row["model"],
-                      "regularizer": row["regularizer"], "lam": row["lambda"]}
-            rows += [{**shared, "measure": measure, "estimate": row[column],
-                      "relative_change": row[relative] if relative else math.nan,
-                      "change_points": row[points] if points else math.nan, "p_value": row[p] if p else math.nan}
-                     for measure, column, relative, points, p in _MEASURES]
+                      "regularizer": row["regularizer"], "lam": row["lambda"], "seed": row["seed"]}
+            for measure, column, interval, relative, points, p in _MEASURES:
+                bounds = ({"ci_low": row[f"{interval}_low"], "ci_high": row[f"{interval}_high"], "level": row["spread_level"]}
+                          if interval else {})
+                rows.append({**shared, "measure": measure, "estimate": row[column], **bounds,
+                             "relative_change": row[relative] if relative else math.nan,
+                             "change_points": row[points] if points else math.nan, "p_value": row[p] if p else math.nan})
         return result_frame(rows)
 
     def to_dict(self) -> dict:
@@ -175,11 +229,12 @@ class HuangResult(ResultMixin):
         return tradeoff_figure(self.table[self.table["attribute"] == attribute], attribute, ax)
 
     def summary(self) -> str:
-        shown = self.table[["attribute", "model", "individual_fairness", "individual_excess", "individual_change", "individual_p",
-                            "group_change", "group_p", "perplexity", "perplexity_change", "ss", "ss_change_points", "ssc"]]
-        lines = [f"Huang et al. (2020) reproduction: {len(shown)} models, {shown['attribute'].nunique()} attributes, "
-                 f"changes against the control (λ = 0) ({self.seconds:.0f} s this session)",
-                 shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
+        lines = [f"Huang et al. (2020) against the untouched base: {len(self.table)} models, "
+                 f"{self.table['attribute'].nunique()} attributes ({self.seconds:.0f} s this session)"]
+        for row in self.table.to_dict(orient="records"):
+            lines.append(f"  {row['attribute']:<11}{row['model']:<26} VADER {spread_phrase(row)}, {base_test_phrase(row)}; "
+                         f"TextBlob {base_test_phrase(row, prefix=f'{SECOND}_')}; "
+                         + ("perplexity (reference)" if row["model"] == BASE else f"perplexity {100 * row['perplexity_change_vs_base']:+.1f}%"))
         lines += [f"target {line}" for line in self.target["lines"]]
         return "\n".join(lines)
 
@@ -259,51 +314,75 @@ class HuangStudy:
         if self.progress:
             announce(f"[huang {time.strftime('%H:%M:%S')}] {message}")
 
-    def debias_study(self, attribute: str, audit_samples: int):
+    def debias_study(self, attribute: str, *, values: list[str] | None, audit_samples: int, seed: int | None = None,
+                     folder: str | None = None):
+        """The debiasing study of ``attribute`` on ``values`` (None: all); ``seed`` and ``folder`` give the pilot its own."""
         from fairpath.text.debias import DebiasConfig, DebiasStudy
 
         s = self.settings
+        seed = s.seed if seed is None else seed
         training = DebiasConfig(steps=s.steps, batch_size=s.batch_size, max_length=s.max_length,
                                 learning_rate=s.learning_rate, lora_rank=s.lora_rank, lora_alpha=2 * s.lora_rank,
-                                checkpoint_every=max(1, min(20, s.steps)), seed=s.seed)
-        return DebiasStudy(self.out / attribute, attribute=_spec(attribute, s.templates), model=self.model,
-                           regularizers=s.regularizers, lambdas=s.lambdas, training=training, corpus=self.corpus,
-                           corpus_samples_per_prompt=s.corpus_samples, corpus_max_new_tokens=s.corpus_max_new_tokens,
+                                checkpoint_every=max(1, min(20, s.steps)), seed=seed)
+        return DebiasStudy(self.out / (folder or attribute), attribute=_spec(attribute, s.templates, values), model=self.model,
+                           regularizers=s.regularizers, lambdas=s.lambdas, training_seeds=s.training_seeds, training=training,
+                           corpus=self.corpus, corpus_samples_per_prompt=s.corpus_samples, corpus_max_new_tokens=s.corpus_max_new_tokens,
                            audit_samples=audit_samples, audit_max_new_tokens=s.audit_max_new_tokens,
-                           scorers=(SCORER,), n_permutations=s.n_permutations, semantic=s.semantic,
-                           quality_per_prompt=s.quality_per_prompt, seed=s.seed,
+                           scorers=SCORERS, n_permutations=s.n_permutations, comparison_permutations=s.comparison_permutations,
+                           semantic=s.semantic, quality_per_prompt=s.quality_per_prompt, seed=seed,
                            progress=self.progress, device=self.device, dtype=s.dtype)
 
     def design(self, attribute: str) -> dict:
-        """Samples per prompt for ``attribute``: given, or from the power calculation on a pilot of the base model
-        (a step of the study's run folder, so that a rerun does not run the pilot again)."""
+        """The values and samples per prompt of ``attribute``: given, or chosen on a pilot of the base model (a step
+        of the study's run folder, so that a rerun does not run the pilot again)."""
         s = self.settings
-        if s.audit_samples is not None:
-            return {"samples_per_prompt": s.audit_samples, "chosen_by": "the audit_samples setting"}
+        if s.audit_samples is not None and s.values_per_side is None:
+            return {"values": None, "selection": "every value", "samples_per_prompt": s.audit_samples,
+                    "chosen_by": "the audit_samples setting", "power_vs_base": float("nan")}
         return self.run_folder.step(f"design-{attribute}", lambda: self._design(attribute))
 
     def _design(self, attribute: str) -> dict:
-        from fairpath.text import individual_fairness_power
+        from fairpath.text import spread_power
 
         s = self.settings
-        self._log(f"{attribute}: pilot audit of the base model ({s.pilot_samples} samples per prompt) for the power calculation")
-        pilot = self.debias_study(attribute, s.pilot_samples).pilot_scores(s.pilot_samples)
-        candidates = sorted({n for n in _POWER_CANDIDATES if s.pilot_samples <= n < s.max_audit_samples} | {s.max_audit_samples})
-        self._log(f"{attribute}: power of the paired test for {candidates} samples per prompt")
-        try:
-            analysis = individual_fairness_power(pilot, score=f"score_{SCORER}", candidates=candidates, effect=POWER["effect"],
-                                                 alpha=POWER["alpha"], target=POWER["power"], seed=s.seed)
-        except FairpathInputError as error:  # no excess above the pilot's floor: nothing to size a fall of
-            record = {"samples_per_prompt": s.max_audit_samples, "pilot_samples": s.pilot_samples,
-                      "chosen_by": f"the cap max_audit_samples={s.max_audit_samples} (power not computable: {error})",
-                      "power_at_chosen": float("nan")}
+        pilot_seed = s.seed + PILOT_SEED_OFFSET
+        self._log(f"{attribute}: pilot audit of the base model ({s.pilot_samples} samples per prompt, seed {pilot_seed})")
+        pilot = self.debias_study(attribute, values=None, audit_samples=s.pilot_samples, seed=pilot_seed,
+                                  folder=f"pilot-{attribute}").pilot_scores(s.pilot_samples)
+        half = s.pilot_samples // 2
+        choosing, sizing = pilot[pilot["sample_index"] < half], pilot[pilot["sample_index"] >= half]
+        record = {"pilot_samples": s.pilot_samples, "pilot_seed": pilot_seed,
+                  "pilot_deviations": value_deviations(choosing).round(5).to_dict()}
+        if s.values_per_side is None:
+            values, record["selection"] = None, "every value"
         else:
-            chosen = analysis.chosen_n or s.max_audit_samples
-            record = {"samples_per_prompt": chosen, "pilot_samples": s.pilot_samples,
-                      "chosen_by": "power" if analysis.chosen_n else f"the cap max_audit_samples={s.max_audit_samples} (power below target)",
-                      "power_at_chosen": float(analysis.table.set_index("n")["power"].get(chosen, float("nan"))),
-                      "power": analysis.to_dict()}
-        self._log(f"{attribute}: {record['samples_per_prompt']} samples per prompt ({record['chosen_by']}; power {record['power_at_chosen']:.2f})")
+            values = select_values(choosing, s.values_per_side)
+            sizing = sizing[sizing["value"].isin(values)]
+            record["selection"] = (f"the {s.values_per_side} values with the lowest and the {s.values_per_side} with the highest mean "
+                                   f"{SCORER} score relative to their template, on the pilot's samples 0-{half - 1}; the power on "
+                                   f"samples {half}-{s.pilot_samples - 1}, which the choice did not see")
+        record["values"] = values
+        alpha = POWER["alpha"] / s.family_size  # Holm's first threshold over the attribute's regularized models
+        given = s.audit_samples is not None
+        candidates = [s.audit_samples] if given else sorted({n for n in _POWER_CANDIDATES if n < s.max_audit_samples} | {s.max_audit_samples})
+        self._log(f"{attribute}: power of the paired spread test at p < {alpha:.3g} for {candidates} samples per prompt")
+        try:
+            analysis = spread_power(sizing, score=f"score_{SCORER}", candidates=candidates, effect=POWER["effect"], alpha=alpha,
+                                    target=POWER["power"], seed=s.seed)
+        except FairpathInputError as error:  # no spread above the pilot's noise floor: nothing to size a fall of
+            chosen = s.audit_samples or s.max_audit_samples
+            record |= {"samples_per_prompt": chosen, "power_vs_base": float("nan"),
+                       "chosen_by": f"{'the audit_samples setting' if given else 'the cap max_audit_samples'} (power not computable: {error})"}
+        else:
+            chosen = s.audit_samples or analysis.chosen_n or s.max_audit_samples
+            table = analysis.table.set_index("n")
+            record |= {"samples_per_prompt": chosen, "power_vs_base": float(table["power"].get(chosen, float("nan"))),
+                       "power_alpha": alpha, "power_effect": POWER["effect"],
+                       "chosen_by": ("the audit_samples setting" if given else "power" if analysis.chosen_n
+                                     else f"the cap max_audit_samples={s.max_audit_samples} (power below {POWER['power']})"),
+                       "power": analysis.to_dict()}
+        self._log(f"{attribute}: values {values or 'all'}; {record['samples_per_prompt']} samples per prompt "
+                  f"({record['chosen_by']}; power {record['power_vs_base']:.2f})")
         return record
 
     def run(self) -> HuangResult:
@@ -312,11 +391,12 @@ class HuangStudy:
         tables, scores, design = [], [], {}
         for number, attribute in enumerate(self.settings.attributes, 1):
             design[attribute] = self.design(attribute)
-            runs = len(self.settings.regularizers) * len(self.settings.lambdas) + 1
             self._log(f"attribute {number}/{len(self.settings.attributes)}: {attribute} (corpus, sentiment head, "
-                      f"{runs} trainings with the control, audits, comparisons; finished stages are skipped)")
-            result = self.debias_study(attribute, design[attribute]["samples_per_prompt"]).run()
-            tables.append(result.table(SCORER).rename(columns=_RENAMED).assign(attribute=attribute))
+                      f"{len(self.settings.training_seeds) * (self.settings.family_size // len(self.settings.training_seeds) + 1)} "
+                      "trainings with the controls, audits, tests against the base; finished stages are skipped)")
+            result = self.debias_study(attribute, values=design[attribute]["values"],
+                                       audit_samples=design[attribute]["samples_per_prompt"]).run()
+            tables.append(attribute_table(result).assign(attribute=attribute))
             scores.append(result.scores.assign(attribute=attribute))
         table = pd.concat(tables, ignore_index=True)
         table = table[["attribute", *[c for c in table.columns if c != "attribute"]]]
@@ -324,7 +404,7 @@ class HuangStudy:
         settings = {**asdict(self.settings), "dtype": provenance["dtype"],  # as resolved for this device
                     "samples_per_prompt": {a: d["samples_per_prompt"] for a, d in design.items()},
                     "model": self.model, "commit": source_commit()}
-        result = HuangResult(table, target_check(table), settings, design, self.out, 0.0,
+        result = HuangResult(table, target_check(table, design, self.settings), settings, design, self.out, 0.0,
                              pd.concat(scores, ignore_index=True), provenance)
         seconds = time.perf_counter() - started
         result = replace(result, seconds=seconds, settings={**settings, "wall_seconds": self._wall_seconds(seconds)})
@@ -343,7 +423,8 @@ class HuangStudy:
     def run_folder(self) -> RunFolder:
         """``out`` as a run folder: its design steps are valid under the settings that shape the pilot and the power
         calculation (each attribute's debiasing study in ``out/<attribute>`` keeps its own key)."""
-        design = ("templates", "pilot_samples", "max_audit_samples", "audit_max_new_tokens", "n_permutations", "seed", "dtype")
+        design = ("templates", "values_per_side", "audit_samples", "pilot_samples", "max_audit_samples", "audit_max_new_tokens",
+                  "n_permutations", "regularizers", "lambdas", "training_seeds", "seed", "dtype")
         return RunFolder(self.out, kind="huang study", version=HUANG_VERSION, progress=False,
                          key={"model": self.model, **{name: getattr(self.settings, name) for name in design}})
 
@@ -356,27 +437,83 @@ class HuangStudy:
                           packages=_TEXT_PACKAGES)
 
 
-def target_check(table: pd.DataFrame) -> dict:
-    """Per attribute, which (regularizer, λ) meet the paper's target against the control; one printable line each.
+def attribute_table(result) -> pd.DataFrame:
+    """One attribute's rows of the record: the first scorer's table against the base (``DebiasStudyResult.table``),
+    the second scorer's fairness columns prefixed with its name, and the sentiment head's held-out accuracy."""
+    first = result.table(SCORER)
+    second = result.table(SECOND).set_index("model")[list(_SECOND_COLUMNS) + ["individual_p_holm_vs_base"]]
+    second = second.rename(columns=lambda c: f"{SECOND}_{c}").reindex(first["model"]).reset_index(drop=True)
+    table = pd.concat([first, second], axis=1)
+    head = result.sentiment_head or {}
+    table["sentiment_head_accuracy"] = head.get("heldout_accuracy", float("nan"))
+    table["sentiment_head_sentences"] = head.get("n_train", 0) + head.get("n_heldout", 0)
+    table["sentiment_head_labels"] = head.get("labelled_by", "no sentiment head")
+    return table.rename(columns={**_RENAMED, **{f"{SECOND}_{k}": f"{SECOND}_{v}" for k, v in _RENAMED.items()}})
 
-    The target is met when every attribute has at least one such model (not necessarily the same one).
+
+def _two_sided(p_lower: float, n_permutations: int) -> float:
+    """The two-sided permutation p from the one-sided p of "lower", p = (1 + #{Δ* ≤ Δ}) / (1 + B): without ties
+    #{Δ* ≥ Δ} = B − #{Δ* ≤ Δ}, so the p of "higher" is (B + 2) / (B + 1) − p."""
+    p_higher = (n_permutations + 2) / (n_permutations + 1) - p_lower
+    return float(min(1.0, 2 * min(p_lower, p_higher)))
+
+
+def _control_lines(table: pd.DataFrame, settings) -> tuple[dict, list[str]]:
+    """Whether each control stayed at the base: no spread test rejects at 0.05 (two-sided) on either scorer and
+    metric, perplexity within ±2%."""
+    checks, lines = {}, []
+    controls = table[(table["regularizer"] == "none") & (table["model"] != BASE)]
+    for r in controls.to_dict(orient="records"):
+        ps = {f"{prefix}{metric}": _two_sided(r[f"{prefix}{metric}_p_vs_base"], settings.comparison_permutations)
+              for prefix in ("", f"{SECOND}_") for metric in ("individual", "group")}
+        at_base = bool(min(ps.values()) > CONTROL_CHECK["p"] and abs(r["perplexity_change_vs_base"]) <= CONTROL_CHECK["perplexity_change"])
+        checks.setdefault(r["attribute"], {})[r["model"]] = {"at_base": at_base, "two_sided_p": ps,
+                                                            "perplexity_change": r["perplexity_change_vs_base"]}
+        lines.append(f"control {r['model']} on {r['attribute']} {'at' if at_base else 'NOT at'} the base: smallest two-sided "
+                     f"spread p {min(ps.values()):.3g} (VADER and TextBlob, individual and group), perplexity "
+                     f"{100 * r['perplexity_change_vs_base']:+.1f}%")
+    return checks, lines
+
+
+def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> dict:
+    """Per attribute: which (regularizer, λ) meet the paper's claim against the base for every training seed, and the
+    verdict: claim shown, refuted with power, or not shown (underpowered); one printable line each.
+
+    The target is met when every attribute is shown or refuted with power (not necessarily the same way).
     """
-    trained = table[~table["model"].isin(["base", "control"])].copy()
-    ss_ok = trained["ss_change_points"].isna() | (trained["ss_change_points"] >= TARGET["ss_points"])  # NaN: S.S. not measured
-    trained["meets"] = ((trained["individual_change"] <= TARGET["individual_change"]) & (trained["individual_p"] < TARGET["p"])
-                        & (trained["perplexity_change"] <= TARGET["perplexity_change"]) & ss_ok)
-    lines, meeting = [], {}
-    for r in trained.itertuples():
-        change, test, ss = change_phrases(r._asdict())  # a NaN is said in words, never printed
-        lines.append(f"{'met' if r.meets else 'missed'} on {r.attribute} by {r.model}: individual excess {change} ({test}), "
-                     f"perplexity {100 * r.perplexity_change:+.1f}%, S.S. {ss}")
-        meeting.setdefault(r.attribute, [])
-        meeting[r.attribute] += [r.model] if r.meets else []
-    met = bool(meeting) and all(meeting.values())
-    parts = "; ".join(f"{attribute}: {', '.join(models) if models else 'no model'}" for attribute, models in meeting.items())
-    verdict = (f"{'MET' if met else 'MISSED'} ({parts}); the target: individual-fairness excess -30% against the control "
-               "with paired p < 0.01, perplexity +<=10%, S.S. -<=5 points, on every attribute")
-    return {"met": met, "models_meeting": meeting, "verdict": verdict, "lines": lines + [verdict]}
+    trained = table[(table["regularizer"] != "none")].copy()
+    ss_ok = trained["ss_change_points_vs_base"].isna() | (trained["ss_change_points_vs_base"] >= TARGET["ss_points"])  # NaN: not measured
+    trained["meets"] = ((trained["individual_change_vs_base"] <= TARGET["individual_change"])
+                        & (trained["individual_p_holm_vs_base"] < TARGET["p_holm"])
+                        & (trained[f"{SECOND}_individual_p_vs_base"] < TARGET["second_scorer_p"])
+                        & (trained["perplexity_change_vs_base"] <= TARGET["perplexity_change"]) & ss_ok)
+    lines, meeting, claims = [], {}, {}
+    for r in trained.to_dict(orient="records"):
+        ss = f"{r['ss_change_points_vs_base']:+.1f} points" if pd.notna(r["ss_change_points_vs_base"]) else "not measured"
+        lines.append(f"{'meets' if r['meets'] else 'misses'} on {r['attribute']}: {r['model']}: VADER {base_test_phrase(r)}; "
+                     f"TextBlob {base_test_phrase(r, prefix=f'{SECOND}_')}; perplexity {100 * r['perplexity_change_vs_base']:+.1f}%, "
+                     f"S.S. {ss}")
+    enough_seeds = len(settings.training_seeds) >= 2
+    for attribute, rows in trained.groupby("attribute", sort=False):
+        by_config = rows.groupby(["regularizer", "lambda"])["meets"].all()
+        meeting[attribute] = [f"{regularizer} λ={lam:g}" for (regularizer, lam), ok in by_config.items() if ok and enough_seeds]
+        power = design.get(attribute, {}).get("power_vs_base", float("nan"))
+        if meeting[attribute]:
+            claims[attribute] = "shown"
+        elif pd.notna(power) and power >= POWER["power"]:
+            claims[attribute] = "refuted with power"
+        else:
+            claims[attribute] = "not shown, and the design's power was below 0.8: not a refutation"
+        lines.append(f"{attribute}: claim {claims[attribute]} (models meeting it for every training seed: "
+                     f"{', '.join(meeting[attribute]) or 'none'}; power of the design {power:.2f})")
+    controls, control_lines = _control_lines(table, settings)
+    met = bool(claims) and all(claim != "not shown, and the design's power was below 0.8: not a refutation" for claim in claims.values())
+    parts = "; ".join(f"{attribute}: {claim}" for attribute, claim in claims.items())
+    verdict = (f"{'MET' if met else 'MISSED'} ({parts}); the claim: VADER spread -30% against the untouched base with Holm p "
+               f"< 0.01, TextBlob p < 0.05, perplexity +<=10%, S.S. -<=5 points, for {'every' if enough_seeds else 'two or more'} "
+               "training seed(s); or no model meets it with power >= 0.8")
+    return {"met": met, "claims": claims, "models_meeting": meeting, "controls": controls, "verdict": verdict,
+            "lines": lines + control_lines + [verdict]}
 
 
 @validate_params({"quick": Boolean(), "progress": Boolean()})

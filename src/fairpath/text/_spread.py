@@ -368,7 +368,7 @@ class _Pooled:
         return thetas[1] - thetas[0]
 
 
-def _check_permutations(n_permutations: int, alpha: float) -> None:
+def check_permutations(n_permutations: int, alpha: float) -> None:
     if 1 / (1 + n_permutations) >= alpha:
         raise FairpathInputError(f"with n_permutations={n_permutations} the one-sided p = (1 + #)/(1 + n_permutations) never falls "
                                  f"below alpha={alpha:g}; use at least {int(np.floor(1 / alpha))} permutations (9999 is the default)")
@@ -390,7 +390,7 @@ def compare_spread(reference: pd.DataFrame, model: pd.DataFrame, score: str = "s
     exact at every ``n_permutations``. ``p_holm`` adjusts over the two measures; ``significant`` is
     p_holm < ``alpha``. Seeded: the same seed gives the same p.
     """
-    _check_permutations(n_permutations, alpha)
+    check_permutations(n_permutations, alpha)
     reference_cells = _Cells.from_frame(reference, score, "reference")
     model_cells = reference_cells.aligned(_Cells.from_frame(model, score, "model"))
     pooled = _Pooled.of(reference_cells, model_cells)

@@ -25,7 +25,8 @@ _LAZY = {
     "SCORES_NAME": "_study",
     "DebiasStudy": "_study",
     "DebiasStudyResult": "_study",
-    "change_phrases": "_study",
+    "base_test_phrase": "_study",
+    "spread_phrase": "_study",
     "DebiasTrainer": "_training",
 }
 
@@ -47,7 +48,8 @@ __all__ = [
     "SentimentHead",
     "SentimentProjection",
     "build_corpus",
-    "change_phrases",
+    "base_test_phrase",
+    "spread_phrase",
     "fit_sentiment_projection",
     "make_pairs",
     "read_corpus_file",

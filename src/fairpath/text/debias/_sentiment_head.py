@@ -154,6 +154,7 @@ class SentimentProjection:
 
     def summary(self) -> dict:
         return {
+            "labelled_by": getattr(self, "labelled_by_", "the scores given to fit"),
             "threshold": self.threshold,
             "hidden_size": self.hidden_size,
             "n_confident": self.n_confident_,
@@ -188,6 +189,7 @@ class SentimentProjection:
         projection.train_accuracy_, projection.heldout_accuracy_ = summary["train_accuracy"], summary["heldout_accuracy"]
         projection.n_confident_, projection.n_discarded_ = summary["n_confident"], summary["n_discarded"]
         projection.n_train_, projection.n_heldout_ = summary["n_train"], summary["n_heldout"]
+        projection.labelled_by_ = summary.get("labelled_by", "the scores given to fit")
         return projection
 
     def get_params(self) -> dict:
@@ -213,10 +215,24 @@ def load_tensor_file(path: str | Path, what: str, remedy: str):
                                  f"data, never pickled objects that could run code: {remedy}") from None
 
 
-def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer="vader",
+def agreed_scores(scores: Sequence[np.ndarray]) -> np.ndarray:
+    """The first scorer's scores (on [-1, 1]) where every scorer gives the same sign, 0 (no label) elsewhere.
+
+    A head labelled by one scorer and judged on it is circular: the regularizer learns that scorer's quirks.
+    Labels on which VADER and TextBlob agree carry what both read as sentiment.
+    """
+    first = np.asarray(scores[0], dtype=float)
+    agree = np.all([np.sign(np.asarray(s, dtype=float)) == np.sign(first) for s in scores[1:]], axis=0)
+    return np.where(agree, first, 0.0)
+
+
+def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer: str | Sequence[str] = ("vader", "textblob"),
                              representation: Representation | None = None, mention_ends: Sequence[int] | None = None,
                              **params) -> SentimentProjection:
-    """Score ``texts`` with a fairpath scorer (mapped back to [-1, 1]) and fit f_s on the model's h.
+    """Score ``texts`` with fairpath scorers (mapped back to [-1, 1]) and fit f_s on the model's h.
+
+    With several scorers a text is labelled by the first one's score when all agree in sign (see
+    :func:`agreed_scores`): by default VADER confident (|score| > threshold) with TextBlob of the same sign.
 
     The head records ``representation`` (the default :class:`Representation` when None), the h it
     reads; :class:`DebiasTrainer` refuses a head fitted on another one. The default reads each text
@@ -230,7 +246,10 @@ def fit_sentiment_projection(model, tokenizer, texts: Sequence[str], scorer="vad
     texts = list(texts)
     representations = sentence_representations(model, tokenizer, texts, representation=representation,
                                                mention_ends=mention_ends)
-    scores = 2 * get_scorer(scorer).score(texts) - 1
+    scorers = [scorer] if isinstance(scorer, str) else list(scorer)
+    scores = agreed_scores([2 * np.asarray(get_scorer(name).score(texts)) - 1 for name in scorers])
     projection = SentimentProjection(**params).fit(representations.numpy(), scores)
     projection.head_.representation = representation
+    projection.labelled_by_ = (f"{scorers[0]} |score| > {projection.threshold}"
+                               + (f", where {' and '.join(scorers[1:])} agree in sign" if len(scorers) > 1 else ""))
     return projection

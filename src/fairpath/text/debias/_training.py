@@ -13,7 +13,9 @@ default the state at the sensitive token, averaged over the last two layers):
   with no gradient (measured on Country: L_fair 0.0000 from the first step on, so the sentiment
   models trained as the control).
 
-Both are averaged over the pairs of a batch. Training is parameter-efficient by default (LoRA
+Both are averaged over the pairs of a batch. L_LM is the loss on the sampled continuation only
+(:func:`lm_labels`): at the base its expected gradient over the base's own samples is zero, so the
+control (λ = 0) is a no-op in expectation and every change of a regularized model is the regularizer's. Training is parameter-efficient by default (LoRA
 through ``peft``, practical on a CPU); full fine-tuning is available. ``dtype="bfloat16"`` runs the
 forward and backward passes under bf16 autocast (CPUs with AMX and GPUs multiply bf16 several times
 faster than fp32) while the weights, their gradients and the optimizer stay fp32, so small LoRA
@@ -68,8 +70,25 @@ def _prepare_model(model, config: DebiasConfig):
         return get_peft_model(model, lora)
 
 
-def _lm_labels(encoded) -> torch.Tensor:
-    return encoded["input_ids"].masked_fill(encoded["attention_mask"] == 0, -100)
+def lm_labels(tokenizer, encoded, texts: Sequence[str], continuation_starts: Sequence[int], max_length: int) -> torch.Tensor:
+    """The language-model targets of a right-padded batch: every token that ends after its text's
+    ``continuation_start`` (a character offset), -100 (no loss) for padding and the prompt's tokens.
+
+    The loss on a sampled continuation only is what makes plain fine-tuning a no-op in expectation at the
+    base (its expected gradient over the model's own samples is zero); the prompts are fixed text, not
+    samples, and fitting them would move the model. Offsets come from a fast tokenizer; a start of 0 (a
+    user's text) keeps every token, and then no offsets are needed.
+    """
+    labels = encoded["input_ids"].masked_fill(encoded["attention_mask"] == 0, -100)
+    if not any(continuation_starts):
+        return labels
+    if not getattr(tokenizer, "is_fast", False):
+        raise FairpathInputError(f"the loss on continuations only finds the prompt's tokens through character offsets, "
+                                 f"which tokenizer {type(tokenizer).__name__} does not give; use a fast (Rust) tokenizer")
+    offsets = tokenizer(list(texts), return_tensors="pt", padding=True, padding_side="right", truncation=True,
+                        max_length=max_length, return_offsets_mapping=True)["offset_mapping"]
+    starts = torch.as_tensor(list(continuation_starts)).unsqueeze(1)
+    return labels.masked_fill(offsets[..., 1].to(labels.device) <= starts.to(labels.device), -100)
 
 
 class DebiasTrainer:
@@ -163,6 +182,7 @@ class DebiasTrainer:
         representation = self.config.representation
         n = len(pairs)
         texts, ends = [p.text for p in pairs], [p.end for p in pairs]
+        starts = [p.continuation_start for p in pairs]
         cf_texts, cf_ends = [p.counterfactual for p in pairs], [p.counterfactual_end for p in pairs]
         apart = self.config.lam == 0 or self.config.pooling == "sensitive"
         if self.config.pooling == "sensitive":
@@ -170,8 +190,9 @@ class DebiasTrainer:
         with self._autocast():
             if apart:
                 x, positions = self._encode(texts, ends)
+                labels = lm_labels(self.tokenizer, x, texts, starts, self.config.max_length)
                 outputs, h_x = forward_with_representation(self.model_, x["input_ids"], x["attention_mask"],
-                                                           _lm_labels(x), representation, positions)
+                                                           labels, representation, positions)
                 # λ = 0 is plain LM fine-tuning: the fairness loss is only logged, and nothing else touches the graph
                 with torch.set_grad_enabled(torch.is_grad_enabled() and self.config.lam != 0):
                     cf, cf_positions = self._encode(cf_texts, cf_ends)
@@ -183,7 +204,7 @@ class DebiasTrainer:
             both, positions = self._encode(texts + cf_texts, ends + cf_ends)
             mask = both["attention_mask"]
             self._check_aligned(mask[:n], mask[n:])
-            labels = _lm_labels(both)
+            labels = lm_labels(self.tokenizer, both, texts + cf_texts, starts + [0] * n, self.config.max_length)
             labels[n:] = -100  # the language-model loss is on x only
             outputs, h = forward_with_representation(self.model_, both["input_ids"], mask, labels, representation, positions)
             fair = self._fairness_loss(h[:n], h[n:], mask[:n])
