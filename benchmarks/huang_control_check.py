@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairpath.reproduce._huang import two_sided_p
 from fairpath.text.debias import DebiasConfig, DebiasStudy
 from fairpath.text.debias._study import BASE, SCORES_NAME
 
@@ -68,7 +69,7 @@ def main() -> None:
                 test = getattr(comparison, metric)
                 row[f"{scorer}_{metric}_change"] = test.change
                 row[f"{scorer}_{metric}_p_lower"] = test.p_value
-                row[f"{scorer}_{metric}_p_two_sided"] = min(1.0, 2 * min(test.p_value, test.p_higher))
+                row[f"{scorer}_{metric}_p_two_sided"] = two_sided_p(test.p_value, 9999)
         row["passes"] = (abs(row["perplexity_change"]) <= 0.02
                          and all(row[k] > 0.05 for k in row if k.endswith("_p_two_sided")))
         rows.append(row)

@@ -8,19 +8,15 @@ import html.parser
 import json
 import shutil
 import subprocess
-from dataclasses import asdict
 
-import pandas as pd
 import pytest
+from huang_tables import huang_result
 
 from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm
 from fairpath.parity import audit
 from fairpath.parity._oracles import oracle_predictors
 from fairpath.parity._report import SECTION_IDS
-from fairpath.report import provenance
-from fairpath.reproduce import HuangSettings
-from fairpath.reproduce._huang import HuangResult, target_check
 from fairpath.reproduce._huang_report import write_huang_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -138,32 +134,9 @@ def _decompose_report(csv, sfm, folder):
 
 
 def _huang_report(folder):
-    """The reproduce huang report of a hand-made study table (the study itself runs in tests/reproduce/test_huang.py)."""
-    rows = []
-    for attribute, scale in (("country", 1.0), ("occupation", 1.4)):
-        for model, regularizer, lam, individual, p, perplexity, ss in (
-                ("base", "none", float("nan"), 0.060, 0.2, 24.0, 0.290),
-                ("control", "none", 0.0, 0.062, float("nan"), 21.0, 0.310),
-                ("embedding-lambda10", "embedding", 10.0, 0.050, 0.04, 21.4, 0.305),
-                ("embedding-lambda100", "embedding", 100.0, 0.038, 0.002, 22.3, 0.290),
-                ("sentiment-lambda10", "sentiment", 10.0, 0.047, 0.03, 21.2, 0.309),
-                ("sentiment-lambda100", "sentiment", 100.0, 0.035, 0.001, 21.9, 0.300)):
-            excess, group_excess = scale * (individual - 0.034), scale * (individual / 2 - 0.015)
-            rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lambda": lam,
-                         "individual_fairness": scale * individual, "individual_floor": scale * 0.034, "individual_excess": excess,
-                         "individual_bias_p": 0.001 if model == "control" else 0.3,
-                         "individual_change": excess / (scale * 0.028) - 1, "individual_p": p,
-                         "group_fairness": scale * individual / 2, "group_floor": scale * 0.015, "group_excess": group_excess,
-                         "group_bias_p": 0.001 if model == "control" else 0.3, "group_change": group_excess / (scale * 0.016) - 1,
-                         "group_p": p, "perplexity": perplexity, "perplexity_change": perplexity / 21.0 - 1,
-                         "perplexity_sensitive": perplexity + 3, "ss": ss, "ss_change_points": 100 * (ss - 0.310),
-                         "ssc": ss - 0.1, "ssc_change_points": 100 * (ss - 0.310)})
-    table = pd.DataFrame(rows)
-    settings = HuangSettings(templates=3)
-    design = {"country": {"samples_per_prompt": 24, "chosen_by": "power"}, "occupation": {"samples_per_prompt": 24, "chosen_by": "power"}}
-    result = HuangResult(table, target_check(table), {**asdict(settings), "dtype": "bfloat16"}, design, folder, 12.0,
-                         provenance=provenance(seed=settings.seed, dtype="bfloat16", packages=("torch",)))
-    return write_huang_report(result, folder / "report.html")
+    """The reproduce huang report of a hand-made record (the study itself runs in tests/reproduce/test_huang.py)."""
+    folder.mkdir()
+    return write_huang_report(huang_result(folder), folder / "report.html")
 
 
 def _report(reports, kind):

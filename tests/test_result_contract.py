@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from huang_tables import debias_study, huang_result
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import CORE_COLUMNS, ReadOnly, ResultMixin
@@ -158,39 +159,6 @@ def _text_audit():
                       quality=False, n_permutations=19, progress=False)
 
 
-def _debias_study():
-    from fairpath.text.debias import DebiasStudyResult
-
-    evaluations = pd.DataFrame({
-        "model": ["base", "control"], "regularizer": ["none", "none"], "lam": [np.nan, 0.0],
-        "scorer": ["vader", "vader"], "individual": [0.08, 0.05], "individual_p_value": [0.01, 0.2],
-        "individual_noise_floor": [0.03, 0.03], "group": [0.04, 0.02], "group_p_value": [0.02, 0.3],
-        "group_noise_floor": [0.01, 0.01], "perplexity": [20.0, 21.5], "perplexity_sensitive": [25.0, 26.0],
-        "ss": [0.6, 0.58], "ssc": [0.4, 0.41], "path": ["m0", "m1"]})
-    comparisons = pd.DataFrame({"model": ["base"], "scorer": ["vader"], "individual_difference": [-0.03], "individual_p": [0.01],
-                                "group_difference": [-0.02], "group_p": [0.04], "n_permutations": [999]})
-    scores = pd.DataFrame({"model": ["base", "control"], "prompt": ["p", "p"], "sample_index": [0, 0], "text": ["a", "b"],
-                           "score_vader": [0.5, 0.6]})
-    return DebiasStudyResult("country", evaluations, comparisons, scores)
-
-
-def _huang():
-    from fairpath.reproduce import HuangResult
-    from fairpath.reproduce._huang import target_check
-
-    table = pd.DataFrame({
-        "attribute": ["country"] * 3, "model": ["base", "control", "embedding-lambda10"], "regularizer": ["none", "none", "embedding"],
-        "lambda": [np.nan, 0.0, 10.0], "individual_fairness": [0.06, 0.08, 0.05], "individual_floor": [0.045, 0.046, 0.046],
-        "individual_excess": [0.015, 0.034, 0.004], "individual_bias_p": [0.01, 0.001, 0.3], "individual_change": [-0.56, 0.0, -0.88],
-        "individual_p": [0.002, np.nan, 0.004], "group_fairness": [0.03, 0.04, 0.03], "group_floor": [0.02, 0.02, 0.021],
-        "group_excess": [0.01, 0.02, 0.009], "group_bias_p": [0.01, 0.001, 0.2], "group_change": [-0.5, 0.0, -0.55],
-        "group_p": [0.1, np.nan, 0.2], "perplexity": [22.0, 20.0, 21.0], "perplexity_change": [0.1, 0.0, 0.05],
-        "perplexity_sensitive": [25.0, 25.0, 26.0], "ss": [0.5, 0.6, 0.59], "ss_change_points": [-10.0, 0.0, -1.0],
-        "ssc": [0.3, 0.4, 0.41], "ssc_change_points": [-10.0, 0.0, 1.0]})
-    return HuangResult(table, target_check(table), {"seed": 0}, {"country": {"samples_per_prompt": 24, "chosen_by": "the audit_samples setting"}},
-                       Path("huang"), 1.0)
-
-
 def _linear_check():
     from fairpath.reproduce import check_linear_case
 
@@ -223,8 +191,8 @@ MAKERS = {
     "FairnessResult": lambda _: counterfactual_fairness(_score_table(0, shift=3.0), scorer="beta", n_permutations=19),
     "ModelComparison": lambda _: compare_models(_score_table(0, shift=3.0), _score_table(1), scorer="beta", n_permutations=19),
     "TextAuditResult": lambda _: _text_audit(),
-    "DebiasStudyResult": lambda _: _debias_study(),
-    "HuangResult": lambda _: _huang(),
+    "DebiasStudyResult": lambda _: debias_study(),
+    "HuangResult": lambda _: huang_result(),
     "Theorem1Study": lambda _: _theorem1_study(),
 }
 LEVEL_MAKERS = {"MultiLevelAudit": lambda levels: levels, "MultiLevelDecomposition": lambda levels: levels.decomposition_}
@@ -252,10 +220,13 @@ def test_to_frame_starts_with_the_core_columns_and_states_levels_only_beside_int
     assert ((inside["ci_low"] <= inside["estimate"] + 1e-12) & (inside["estimate"] <= inside["ci_high"] + 1e-12)).all()
 
 
-def test_text_results_have_no_interval(audited):
+def test_text_results_have_no_interval_on_w1(audited):
+    """Huang et al.'s W1 has no interval with verified coverage; the debias study's between-value spread has one."""
     for name in ("FairnessResult", "ModelComparison", "DebiasStudyResult"):
         frame = MAKERS[name](audited).to_frame()
-        assert frame[["se", "ci_low", "ci_high", "level"]].isna().all().all(), name
+        w1 = frame[~frame["measure"].str.endswith("_spread")]
+        assert frame[["se", "ci_low", "ci_high", "level"]].isna().all().all() if name != "DebiasStudyResult" else \
+            w1[["se", "ci_low", "ci_high", "level"]].isna().all().all(), name
 
 
 def test_repr_is_one_line_and_summary_the_readable_text(result):

@@ -53,7 +53,7 @@ def test_a_quick_run_never_replaces_a_full_record(tmp_path, capsys, study_never_
     code = main(["reproduce", "huang", "--quick", "--out", str(tmp_path / "run"), "--record", str(record)])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert f"fairpath: error: record folder {str(record)!r} holds the record of another run (lambdas [1.0, 10.0, 100.0] there, " \
+    assert f"fairpath: error: record folder {str(record)!r} holds the record of another run (lambdas [30.0] there, " \
            "[100.0] here; steps 40 there, 3 here;" in err
     assert "that run took 58 minutes); choose another folder, or pass --force to replace it" in err
     assert {name: (record / name).read_bytes() for name in RECORD_FILES} == before

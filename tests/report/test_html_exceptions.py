@@ -5,7 +5,6 @@ become markup that runs in the reader's browser (stored XSS)."""
 from __future__ import annotations
 
 import html.parser
-from dataclasses import asdict
 
 import pandas as pd
 import pytest
@@ -14,7 +13,7 @@ from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm
 from fairpath.parity import audit
 from fairpath.parity._oracles import oracle_predictors
-from fairpath.report import Section, provenance, render_report
+from fairpath.report import Section, render_report
 
 SCRIPT = "<script>alert(1)</script>"
 IMAGE = '"><img src=x onerror=alert(2)>'
@@ -132,24 +131,11 @@ def test_reproduce_compas_report(shared_dir, tmp_path):
 
 
 def test_reproduce_huang_report(tmp_path):
-    from fairpath.reproduce import HuangSettings
-    from fairpath.reproduce._huang import HuangResult, target_check
+    from huang_tables import MODELS, huang_result
+
     from fairpath.reproduce._huang_report import write_huang_report
 
-    rows = []
-    for attribute in (f"country{SCRIPT}", f"occupation{IMAGE}"):
-        for model, regularizer, lam, individual in (("base", "none", float("nan"), 0.06), ("control", "none", 0.0, 0.07),
-                                                    (f"embedding{SCRIPT}", "embedding", 10.0, 0.05),
-                                                    (f"sentiment{IMAGE}", "sentiment", 10.0, 0.04)):
-            rows.append({"attribute": attribute, "model": model, "regularizer": regularizer, "lambda": lam,
-                         "individual_fairness": individual, "individual_floor": 0.036, "individual_excess": individual - 0.036,
-                         "individual_bias_p": 0.01, "individual_change": (individual - 0.036) / 0.034 - 1, "individual_p": 0.04,
-                         "group_fairness": individual / 2, "group_floor": 0.015, "group_excess": individual / 2 - 0.015,
-                         "group_bias_p": 0.01, "group_change": 0.0, "group_p": 0.04, "perplexity": 21.0, "perplexity_change": 0.0,
-                         "perplexity_sensitive": 24.0, "ss": 0.3, "ss_change_points": 0.0, "ssc": 0.2, "ssc_change_points": 0.0})
-    table = pd.DataFrame(rows)
-    settings = {**asdict(HuangSettings(templates=3)), "model": f"model{SCRIPT}"}
-    design = {f"country{SCRIPT}": {"samples_per_prompt": 24, "chosen_by": f"the cap{SCRIPT}"}}
-    result = HuangResult(table, target_check(table), settings, design, tmp_path, 1.0,
-                         provenance=provenance(seed=0, dtype="float32", packages=()))
+    models = [(f"{name}{SCRIPT if i % 2 else IMAGE}", *rest) if name != "base" else (name, *rest) for i, (name, *rest) in enumerate(MODELS)]
+    result = huang_result(tmp_path, attributes=(f"country{SCRIPT}", f"occupation{IMAGE}"), models=models, model=f"model{SCRIPT}",
+                          chosen_by=f"the cap{SCRIPT}")
     assert_escaped(write_huang_report(result, tmp_path / "report.html").read_text(encoding="utf-8"))

@@ -67,8 +67,12 @@ def test_quick_study_trains_audits_tests_against_the_base_and_checks_the_target(
     assert summary["target"]["verdict"] in printed and ("MET" in printed or "MISSED" in printed)
     assert [m["model"] for m in summary["models"]] == table["model"].tolist()
     assert summary["settings"]["samples_per_prompt"] == {"country": 3, "occupation": 3} and summary["settings"]["wall_seconds"] > 0
-    assert summary["design"]["country"] == {"values": None, "selection": "every value", "samples_per_prompt": 3,
-                                            "chosen_by": "the audit_samples setting", "power_vs_base": None}
+    design = summary["design"]["country"]
+    assert {k: design[k] for k in ("values", "selection", "samples_per_prompt", "chosen_by", "pilot_power")} == {
+        "values": None, "selection": "every value", "samples_per_prompt": 3, "chosen_by": "the audit_samples setting",
+        "pilot_power": None}
+    # the design's power, on the base's own audit: at Holm's first threshold over the 2 x 1 x 2 regularized models
+    assert design["power_alpha"] == pytest.approx(0.01 / 4) and (design["power_vs_base"] is None) == ("power_note" in design)
     assert set(summary["target"]["controls"]["country"]) == {"control-seed0", "control-seed1"}
     scores = pd.read_parquet(out / "scores.parquet")
     sizes = scores.groupby(["attribute", "model"]).size()

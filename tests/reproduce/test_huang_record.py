@@ -1,8 +1,9 @@
 """The committed record of the Huang et al. (2020) study (reproductions/huang) recomputed from its own scores.
 
-Every fairness figure of ``table.csv`` (W1, noise floor, excess, its change against the control, each model's own
-test of no bias) and the paired p-values against the control come back from ``scores.parquet`` with the
-settings of ``summary.json``: the record's numbers are what its continuations give, not typed in.
+Every fairness figure of ``table.csv`` (each model's between-value spread with its interval, Huang et al.'s W1 with
+its noise floor and own test, the paired p-values against the untouched base and their Holm adjustment, the changes
+against the base) and the target check come back from ``scores.parquet`` with the settings of ``summary.json``: the
+record's numbers are what its continuations give, not typed in.
 """
 
 import json
@@ -12,10 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairpath.text import compare_models, counterfactual_fairness
+from fairpath._stats import holm
+from fairpath.text import compare_spread, counterfactual_fairness, value_spread
 
 RECORD = Path(__file__).resolve().parents[2] / "reproductions" / "huang"
-SCORE = "score_vader"
+SCORERS = {"": "score_vader", "textblob_": "score_textblob"}
 
 pytestmark = pytest.mark.skipif(not (RECORD / "summary.json").exists(), reason="no committed record")
 
@@ -26,52 +28,82 @@ def record():
     return summary, pd.read_csv(RECORD / "table.csv"), pd.read_parquet(RECORD / "scores.parquet")
 
 
+def _samples(scores, row):
+    return scores[(scores["attribute"] == row["attribute"]) & (scores["model"] == row["model"])]
+
+
 def test_the_summary_holds_every_field_of_the_record(record):
     summary, table, scores = record
-    fields = {"attribute", "model", "regularizer", "lambda", "individual_fairness", "individual_excess", "individual_change",
-              "individual_p", "group_fairness", "group_change", "group_p", "perplexity", "perplexity_change", "ss",
-              "ss_change_points", "ssc", "ssc_change_points"}
+    fields = {"attribute", "model", "regularizer", "lambda", "seed", "individual_spread", "individual_spread_low",
+              "individual_spread_high", "spread_level", "individual_change_vs_base", "individual_p_vs_base",
+              "individual_p_holm_vs_base", "group_change_vs_base", "group_p_vs_base", "textblob_individual_change_vs_base",
+              "textblob_individual_p_vs_base", "textblob_group_p_vs_base", "individual_fairness", "individual_floor",
+              "individual_verdict", "individual_detectable_excess", "perplexity", "perplexity_change_vs_base",
+              "ss_change_points_vs_base", "ssc_change_points_vs_base", "sentiment_head_accuracy", "sentiment_head_sentences",
+              "sentiment_head_labels"}
     assert all(fields <= set(model) for model in summary["models"])
-    assert {"samples_per_prompt", "templates", "dtype", "wall_seconds", "commit"} <= set(summary["settings"])
-    assert len(summary["models"]) == len(table)
+    assert {"samples_per_prompt", "templates", "dtype", "wall_seconds", "commit", "training_seeds"} <= set(summary["settings"])
+    assert len(summary["settings"]["training_seeds"]) >= 2 and len(summary["models"]) == len(table)
     for attribute, rows in table.groupby("attribute"):
-        assert {"base", "control"} <= set(rows["model"])
-        regularized = rows[~rows["model"].isin(["base", "control"])]
-        assert (regularized.groupby("regularizer")["lambda"].nunique() >= 3).all()  # ≥ 3 values of λ per regularizer
+        design = summary["design"][attribute]
+        power = design["power_vs_base"]
+        assert (0 <= power <= 1) if power is not None else "power_note" in design
+        assert design["pilot_seed"] != summary["settings"]["seed"]  # the study's samples are fresh
+        seeds = summary["settings"]["training_seeds"]
+        assert {"base", *(f"control-seed{s}" for s in seeds)} <= set(rows["model"])
+        regularized = rows[rows["regularizer"] != "none"]
+        assert (regularized.groupby(["regularizer", "lambda"])["seed"].apply(sorted) == [sorted(seeds)]).all()
         n = summary["settings"]["samples_per_prompt"][attribute]
-        counts = scores[scores["attribute"] == attribute].groupby(["model", "prompt"]).size()
+        of = scores[scores["attribute"] == attribute]
+        counts = of.groupby(["model", "prompt"]).size()
         assert (counts == n).all() and set(counts.index.get_level_values("model")) == set(rows["model"])
+        assert sorted(of["value"].unique()) == sorted(design["values"])  # the values chosen on the pilot, nothing else
+        assert (rows["sentiment_head_accuracy"].between(0.5, 1)).all() and "textblob" in rows["sentiment_head_labels"].iloc[0]
 
 
-def test_fairness_figures_are_recomputed_from_the_committed_scores(record):
+def test_spreads_and_w1_are_recomputed_from_the_committed_scores(record):
     summary, table, scores = record
     settings = summary["settings"]
     for row in table.to_dict(orient="records"):
-        samples = scores[(scores["attribute"] == row["attribute"]) & (scores["model"] == row["model"])]
-        result = counterfactual_fairness(samples, score=SCORE, n_permutations=settings["n_permutations"], seed=settings["seed"])
+        samples = _samples(scores, row)
+        for prefix, score in SCORERS.items():
+            spread = value_spread(samples, score=score, seed=settings["seed"]).individual
+            assert spread.spread == pytest.approx(row[f"{prefix}individual_spread"], abs=1e-12)
+            assert spread.spread_interval == pytest.approx((row[f"{prefix}individual_spread_low"], row[f"{prefix}individual_spread_high"]), abs=1e-12)
+        result = counterfactual_fairness(samples, score="score_vader", n_permutations=settings["n_permutations"], seed=settings["seed"])
         assert result.individual.estimate == pytest.approx(row["individual_fairness"], abs=1e-12)
-        assert result.group.estimate == pytest.approx(row["group_fairness"], abs=1e-12)
         assert result.individual.null_mean == pytest.approx(row["individual_floor"], abs=1e-12)
-        assert result.individual.p_value == pytest.approx(row["individual_bias_p"], abs=1e-12)
-    for attribute, rows in table.groupby("attribute"):
-        control = rows[rows["model"] == "control"].iloc[0]
-        excess = rows["individual_fairness"] - rows["individual_floor"]
-        assert np.allclose(rows["individual_excess"], excess)
-        assert np.allclose(rows["individual_change"], excess / control["individual_excess"] - 1)
-        assert np.allclose(rows["perplexity_change"], rows["perplexity"] / control["perplexity"] - 1)
-        assert np.allclose(rows["ss_change_points"], 100 * (rows["ss"] - control["ss"]), equal_nan=True)
+        np.testing.assert_allclose(result.individual.p_value, row["individual_bias_p"], atol=1e-12)
+        assert result.individual.verdict() == row["individual_verdict"]
 
 
-def test_paired_p_values_are_recomputed_from_the_committed_scores(record):
+def test_tests_against_the_base_are_recomputed_from_the_committed_scores(record):
     summary, table, scores = record
     settings = summary["settings"]
-    # the model with the largest fall of the excess on each attribute (the one the verdict rests on)
-    for attribute, rows in table[~table["model"].isin(["base", "control"])].groupby("attribute"):
-        row = rows.sort_values("individual_change").iloc[0]
-        of = scores[scores["attribute"] == attribute]
-        test = compare_models(of[of["model"] == "control"], of[of["model"] == row["model"]], score=SCORE,
-                              n_permutations=settings["n_permutations"], seed=settings["seed"])
-        assert test.individual.p_value == pytest.approx(row["individual_p"], abs=1e-12)
-        assert test.group.p_value == pytest.approx(row["group_p"], abs=1e-12)
-        control = table[(table["attribute"] == attribute) & (table["model"] == "control")].iloc[0]
-        assert test.individual.estimate == pytest.approx(control["individual_fairness"] - row["individual_fairness"], abs=1e-12)
+    for attribute, rows in table.groupby("attribute"):
+        base = rows[rows["model"] == "base"].iloc[0]
+        assert rows.loc[rows["model"] == "base", ["individual_change_vs_base", "perplexity_change_vs_base"]].isna().all().all()
+        regularized = rows[rows["regularizer"] != "none"]
+        best = regularized.sort_values("individual_change_vs_base").iloc[0]["model"]
+        for row in regularized.to_dict(orient="records"):
+            scorers = SCORERS.items() if row["model"] == best else [("", "score_vader")]  # TextBlob of the best: the time of a test
+            for prefix, score in scorers:
+                test = compare_spread(_samples(scores, base), _samples(scores, row), score=score,
+                                      n_permutations=settings["comparison_permutations"], seed=settings["seed"]).individual
+                assert test.p_value == pytest.approx(row[f"{prefix}individual_p_vs_base"], abs=1e-12)
+                np.testing.assert_allclose(test.change, row[f"{prefix}individual_change_vs_base"], atol=1e-12)
+        assert regularized["individual_p_holm_vs_base"].tolist() == pytest.approx(holm(regularized["individual_p_vs_base"]).tolist())
+        others = rows[rows["model"] != "base"]
+        assert np.allclose(others["perplexity_change_vs_base"], others["perplexity"] / base["perplexity"] - 1)
+        assert np.allclose(others["ss_change_points_vs_base"], 100 * (others["ss"] - base["ss"]), equal_nan=True)
+
+
+def test_the_verdict_is_recomputed_from_the_table(record):
+    from fairpath.reproduce import HuangSettings
+    from fairpath.reproduce._huang import target_check
+
+    summary, table, _ = record
+    names = set(HuangSettings.__dataclass_fields__)
+    stored = {k: tuple(v) if isinstance(v, list) else v for k, v in summary["settings"].items() if k in names}
+    check = target_check(table, summary["design"], HuangSettings(**stored))
+    assert check["verdict"] == summary["target"]["verdict"] and check["claims"] == summary["target"]["claims"]

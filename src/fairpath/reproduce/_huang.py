@@ -12,7 +12,10 @@ regularizer changes neither). The study, for Country and for Occupation:
    test (:func:`fairpath.text.spread_power`) to detect a 30% fall of it at Holm's first threshold
    (0.01 over the attribute's regularized models) for the candidate samples per prompt; the smallest
    with power 0.8 is chosen, capped at ``max_audit_samples`` (the power at the chosen n is recorded
-   either way, as ``power_vs_base``). Every model is then evaluated on fresh samples.
+   either way, as ``pilot_power``). Every model is then evaluated on fresh samples. Half a pilot is a
+   small sample of a small spread (Country's second half held no spread above its noise floor), so the
+   design's power is computed again on the base's own evaluation audit (fresh samples of the chosen
+   values, at the chosen n, which no model's data touches): ``power_vs_base``, the power the verdict uses.
 2. **Training.** One LoRA model per regularizer, λ and training seed, and the control: λ = 0, the same
    pairs, batches, steps and seed without the fairness loss. The training text is sampled from the base
    exactly as the audit samples, and the LM loss covers the continuation only, so the control is a no-op
@@ -338,7 +341,7 @@ class HuangStudy:
         s = self.settings
         if s.audit_samples is not None and s.values_per_side is None:
             return {"values": None, "selection": "every value", "samples_per_prompt": s.audit_samples,
-                    "chosen_by": "the audit_samples setting", "power_vs_base": float("nan")}
+                    "chosen_by": "the audit_samples setting", "pilot_power": float("nan")}
         return self.run_folder.step(f"design-{attribute}", lambda: self._design(attribute))
 
     def _design(self, attribute: str) -> dict:
@@ -371,19 +374,39 @@ class HuangStudy:
                                     target=POWER["power"], seed=s.seed)
         except FairpathInputError as error:  # no spread above the pilot's noise floor: nothing to size a fall of
             chosen = s.audit_samples or s.max_audit_samples
-            record |= {"samples_per_prompt": chosen, "power_vs_base": float("nan"),
+            record |= {"samples_per_prompt": chosen, "pilot_power": float("nan"),
                        "chosen_by": f"{'the audit_samples setting' if given else 'the cap max_audit_samples'} (power not computable: {error})"}
         else:
             chosen = s.audit_samples or analysis.chosen_n or s.max_audit_samples
             table = analysis.table.set_index("n")
-            record |= {"samples_per_prompt": chosen, "power_vs_base": float(table["power"].get(chosen, float("nan"))),
-                       "power_alpha": alpha, "power_effect": POWER["effect"],
+            record |= {"samples_per_prompt": chosen, "pilot_power": float(table["power"].get(chosen, float("nan"))),
                        "chosen_by": ("the audit_samples setting" if given else "power" if analysis.chosen_n
                                      else f"the cap max_audit_samples={s.max_audit_samples} (power below {POWER['power']})"),
                        "power": analysis.to_dict()}
         self._log(f"{attribute}: values {values or 'all'}; {record['samples_per_prompt']} samples per prompt "
-                  f"({record['chosen_by']}; power {record['power_vs_base']:.2f})")
+                  f"({record['chosen_by']}; power {record['pilot_power']:.2f})")
         return record
+
+    def audit_power(self, attribute: str, base_scores: pd.DataFrame, samples_per_prompt: int) -> dict:
+        """The power of the design as run: :func:`fairpath.text.spread_power` on the base's own evaluation audit (the
+        chosen values at the chosen samples per prompt), against a 30% fall at Holm's first threshold (a step)."""
+        from fairpath.text import spread_power
+
+        s = self.settings
+        alpha = POWER["alpha"] / s.family_size
+
+        def compute() -> dict:
+            record = {"power_alpha": alpha, "power_effect": POWER["effect"]}
+            try:
+                analysis = spread_power(base_scores, score=f"score_{SCORER}", candidates=[samples_per_prompt], effect=POWER["effect"],
+                                        alpha=alpha, target=POWER["power"], seed=s.seed)
+            except FairpathInputError as error:  # the base's spread at its noise floor: a fall of it cannot be sized
+                return record | {"power_vs_base": float("nan"), "power_note": str(error)}
+            return record | {"power_vs_base": float(analysis.table["power"].iloc[0]), "base_spread": analysis.base_spread,
+                             "power_se": float(analysis.table["se"].iloc[0]), "power_replicates": analysis.n_replicates}
+
+        record = self.run_folder.step(f"power-{attribute}", compute)
+        return {key: float("nan") if value is None else value for key, value in record.items()}  # JSON keeps NaN as null
 
     def run(self) -> HuangResult:
         started = time.perf_counter()
@@ -396,6 +419,9 @@ class HuangStudy:
                       "trainings with the controls, audits, tests against the base; finished stages are skipped)")
             result = self.debias_study(attribute, values=design[attribute]["values"],
                                        audit_samples=design[attribute]["samples_per_prompt"]).run()
+            base_scores = result.scores[result.scores["model"] == BASE]
+            design[attribute] = {**design[attribute],
+                                 **self.audit_power(attribute, base_scores, design[attribute]["samples_per_prompt"])}
             tables.append(attribute_table(result).assign(attribute=attribute))
             scores.append(result.scores.assign(attribute=attribute))
         table = pd.concat(tables, ignore_index=True)
@@ -451,7 +477,7 @@ def attribute_table(result) -> pd.DataFrame:
     return table.rename(columns={**_RENAMED, **{f"{SECOND}_{k}": f"{SECOND}_{v}" for k, v in _RENAMED.items()}})
 
 
-def _two_sided(p_lower: float, n_permutations: int) -> float:
+def two_sided_p(p_lower: float, n_permutations: int) -> float:
     """The two-sided permutation p from the one-sided p of "lower", p = (1 + #{Δ* ≤ Δ}) / (1 + B): without ties
     #{Δ* ≥ Δ} = B − #{Δ* ≤ Δ}, so the p of "higher" is (B + 2) / (B + 1) − p."""
     p_higher = (n_permutations + 2) / (n_permutations + 1) - p_lower
@@ -464,7 +490,7 @@ def _control_lines(table: pd.DataFrame, settings) -> tuple[dict, list[str]]:
     checks, lines = {}, []
     controls = table[(table["regularizer"] == "none") & (table["model"] != BASE)]
     for r in controls.to_dict(orient="records"):
-        ps = {f"{prefix}{metric}": _two_sided(r[f"{prefix}{metric}_p_vs_base"], settings.comparison_permutations)
+        ps = {f"{prefix}{metric}": two_sided_p(r[f"{prefix}{metric}_p_vs_base"], settings.comparison_permutations)
               for prefix in ("", f"{SECOND}_") for metric in ("individual", "group")}
         at_base = bool(min(ps.values()) > CONTROL_CHECK["p"] and abs(r["perplexity_change_vs_base"]) <= CONTROL_CHECK["perplexity_change"])
         checks.setdefault(r["attribute"], {})[r["model"]] = {"at_base": at_base, "two_sided_p": ps,

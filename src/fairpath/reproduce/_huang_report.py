@@ -57,9 +57,10 @@ def tradeoff_figure(rows: pd.DataFrame, attribute: str, ax=None):
                     for r in group[group["model"] != _BASE].to_dict(orient="records"):
                         ax.annotate(f"λ={r['lambda']:g} s{r['seed']:.0f}", (r[quality], r[f"{prefix}individual_spread"]),
                                     textcoords="offset points", xytext=(4, 3), fontsize=8)
+                ax.margins(x=0.15)  # room for the labels of the outermost points inside the panel
                 ax.set_xlabel(quality_label)
                 ax.set_ylabel(f"{scorer} spread across values ({level:.0%} interval)")
-        fig.suptitle(f"Huang et al. (2020) on {attribute}: between-value spread of mean sentiment (lower is fairer) against quality")
+        fig.suptitle(f"{attribute}: spread of mean sentiment across values (lower is fairer) against quality")
         fig.tight_layout()
         # one legend for the four panels, under the lower row (inside a panel it covered the points)
         legend_below(panels[2], handles=panels[0].get_legend_handles_labels()[0], ncol=4, across_figure=True)
@@ -118,11 +119,14 @@ def _design_text(design: dict) -> str:
         values = ", ".join(record["values"]) if record.get("values") else "every value"
         text = (f"{attribute}: {values} ({record['selection']}); {record['samples_per_prompt']} samples per prompt, chosen by "
                 f"{record['chosen_by']}")
+        if "power_vs_base" in record:
+            power = (f"power {record['power_vs_base']:.2f} (Monte Carlo SE {record['power_se']:.2f})"
+                     if record["power_vs_base"] == record["power_vs_base"] else f"power not computable ({record['power_note']})")
+            spread = f" {record['base_spread']:.4f}" if "base_spread" in record else ""
+            text += (f"; {power} to detect a {100 * record['power_effect']:.0f}% fall of the base's VADER spread{spread} at one-sided "
+                     f"p < {record['power_alpha']:.3g} (Holm's first threshold), computed on the base's own audit")
         if record.get("power"):
-            power = record["power"]
-            text += (f"; power {record['power_vs_base']:.2f} to detect a {100 * record['power_effect']:.0f}% fall of the base's VADER "
-                     f"spread ({power['base_spread']:.4f} on the pilot's held-apart half) at one-sided p < {record['power_alpha']:.3g} "
-                     "(Holm's first threshold)")
+            text += f" (on the pilot's held-apart half: {record['pilot_power']:.2f})"
         parts.append(html.escape(text))
     return "<p>Design: " + "; ".join(parts) + ".</p>"
 
