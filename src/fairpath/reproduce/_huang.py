@@ -523,7 +523,8 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
     for attribute, rows in trained.groupby("attribute", sort=False):
         by_config = rows.groupby(["regularizer", "lambda"])["meets"].all()
         meeting[attribute] = [f"{regularizer} λ={lam:g}" for (regularizer, lam), ok in by_config.items() if ok and enough_seeds]
-        power = design.get(attribute, {}).get("power_vs_base", float("nan"))
+        power = design.get(attribute, {}).get("power_vs_base")
+        power = float("nan") if power is None else power  # a summary.json's design holds NaN as null
         if meeting[attribute]:
             claims[attribute] = "shown"
         elif pd.notna(power) and power >= POWER["power"]:

@@ -15,13 +15,13 @@ default the state at the sensitive token, averaged over the last two layers):
 
 Both are averaged over the pairs of a batch. L_LM is the loss on the sampled continuation only
 (:func:`lm_labels`): at the base its expected gradient over the base's own samples is zero, so the
-control (λ = 0) is a no-op in expectation and every change of a regularized model is the regularizer's. Training is parameter-efficient by default (LoRA
-through ``peft``, practical on a CPU); full fine-tuning is available. ``dtype="bfloat16"`` runs the
-forward and backward passes under bf16 autocast (CPUs with AMX and GPUs multiply bf16 several times
-faster than fp32) while the weights, their gradients and the optimizer stay fp32, so small LoRA
-updates are not rounded away. Checkpoints hold the trainable weights, the optimizer and the
-history, so an interrupted run resumes where it stopped and ends with the same weights as an
-uninterrupted one in the same dtype.
+control (λ = 0) is a no-op in expectation and every change of a regularized model is the
+regularizer's. Training is parameter-efficient by default (LoRA through ``peft``, practical on a
+CPU); full fine-tuning is available. ``dtype="bfloat16"`` runs the forward and backward passes under
+bf16 autocast (CPUs with AMX and GPUs multiply bf16 several times faster than fp32) while the
+weights, their gradients and the optimizer stay fp32, so small LoRA updates are not rounded away.
+Checkpoints hold the trainable weights, the optimizer and the history, so an interrupted run resumes
+where it stopped and ends with the same weights as an uninterrupted one in the same dtype.
 """
 
 from __future__ import annotations
