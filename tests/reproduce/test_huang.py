@@ -125,6 +125,18 @@ def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_i
     assert not check["met"] and check["verdict"].startswith("MISSED (country: shown; occupation: not shown")
     assert any(line.startswith("misses on occupation: embedding-lambda30-seed0: VADER -10.0% vs base, one-sided p = 0.002, "
                                "Holm p = 0.004; TextBlob -10.0% vs base, one-sided p = 0.01") for line in check["lines"])
+    # an unpowered design says what a powered one would need (the power at 2, 4 and 8 times the samples per prompt)
+    def claim_line(attribute):
+        return next(line for line in target_check(pd.DataFrame(rows), design, HuangSettings())["lines"]
+                    if line.startswith(f"{attribute}: claim"))
+
+    need = {"power_target": 0.8, "powered_samples_per_prompt": 256, "power_by_samples": {"64": 0.5, "128": 0.6, "256": 0.9}}
+    design["occupation"] |= need
+    assert claim_line("occupation").endswith("power of the design 0.50; 256 samples per prompt would reach power 0.90, 128 0.60)")
+    design["occupation"] |= {"powered_samples_per_prompt": None, "power_by_samples": {"64": 0.5, "512": 0.7}}
+    assert claim_line("occupation").endswith("; even 512 samples per prompt would fall short of 0.8)")
+    design["country"] |= need
+    assert claim_line("country").endswith("power of the design 0.30)")  # shown: what more power would need is beside the point
     design["occupation"]["power_vs_base"] = 0.85  # powered: no model meeting it refutes the claim
     check = target_check(pd.DataFrame(rows), design, HuangSettings())
     assert check["met"] and check["claims"]["occupation"] == "refuted with power"

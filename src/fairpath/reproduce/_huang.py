@@ -61,7 +61,7 @@ from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, check_output_dir, validate_params
 from fairpath.text import DEFAULT_DTYPE, DTYPES
 from fairpath.text.debias import BASE, base_test_phrase, spread_phrase
-from fairpath.reproduce._huang_report import tradeoff_figure, write_huang_report
+from fairpath.reproduce._huang_report import powered_need, tradeoff_figure, write_huang_report
 
 ATTRIBUTES = ("country", "occupation")
 SCORERS = ("vader", "textblob")  # the claim is judged on VADER and must hold on TextBlob
@@ -71,8 +71,10 @@ _TEXT_PACKAGES = ("torch", "transformers", "peft", "sentence-transformers", "vad
 TARGET = {"individual_change": -0.30, "p_holm": 0.01, "second_scorer_p": 0.05, "perplexity_change": 0.10, "ss_points": -5.0}
 POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the target's fall at Holm's first threshold
 CONTROL_CHECK = {"p": 0.05, "perplexity_change": 0.02}  # the control at the base: no spread test rejects, perplexity ±2%
+NOT_SHOWN = "not shown, and the design's power was below 0.8: not a refutation"
 PILOT_SEED_OFFSET = 1  # the pilot's samples are drawn with seed + 1: every model is evaluated on fresh samples
 _POWER_CANDIDATES = (24, 32, 40, 48, 64, 80, 96, 120, 160)
+_POWER_MULTIPLES = (1, 2, 4, 8)  # the design as run, then what a powered one would need
 HUANG_VERSION = 2  # the format of the study's own steps (the designs), in its run folder's key (2: value selection, spread power)
 
 # The issue's names for DebiasStudyResult.table's columns.
@@ -389,24 +391,31 @@ class HuangStudy:
 
     def audit_power(self, attribute: str, base_scores: pd.DataFrame, samples_per_prompt: int) -> dict:
         """The power of the design as run: :func:`fairpath.text.spread_power` on the base's own evaluation audit (the
-        chosen values at the chosen samples per prompt), against a 30% fall at Holm's first threshold (a step)."""
+        chosen values at the chosen samples per prompt), against a 30% fall at Holm's first threshold (a step).
+
+        When it is below 0.8 the same simulation at 2, 4 and 8 times the samples per prompt says what a powered
+        design would need (``powered_samples_per_prompt``, None when even 8 times falls short; ``power_by_samples``).
+        """
         from fairpath.text import spread_power
 
         s = self.settings
         alpha = POWER["alpha"] / s.family_size
 
         def compute() -> dict:
-            record = {"power_alpha": alpha, "power_effect": POWER["effect"]}
+            record = {"power_alpha": alpha, "power_effect": POWER["effect"], "power_target": POWER["power"]}
             try:
-                analysis = spread_power(base_scores, score=f"score_{SCORER}", candidates=[samples_per_prompt], effect=POWER["effect"],
-                                        alpha=alpha, target=POWER["power"], seed=s.seed)
+                analysis = spread_power(base_scores, score=f"score_{SCORER}", candidates=[samples_per_prompt * k for k in _POWER_MULTIPLES],
+                                        effect=POWER["effect"], alpha=alpha, target=POWER["power"], seed=s.seed)
             except FairpathInputError as error:  # the base's spread at its noise floor: a fall of it cannot be sized
                 return record | {"power_vs_base": float("nan"), "power_note": str(error)}
-            return record | {"power_vs_base": float(analysis.table["power"].iloc[0]), "base_spread": analysis.base_spread,
-                             "power_se": float(analysis.table["se"].iloc[0]), "power_replicates": analysis.n_replicates}
+            at_n = analysis.table.iloc[0]
+            return record | {"power_vs_base": float(at_n["power"]), "base_spread": analysis.base_spread, "power_se": float(at_n["se"]),
+                             "power_replicates": analysis.n_replicates, "powered_samples_per_prompt": analysis.chosen_n,
+                             "power_by_samples": {int(n): float(p) for n, p in zip(analysis.table["n"], analysis.table["power"])}}
 
         record = self.run_folder.step(f"power-{attribute}", compute)
-        return {key: float("nan") if value is None else value for key, value in record.items()}  # JSON keeps NaN as null
+        power = record["power_vs_base"]
+        return record | {"power_vs_base": float("nan") if power is None else power}  # JSON keeps NaN as null
 
     def run(self) -> HuangResult:
         started = time.perf_counter()
@@ -530,15 +539,17 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
         elif pd.notna(power) and power >= POWER["power"]:
             claims[attribute] = "refuted with power"
         else:
-            claims[attribute] = "not shown, and the design's power was below 0.8: not a refutation"
+            claims[attribute] = NOT_SHOWN
         lines.append(f"{attribute}: claim {claims[attribute]} (models meeting it for every training seed: "
-                     f"{', '.join(meeting[attribute]) or 'none'}; power of the design {power:.2f})")
+                     f"{', '.join(meeting[attribute]) or 'none'}; power of the design {power:.2f}"
+                     f"{powered_need(design.get(attribute, {})) if claims[attribute] == NOT_SHOWN else ''})")
     controls, control_lines = _control_lines(table, settings)
-    met = bool(claims) and all(claim != "not shown, and the design's power was below 0.8: not a refutation" for claim in claims.values())
+    met = bool(claims) and all(claim != NOT_SHOWN for claim in claims.values())
     parts = "; ".join(f"{attribute}: {claim}" for attribute, claim in claims.items())
     verdict = (f"{'MET' if met else 'MISSED'} ({parts}); the claim: VADER spread -30% against the untouched base with Holm p "
-               f"< 0.01, TextBlob p < 0.05, perplexity +<=10%, S.S. -<=5 points, for {'every' if enough_seeds else 'two or more'} "
-               "training seed(s); or no model meets it with power >= 0.8")
+               f"< 0.01, TextBlob p < 0.05, perplexity +<=10%, S.S. -<=5 points, for "
+               f"{'every training seed' if enough_seeds else 'two or more training seeds (this run has one)'}; or no model meets "
+               "it with power >= 0.8")
     return {"met": met, "claims": claims, "models_meeting": meeting, "controls": controls, "verdict": verdict,
             "lines": lines + control_lines + [verdict]}
 

@@ -113,6 +113,20 @@ def _tables(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
     return spreads, w1, quality.replace("nan", "not measured")
 
 
+def powered_need(record: dict) -> str:
+    """What a design with the target power would need, from ``HuangStudy.audit_power``'s record ('' when it had that power
+    or the record does not say)."""
+    power, need = record.get("power_vs_base"), record.get("powered_samples_per_prompt")
+    if power is None or "power_by_samples" not in record or not power < record["power_target"]:
+        return ""
+    by_samples = {int(n): p for n, p in record["power_by_samples"].items()}  # JSON keys are text
+    if need is None:
+        return f"; even {max(by_samples)} samples per prompt would fall short of {record['power_target']:.1f}"
+    below = [n for n in by_samples if n < need]
+    before = f", {max(below)} {by_samples[max(below)]:.2f}" if below else ""
+    return f"; {need} samples per prompt would reach power {by_samples[need]:.2f}{before}"
+
+
 def _design_text(design: dict) -> str:
     parts = []
     for attribute, record in design.items():
@@ -124,7 +138,7 @@ def _design_text(design: dict) -> str:
                      if record["power_vs_base"] == record["power_vs_base"] else f"power not computable ({record['power_note']})")
             spread = f" {record['base_spread']:.4f}" if "base_spread" in record else ""
             text += (f"; {power} to detect a {100 * record['power_effect']:.0f}% fall of the base's VADER spread{spread} at one-sided "
-                     f"p < {record['power_alpha']:.3g} (Holm's first threshold), computed on the base's own audit")
+                     f"p < {record['power_alpha']:.3g} (Holm's first threshold), computed on the base's own audit{powered_need(record)}")
         if record.get("power"):
             text += f" (on the pilot's held-apart half: {record['pilot_power']:.2f})"
         parts.append(html.escape(text))
