@@ -16,7 +16,8 @@ the replications 0 … reps − 1: `--reps 200` on a folder of 1000 prints the f
 ``--level`` checks the intervals at another level, computed on request after the fit at 0.95
 (``CausalDecomposition.confint(level)``), as a user asks for them; its folder gets ``_level<L>``.
 
-``--models multilevel_k4`` studies a protected attribute with four levels (``make_multilevel_sfm``): every
+``--models multilevel_k4`` studies a protected attribute with four levels (``make_multilevel_sfm``; ``multilevel_k2``,
+``multilevel_k3`` and a binary Y: ``multilevel_k3_binary`` …): every
 level against the reference in one decomposition (``SFM(x1=None)``); each contrast's marginal interval is
 checked against its truth (rows ``ctfde[1]`` ...), and the simultaneous intervals of each measure jointly
 (rows ``ctfde[simultaneous]``: covered when every contrast's simultaneous interval covers its truth).
@@ -46,8 +47,9 @@ from fairpath.datasets import make_appendix_a2, make_binary_sfm, make_confounded
 
 MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confounded_sfm": make_confounded_sfm,
           "mixed_sfm": make_mixed_sfm}
-# Protected attributes with K levels, every level against the reference: not in the default --models.
-MULTILEVEL = {"multilevel_k4": 4}
+# Protected attributes with K levels, every level against the reference, continuous or binary Y: not in the
+# default --models. name -> (levels, binary_outcome)
+MULTILEVEL = {f"multilevel_k{k}{'_binary' if binary else ''}": (k, binary) for binary in (False, True) for k in (2, 3, 4)}
 MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 SUBJECTS = ("y", "bayes", "bayes-known")
 
@@ -85,7 +87,8 @@ def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | s
 def replicate_levels(task: tuple[str, int], n: int, learner: str | None, n_rep, n_folds, level: float) -> dict:
     """One replication of a K-level model: each contrast's marginal interval, and the simultaneous intervals jointly."""
     model, rep = task
-    sample = make_multilevel_sfm(n, seed=10_000 + rep, levels=MULTILEVEL[model])
+    levels, binary = MULTILEVEL[model]
+    sample = make_multilevel_sfm(n, seed=10_000 + rep, levels=levels, binary_outcome=binary)
     sfm = SFM(x="x", x0=0, x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
     started = time.perf_counter()
     result = decompose(sample.data, sfm, seed=rep, learner=learner, n_rep=n_rep, n_folds=n_folds, n_jobs=1, measures=MEASURES)
@@ -126,9 +129,11 @@ def summarise(out: Path, models: list[str], reps: int) -> pd.DataFrame:
                          "loadavg": record.get("loadavg", float("nan")), **record[measure]})
     frame = pd.DataFrame(rows)
     frame["error"] = frame["estimate"] - frame["truth"]
+    frame["z"] = frame["error"] / frame["se"]
     table = frame.groupby(["model", "measure"], sort=False).agg(
         reps=("covered", "size"), coverage=("covered", "mean"), bias=("error", "mean"),
-        sd_estimate=("estimate", "std"), mean_se=("se", "mean"), seconds=("seconds", "mean"), loadavg=("loadavg", "mean"),
+        sd_estimate=("estimate", "std"), mean_se=("se", "mean"), mean_z=("z", "mean"), sd_z=("z", "std"),
+        seconds=("seconds", "mean"), loadavg=("loadavg", "mean"),
     )
     table["se_over_sd"] = table["mean_se"] / table["sd_estimate"]
     # A measure that the model's structure makes exact (ctfse with Z empty; the DE of a predictor
