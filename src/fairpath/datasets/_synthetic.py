@@ -392,8 +392,10 @@ class MultilevelSFM(StructuralModel):
         cumulative = self.propensities(z).cumsum(axis=1)
         # the last cumulative share may round below a uniform draw of 1 − 1e-17: such a row is the last level
         x = np.minimum((rng.uniform(size=n)[:, None] >= cumulative).sum(axis=1), self.levels - 1).astype(float)
+        u1, u2 = rng.standard_normal(n), rng.standard_normal(n)
+        # drawn last, as before the binary outcome existed: a continuous Y's samples stay what they were
         noise_y = rng.uniform(size=n) if self.binary_outcome else rng.standard_normal(n)
-        return {"x": x, "z": z, "u1": rng.standard_normal(n), "u2": rng.standard_normal(n), "u_y": noise_y}
+        return {"x": x, "z": z, "u1": u1, "u2": u2, "u_y": noise_y}
 
     def true_psi(self, x0: int, x1: int) -> tuple[dict, dict]:
         """ψ by quadrature, exact to about 1e-12: given z, E[Y_{xy, W_{xw}} | z] is closed-form for a continuous Y (Y
