@@ -21,9 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from fairpath.reproduce._huang import two_sided_p
+from fairpath.reproduce._huang import HuangSettings, two_sided_p
 from fairpath.text.debias import DebiasConfig, DebiasStudy
 from fairpath.text.debias._study import BASE, SCORES_NAME
+
+PERMUTATIONS = HuangSettings().comparison_permutations  # the study's own test against the base
 
 
 def main() -> None:
@@ -64,12 +66,12 @@ def main() -> None:
         row = {"seed": seed, "perplexity_base": base["perplexity"], "perplexity_control": control["perplexity"],
                "perplexity_change": control["perplexity"] / base["perplexity"] - 1}
         for scorer in study.scorers:
-            comparison = compare_spread(scores[BASE], scores[name], score=f"score_{scorer}", n_permutations=9999, seed=0)
+            comparison = compare_spread(scores[BASE], scores[name], score=f"score_{scorer}", n_permutations=PERMUTATIONS, seed=0)
             for metric in ("individual", "group"):
                 test = getattr(comparison, metric)
                 row[f"{scorer}_{metric}_change"] = test.change
                 row[f"{scorer}_{metric}_p_lower"] = test.p_value
-                row[f"{scorer}_{metric}_p_two_sided"] = two_sided_p(test.p_value, 9999)
+                row[f"{scorer}_{metric}_p_two_sided"] = two_sided_p(test.p_value, PERMUTATIONS)
         row["passes"] = (abs(row["perplexity_change"]) <= 0.02
                          and all(row[k] > 0.05 for k in row if k.endswith("_p_two_sided")))
         rows.append(row)

@@ -22,6 +22,7 @@ import json
 import os
 import time
 import warnings
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from fairpath._parallel import run_tasks
+from fairpath._stats import z_value
 from fairpath.causal import SFM, decompose
 from fairpath.causal._data import prepare_data
 from fairpath.causal._decompose import _Fitter, contrast_codes, resolve_n_folds
@@ -48,8 +50,15 @@ def _true_nuisances(model: MultilevelSFM, z: np.ndarray, contrast: tuple[int, in
     return p[:, b] / (p[:, a] + p[:, b]), {0: model._mean_given_z(a, a, z), 1: model._mean_given_z(b, b, z)}
 
 
-def _ctfse_rows(pseudo: PseudoOutcomes) -> tuple[np.ndarray, np.ndarray]:
-    return pseudo(0, 1, 1), pseudo(0, 1, 1) - pseudo(1, 1, 1)
+@lru_cache(maxsize=None)
+def _true_psi011(model: MultilevelSFM, contrast: tuple[int, int]) -> float:
+    """ψ(x0, x1, x1) of the contrast by quadrature, once per model and contrast (not per replication)."""
+    return model.true_psi(*contrast)[0][(0, 1, 1)]
+
+
+def _ctfse_rows(psi011: np.ndarray, pseudo: PseudoOutcomes) -> tuple[np.ndarray, np.ndarray]:
+    """ψ(x0, x1, x1)'s rows and Ctf-SE's: ψ(x0, x1, x1) − ψ(x1, x1, x1)."""
+    return psi011, psi011 - pseudo(1, 1, 1)
 
 
 def _normalized_psi011(pseudo: PseudoOutcomes) -> np.ndarray:
@@ -79,7 +88,6 @@ def replicate(rep: int, *, levels: int, binary: bool, n: int, learner: str, n_fo
     fits = fitter(prepared, rep)  # decompose's first split: the same seed
     for contrast, fit in zip(codes, fits):
         label = str(prepared.levels[contrast[1]])
-        psi, _ = model.true_psi(*contrast)
         truth = sample.truth_for(*contrast)
         fitted = fit.pseudo["y"]
         z = prepared.z[pair_rows(prepared.x, contrast)]
@@ -90,16 +98,13 @@ def replicate(rep: int, *, levels: int, binary: bool, n: int, learner: str, n_fo
             "true_odds": PseudoOutcomes(fitted.x, fitted.y, true_p, fitted.p_zw[1], fitted.nuisances, True),
             "true_mu": PseudoOutcomes(fitted.x, fitted.y, fitted.p_z[1], fitted.p_zw[1], mu_true, True),
             "oracle": PseudoOutcomes(fitted.x, fitted.y, true_p, fitted.p_zw[1], mu_true, True),
-            "normalized": fitted,
         }
-        entry = {"truth_psi011": psi[(0, 1, 1)], "truth_ctfse": truth["ctfse"],
+        rows = {name: _ctfse_rows(pseudo(0, 1, 1), pseudo) for name, pseudo in variants.items()}
+        rows["normalized"] = _ctfse_rows(_normalized_psi011(fitted), fitted)
+        entry = {"truth_psi011": _true_psi011(model, contrast), "truth_ctfse": truth["ctfse"],
                  "max_odds": float(np.max(fitted.p_z[0] / fitted.p_z[1])),
                  "max_true_odds": float(np.max((1 - true_p) / true_p))}
-        for name, pseudo in variants.items():
-            psi_rows, ctfse_rows = _ctfse_rows(pseudo)
-            if name == "normalized":
-                psi_rows = _normalized_psi011(pseudo)
-                ctfse_rows = psi_rows - pseudo(1, 1, 1)
+        for name, (psi_rows, ctfse_rows) in rows.items():
             entry[f"{name}_psi011"], entry[f"{name}_psi011_se"] = _summary(psi_rows)
             entry[f"{name}_ctfse"], entry[f"{name}_ctfse_se"] = _summary(ctfse_rows)
         for measure in MEASURES:
@@ -115,7 +120,7 @@ def summarise(records: list[dict]) -> pd.DataFrame:
     rows = []
     for label in records[0]["contrasts"]:
         entries = pd.DataFrame([r["contrasts"][label] for r in records])
-        quantities = [(f"{v}_{q}", f"truth_{q}" if q != "psi011" else "truth_psi011") for v in VARIANTS for q in ("psi011", "ctfse")]
+        quantities = [(f"{v}_{q}", f"truth_{q}") for v in VARIANTS for q in ("psi011", "ctfse")]
         quantities += [(f"decompose_{m}", f"truth_{m}") for m in MEASURES if f"decompose_{m}" in entries]
         quantities = [(column, truth) for column, truth in quantities if column in entries]
         for column, truth in quantities:
@@ -123,7 +128,7 @@ def summarise(records: list[dict]) -> pd.DataFrame:
             z = error / se
             rows.append({"contrast": label, "quantity": column, "reps": len(entries), "bias": error.mean(),
                          "mean_se": se.mean(), "mc_sd": entries[column].std(ddof=1), "sd_over_se": entries[column].std(ddof=1) / se.mean(),
-                         "mean_z": z.mean(), "sd_z": z.std(ddof=1), "coverage": float((z.abs() <= 1.959964).mean())})
+                         "mean_z": z.mean(), "sd_z": z.std(ddof=1), "coverage": float((z.abs() <= z_value(0.95)).mean())})
     return pd.DataFrame(rows)
 
 
