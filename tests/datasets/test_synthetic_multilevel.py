@@ -131,6 +131,14 @@ def test_a_binary_outcome_by_quadrature_is_the_monte_carlo_truth():
     assert set(np.unique(sample.data["y"])) == {0.0, 1.0} and 0.3 < sample.data["y"].mean() < 0.7
 
 
+def test_a_binary_outcome_changes_y_alone():
+    """Its noise is drawn last: X, Z and W of a seed are those of the continuous model (whose samples earlier
+    sessions' records hold)."""
+    continuous, binary = (make_multilevel_sfm(500, seed=9, levels=3, binary_outcome=b).data for b in (False, True))
+    assert continuous.drop(columns="y").equals(binary.drop(columns="y"))
+    assert set(binary["y"].unique()) == {0.0, 1.0} and not np.isin(continuous["y"], (0.0, 1.0)).any()
+
+
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_truth_matches_the_samples_counterfactuals(sample, level):
     _check_counterfactuals(sample, level)
