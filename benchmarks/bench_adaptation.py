@@ -43,7 +43,7 @@ def measure(dataset: str, rows: int, engine: str) -> dict:
     quantiles = ForestQuantileEngine(n_estimators=100, max_samples=1.0, max_rows_per_tree=10**9, max_leaf_values=None) if engine == "fairadapt-like" else "forest"
     before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall, cpu = time.perf_counter(), time.process_time()
-    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, engine=quantiles, random_state=0).fit(data)
+    adapter = FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=sfm.x0, y=sfm.y, engine=quantiles, random_state=0).fit(data)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     twins = adapter.adapted_train_
     group = twins[sfm.x] == sfm.x1

@@ -86,7 +86,7 @@ def cli_run(path: Path, flags: list[str], out: Path) -> dict:
     wall = time.perf_counter() - start
     if status:
         raise RuntimeError(f"{' '.join(command)} failed: {child.stderr.read().decode()[-2000:]}")
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "result.json").read_text())
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024, "results": results}
 
 

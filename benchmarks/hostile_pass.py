@@ -50,7 +50,7 @@ class Case:
     argv: list[str]
     expect: str = "error"  # error | ok | same | any
     files: dict = field(default_factory=dict)  # name -> bytes written into the case folder first
-    same_as: str | None = None  # the clean case whose results.json / json must match
+    same_as: str | None = None  # the clean case whose result.json / json must match
     timeout: float = 90.0
     setup: str | None = None  # a special preparation (fifo, symlink, device, stdout-closed, ...)
     exit_code: int = 0  # the status a success must end with (3: a violation the run must report)
@@ -467,7 +467,7 @@ def _written_files(folder: Path, before: set) -> list[Path]:
 
 
 def _numbers(folder: Path) -> object:
-    for name in ("out.json", "out/results.json"):
+    for name in ("out.json", "out/result.json"):
         path = folder / name
         if path.is_file():
             found = json.loads(path.read_text())

@@ -96,7 +96,7 @@ def _with(argv: list[str], flag: str, value: str | None) -> list[str]:
 # -- checks of what a run wrote ---------------------------------------------------------------------
 
 def _results(folder: Path) -> dict | None:
-    for name in ("out/results.json", "out.json"):
+    for name in ("out/result.json", "out.json"):
         if (folder / name).is_file():
             return json.loads((folder / name).read_text())
     return None
@@ -191,8 +191,8 @@ def counted(expected: int) -> Callable[[Path], str | None]:
 
 
 def estimates(folder: Path) -> object:
-    """The numbers of out/estimates.csv, row order and level names aside (for ``same`` across renamed levels)."""
-    path = folder / "out" / "estimates.csv"
+    """The numbers of out/result.csv, row order and level names aside (for ``same`` across renamed levels)."""
+    path = folder / "out" / "result.csv"
     if not path.is_file():
         return None
     # the contrast column holds level names, which read as numbers where the levels are numbers
@@ -573,15 +573,15 @@ def output_cases(frame: pd.DataFrame) -> list[Case]:
         Case("out/decompose/json-is-data-intersection", [*_decompose("a/0", x="x,s"), "--json", "data.csv"], "error", data),
         Case("out/decompose/json-is-data-other-spelling", [*_decompose("a"), "--json", "./out/../data.csv"], "error", data),
         Case("out/decompose/json-is-plot", [*_decompose("a"), "--json", "fig.png", "--plot", "fig.png"], "error", data),
-        Case("out/decompose/json-inside-out", [*_decompose("a"), "--json", "out/results.json"], "any", data),
+        Case("out/decompose/json-inside-out", [*_decompose("a"), "--json", "out/result.json"], "any", data),
         Case("out/decompose/plot-is-data", [*_decompose("a"), "--plot", "data.csv"], "error", data),
         Case("out/decompose/out-is-data-folder", _with(_decompose("a"), "--out", "."), "any", data),
     ]
-    complete_decompose = complete(["out/results.json", "out/estimates.csv", "out/report.html"])
+    complete_decompose = complete(["out/result.json", "out/result.csv", "out/report.html"])
     for name, argv, files, check in (
         ("decompose-levels", _decompose("a"), data, complete_decompose),
-        ("decompose-json", [*_decompose("a"), "--json", "r.json"], data, complete(["out/results.json", "r.json"])),
-        ("audit-levels", _audit("a"), data, complete(["out/results.json", "out/report.html"])),
+        ("decompose-json", [*_decompose("a"), "--json", "r.json"], data, complete(["out/result.json", "r.json"])),
+        ("audit-levels", _audit("a"), data, complete(["out/result.json", "out/report.html"])),
         ("repair", _repair("0", "--x1", "1"), {"data.csv": _csv(_binary(frame))}, complete(["out/report.html"])),
     ):
         cases.append(Case(f"out/{argv[0]}/stdout-closed-{name}", argv, "ok", files, setup="stdout-closed", timeout=200, check=check))
@@ -665,7 +665,7 @@ def text_cases() -> list[Case]:
         Case("text/score/settings-hash-jsonl", score("gen.jsonl", "--settings-hash", "abc"), "error", {"gen.jsonl": jsonl}),
         Case("text/score/out-is-file", _with(score("gen.csv"), "--out", "gen.csv"), "error", {"gen.csv": _csv(clean)}),
         Case("text/score/stdout-closed", score("gen.csv"), "ok", {"gen.csv": _csv(clean)}, setup="stdout-closed",
-             check=complete(["out/results.json", "out/report.html"])),
+             check=complete(["out/result.json", "out/report.html"])),
     ]
     return cases
 

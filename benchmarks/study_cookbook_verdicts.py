@@ -63,14 +63,14 @@ def run_seed(seed: int, n: int, learner: str | None, alphas: list[float]) -> dic
 
 def _judge(result, seed: int, alpha: float, bn, satisfies: dict) -> list[dict]:
     """Right or wrong, for every predictor: its overall status and its pathway-level verdicts."""
-    tests = result.tests_.set_index(["predictor", "pathway"])
+    tests = result.tests.set_index(["predictor", "pathway"])
     rows = []
     for predictor, satisfied in satisfies.items():
         expected = "SUCCESS" if set(satisfied) == set(bn) else "FAIL"
         violated = [p for p in ("DE", "IE", "SE") if tests.loc[(predictor, p), "verdict"] == "violation"]
         should_violate = [p for p in ("DE", "IE", "SE") if (p in bn) != (p in satisfied)]
         rows.append({"seed": seed, "alpha": alpha, "bn": _name(bn), "predictor": predictor, "expected": expected,
-                     "status": result.overall_[predictor]["status"], "pathways_right": violated == should_violate,
+                     "status": result.overall[predictor]["status"], "pathways_right": violated == should_violate,
                      "violated": ",".join(violated)})
     return rows
 
@@ -134,7 +134,7 @@ def main() -> int:
               + f"; acceptance (each >= 1 - alpha - 0.02 = {floor:.2f}): {'PASS' if passed else 'FAIL'}")
         summary["alphas"][str(alpha)] = {"cells": cells.to_dict(), "per_set": per_set.to_dict(),
                                          "compliant_right": compliant_rate.to_dict(), "floor": floor, "passed": passed}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    (out / "result.json").write_text(json.dumps(summary, indent=2))
     rows.to_csv(out / "verdicts.csv", index=False)
     passed = all(v["passed"] for v in summary["alphas"].values())
     return 0 if passed else 1

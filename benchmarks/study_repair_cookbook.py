@@ -82,12 +82,12 @@ def main() -> None:
         learner = None if args.learner == "forest" else EarlyStoppingGBM(objective="cross_entropy", random_state=args.seed)
         for bn in BN_SETS:
             start = time.perf_counter()
-            predictor = FairPredictor(sfm, bn, learner=learner, random_state=args.seed).fit(data)
+            predictor = FairPredictor(sfm, bn=bn, learner=learner, random_state=args.seed).fit(data)
             adapted = judge(predictor.twin_frame(column="fair"), sfm, bn, "fair", outcome_effects, truth, args.seed)
             routes = [("adaptation", adapted)]
             for route, lambdas in (("constrained", None), ("constrained λ=∞", (np.inf,))):
                 options = {} if lambdas is None else {"lambdas": lambdas}
-                model = ConstrainedLearner(sfm, bn, targets=outcome_effects, random_state=args.seed, **options).fit(data)
+                model = ConstrainedLearner(sfm, bn=bn, targets=outcome_effects, random_state=args.seed, **options).fit(data)
                 scored = data.assign(constrained=model.predict_proba(data)[:, 1] if hasattr(model, "classes_") else model.predict(data))
                 routes.append((route, judge(scored, sfm, bn, "constrained", outcome_effects, truth, args.seed)))
             for route, rows in routes:

@@ -72,7 +72,7 @@ def twins_table(sizes: list[int], engines: list[str], seed: int, reps: int) -> p
                     sample = make(n, seed=seed + rep)
                     data, sfm = sample.data, sample.sfm
                     fitting, new = train_test_split(data, test_size=0.3, stratify=data[sfm.x], random_state=seed + rep)
-                    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x1, sfm.y, resolving=resolving_for_bn(sfm, BN), engine=engine,
+                    adapter = FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=sfm.x1, y=sfm.y, resolving=resolving_for_bn(sfm, BN), engine=engine,
                                         random_state=seed + rep).fit(fitting)
                     held = adapter.transform(new)
                     for column in (c for c in adapter.order_ if c != sfm.y):
@@ -122,7 +122,7 @@ def _path(out: Path, model: str, rep: int) -> Path:
 
 
 def _effects(audit, subject: str) -> dict:
-    tests = audit.cookbook_.tests_.set_index("pathway")
+    tests = audit.cookbook.tests.set_index("pathway")
     record = {"status": audit.status[subject]}
     for pathway in ("DE", "IE", "SE"):
         row = tests.loc[pathway]
@@ -139,8 +139,8 @@ def replicate(task: tuple[str, int], n: int) -> dict:
     record = {"model": model, "rep": rep, "n": n, "seconds": time.perf_counter() - started, "loadavg": os.getloadavg()[0],
               "accuracy_measure": accuracy, "accuracy_fair": result.accuracy("fair", accuracy),
               "accuracy_unconstrained": result.accuracy("unconstrained", accuracy)}
-    for label, audit, subject in (("held", result.audit_, "fair"), ("in", result.in_sample_audit_, "fair"),
-                                  ("unconstrained", result.baseline_audit_, "unconstrained")):
+    for label, audit, subject in (("held", result.audit, "fair"), ("in", result.in_sample_audit, "fair"),
+                                  ("unconstrained", result.baseline_audit, "unconstrained")):
         record.update({f"{label}_{key}": value for key, value in _effects(audit, subject).items()})
     return record
 

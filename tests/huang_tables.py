@@ -50,8 +50,8 @@ def debias_study(attribute: str = "country", models=MODELS) -> DebiasStudyResult
         scores.append({"model": model, "prompt": f"{attribute} prompt", "sample_index": 0, "text": "a text", "score_vader": 0.1,
                        "score_textblob": 0.0})
     head = {"heldout_accuracy": 0.81, "n_train": 400, "n_heldout": 100, "labelled_by": "VADER where TextBlob agrees in sign"}
-    return DebiasStudyResult(attribute, pd.DataFrame(evaluations), pd.DataFrame(comparisons), pd.DataFrame(scores),
-                             sentiment_head=head)
+    return DebiasStudyResult(attribute=attribute, evaluations=pd.DataFrame(evaluations), comparisons=pd.DataFrame(comparisons),
+                             scores=pd.DataFrame(scores), sentiment_head=head)
 
 
 def huang_result(folder: str | Path = "huang", *, attributes=("country", "occupation"), models=MODELS, model: str = "model",
@@ -66,5 +66,5 @@ def huang_result(folder: str | Path = "huang", *, attributes=("country", "occupa
                           "power_se": 0.02, "power_effect": 0.3, "power_alpha": 0.0025, "base_spread": 0.026}
               for attribute in attributes}
     stored = {**asdict(settings), "dtype": "bfloat16", "model": model, "samples_per_prompt": {a: 64 for a in attributes}}
-    return HuangResult(table, target_check(table, design, settings), stored, design, Path(folder), 12.0,
+    return HuangResult(table=table, target=target_check(table, design, settings), settings=stored, design=design, out=Path(folder), seconds=12.0,
                        provenance=provenance(seed=settings.seed, dtype="bfloat16", packages=("torch",)))

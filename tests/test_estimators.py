@@ -52,9 +52,9 @@ def sample():
 def _estimators(sfm):
     """One instance of each estimator with non-default parameters (so a round-trip that dropped one shows)."""
     return [
-        FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x1, sfm.y, resolving=("z1",), engine="linear", random_state=3),
-        FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(C=0.5), n_folds=3, random_state=3),
-        ConstrainedLearner(sfm, "SE", lambdas=(0.0, np.inf), targets=TARGETS, random_state=3),
+        FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=sfm.x1, y=sfm.y, resolving=("z1",), engine="linear", random_state=3),
+        FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(C=0.5), n_folds=3, random_state=3),
+        ConstrainedLearner(sfm, bn="SE", lambdas=(0.0, np.inf), targets=TARGETS, random_state=3),
         UnconstrainedPredictor(learner="linear", n_folds=3, selection_rate=0.4, random_state=3),
         GroupThresholdPredictor(0.3),
     ]
@@ -90,7 +90,7 @@ def test_applicable_estimator_checks(sample, index, check):
 
 def test_fair_adapt_stores_its_arguments_unchanged(sample):
     resolving = ("z1",)
-    adapter = FairAdapt(graph_from_sfm(sample.sfm), "x", 1, "y", resolving=resolving)
+    adapter = FairAdapt(graph_from_sfm(sample.sfm), x="x", baseline=1, y="y", resolving=resolving)
     assert adapter.resolving is resolving and adapter.get_params()["resolving"] is resolving
     adapter.fit(sample.data)
     assert adapter.resolving is resolving and adapter.resolving_[0] == "z1"
@@ -98,7 +98,7 @@ def test_fair_adapt_stores_its_arguments_unchanged(sample):
 
 def test_a_clone_refits_to_the_same_result_and_starts_unfitted(sample):
     data, sfm = sample.data, sample.sfm
-    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=5).fit(data)
+    predictor = FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(), random_state=5).fit(data)
     copy = clone(predictor)
     with pytest.raises(NotFittedError, match="this FairPredictor is not fitted yet; call fit first"):
         copy.predict(data)
@@ -106,7 +106,7 @@ def test_a_clone_refits_to_the_same_result_and_starts_unfitted(sample):
 
 
 def test_not_fitted_is_both_a_fairpath_input_error_and_sklearns(sample):
-    for estimator, method in ((FairAdapt(graph_from_sfm(sample.sfm), "x", 1, "y"), "transform"),
+    for estimator, method in ((FairAdapt(graph_from_sfm(sample.sfm), x="x", baseline=1, y="y"), "transform"),
                               (ConstrainedLearner(sample.sfm), "predict_proba"), (GroupThresholdPredictor(0.3), None)):
         call = (lambda: estimator.predict([0.5], [0])) if method is None else (lambda: getattr(estimator, method)(sample.data))
         with pytest.raises(FairpathInputError, match="is not fitted yet") as caught:
@@ -116,8 +116,8 @@ def test_not_fitted_is_both_a_fairpath_input_error_and_sklearns(sample):
 
 def test_predict_gives_labels_and_predict_proba_probabilities(sample):
     data, sfm = sample.data, sample.sfm
-    for model in (FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=0),
-                  ConstrainedLearner(sfm, "SE", lambdas=(0.0,), targets=TARGETS, random_state=0)):
+    for model in (FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(), random_state=0),
+                  ConstrainedLearner(sfm, bn="SE", lambdas=(0.0,), targets=TARGETS, random_state=0)):
         model.fit(data)
         labels, proba = model.predict(data), model.predict_proba(data)
         assert set(np.unique(labels)) <= {0, 1} and proba.shape == (len(data), 2)
@@ -125,7 +125,7 @@ def test_predict_gives_labels_and_predict_proba_probabilities(sample):
         np.testing.assert_array_equal(labels, (proba[:, 1] > 0.5).astype(int))
         np.testing.assert_array_equal(model.classes_, [0, 1])
     continuous = data.assign(y=data["w1"] + data["z1"])
-    learner = ConstrainedLearner(sfm, "SE", lambdas=(0.0,), targets=TARGETS).fit(continuous)
+    learner = ConstrainedLearner(sfm, bn="SE", lambdas=(0.0,), targets=TARGETS).fit(continuous)
     assert len(np.unique(learner.predict(continuous))) > 2
     with pytest.raises(FairpathInputError, match="predict_proba needs a binary 0/1 outcome; 'y' is continuous"):
         learner.predict_proba(continuous)
@@ -141,7 +141,7 @@ def categorical(sample):
 
 def test_a_test_set_lacking_a_category_is_encoded_with_the_training_categories(categorical):
     data, sfm = categorical
-    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
+    predictor = FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     assert predictor.encoder_.categories_["zc"] == ["high", "low", "mid"]
     test = data[data["zc"] != "low"].head(200)
     twins = predictor.adapter_.transform(test)
@@ -156,7 +156,7 @@ def test_a_test_set_lacking_a_category_is_encoded_with_the_training_categories(c
 
 def test_an_unseen_category_of_a_resolving_column_is_scored_as_its_fallback_and_the_encoder_still_refuses_it(categorical):
     data, sfm = categorical
-    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
+    predictor = FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     assert "zc" in predictor.adapter_.resolving_  # BN = {SE} keeps Z: zc reaches the learner as it is
     fallback = predictor.adapter_.encodings_["zc"].fallback
     with pytest.warns(UserWarning, match=rf"column 'zc' has 1 category unseen in training, \['huge'\], in 5 row\(s\): they are treated as '{fallback}'"):

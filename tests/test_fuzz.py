@@ -335,7 +335,7 @@ def score(folder: Path, spec_text: str, generations: bytes, capsys, name: str = 
     out = folder / "out"
     code, err = run(["text", "score", str(folder / name), "--attribute", str(folder / "spec.yaml"), "--scorers", "vader",
                      "--no-quality", "--permutations", "19", "--out", str(out), "--quiet"], capsys)
-    return code, err, json.loads((out / "results.json").read_text())["fairness"] if code == 0 else None
+    return code, err, json.loads((out / "result.json").read_text())["fairness"] if code == 0 else None
 
 
 def _jsonl(rows: list[dict], end: str = "\n") -> bytes:

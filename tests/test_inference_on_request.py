@@ -24,6 +24,13 @@ def _percentile(draws, level: float) -> tuple[float, float]:
     return tuple(np.quantile(draws, [alpha, 1 - alpha]))
 
 
+def _inverts_its_interval(est, null: float, p: float) -> bool:
+    """A percentile estimate's p is where its interval starts to exclude ``null``: inside at 1 − p·(1 − 1e-9),
+    outside at 1 − p·(1 + 1e-9)."""
+    inside, outside = est.confint(1 - p * (1 - 1e-9)), est.confint(1 - p * (1 + 1e-9))
+    return bool(inside[0] <= null <= inside[1] and not outside[0] <= null <= outside[1] and 0 < p < 1)
+
+
 def _normal_interval(estimate: float, se: float, level: float) -> tuple[float, float]:
     z = stats.norm.ppf(0.5 + level / 2)
     return estimate - z * se, estimate + z * se
@@ -85,6 +92,31 @@ def test_p_value_against_any_null_and_the_equivalence_test_by_hand():
     assert Estimate.from_se(0.1, 0.0).p_value(null=0.1) == 1.0 and Estimate.from_se(0.1, 0.0).p_value() == 0.0
 
 
+def test_percentile_p_value_rejects_exactly_where_its_own_interval_excludes_the_null():
+    rng = np.random.default_rng(4)
+    for n_draws, rounding in ((999, None), (60, None), (200, 1)):  # skewed draws; the last with ties
+        draws = rng.exponential(size=n_draws) ** 2 - 0.3
+        draws = draws if rounding is None else np.round(draws, rounding)
+        est = Estimate.from_draws(float(np.median(draws)), draws)
+        resolution = 2 / (n_draws + 1)
+        for null in [*rng.uniform(draws.min(), draws.max(), 40), *draws[:5]]:
+            p = est.p_value(null=null)
+            for alpha in np.linspace(resolution + 1e-9, 0.99, 80):
+                low, high = est.confint(1 - alpha)
+                assert (p < alpha) == (null < low or null > high), (n_draws, null, alpha, p)
+        assert est.p_value(null=draws.max() + 1) == est.p_value(null=draws.min() - 1) == resolution  # never 0
+
+
+def test_percentile_p_value_is_the_draws_tail_not_the_normal_one_on_skewed_draws():
+    draws = np.random.default_rng(5).exponential(size=4999)
+    est = Estimate.from_draws(1.0, draws)
+    null = float(np.quantile(draws, 0.02))
+    assert est.p_value(null=null) == pytest.approx(0.04, abs=1e-12)  # Q(0.02) = null: the 96% interval's end
+    normal = 2 * stats.norm.sf(abs(1.0 - null) / est.se)
+    assert normal > 0.3  # the SD's normal test would not reject what the draws' 95% interval excludes
+    assert est.confint(0.95)[0] > null and est.p_value(null=null) < 0.05
+
+
 def test_estimate_equality_and_export_ignore_the_kept_basis():
     est = Estimate.from_se(0.12, 0.05)
     assert est == Estimate(est.estimate, est.se, est.ci_low, est.ci_high, 0.95)
@@ -121,7 +153,7 @@ def test_decomposition_confint_equals_a_fit_at_that_level(sample, normal, bootst
 
 
 def test_bootstrap_decomposition_confint_is_the_quantiles_of_the_draws(bootstrap):
-    draws = bootstrap.fits_["y"].draws["ctfde"].to_numpy()
+    draws = bootstrap.fits["y"].draws["ctfde"].to_numpy()
     row = bootstrap.confint(0.9).set_index(["subject", "measure"]).loc[("y", "ctfde")]
     assert (row["ci_low"], row["ci_high"]) == _percentile(draws, 0.9)
 
@@ -150,14 +182,14 @@ def test_paired_difference_se_comes_from_the_row_differences(normal, sample):
 
 def test_paired_bootstrap_difference_uses_the_paired_draws(bootstrap, sample):
     _, _, predictors = sample
-    draws = bootstrap.fits_[predictors[0]].draws["ctfie"].to_numpy() - bootstrap.fits_["y"].draws["ctfie"].to_numpy()
+    draws = bootstrap.fits[predictors[0]].draws["ctfie"].to_numpy() - bootstrap.fits["y"].draws["ctfie"].to_numpy()
     diff = bootstrap.difference("ctfie", predictors[0])
     assert diff.se == draws.std(ddof=1)
     assert diff.confint(0.9) == _percentile(draws, 0.9)
 
 
 def test_contrast_is_an_estimate_with_the_same_methods(normal):
-    ctfde = normal.contrast([(1, (0, 0, 1)), (-1, (0, 0, 0))])
+    ctfde = normal.combination([(1, (0, 0, 1)), (-1, (0, 0, 0))])
     np.testing.assert_allclose(ctfde.confint(0.9), _normal_interval(ctfde.estimate, ctfde.se, 0.9), rtol=0, atol=1e-15)
     assert ctfde.p_value(null=0.1) == 2 * stats.norm.sf(abs(ctfde.estimate - 0.1) / ctfde.se)
 
@@ -165,7 +197,7 @@ def test_contrast_is_an_estimate_with_the_same_methods(normal):
 def test_cookbook_tests_are_the_estimates_own_tests(normal, sample):
     _, _, predictors = sample
     result = business_necessity_cookbook(normal, "SE", margin=0.05)
-    for row in result.tests_.itertuples():
+    for row in result.tests.itertuples():
         est = (normal.difference(row.measure, row.predictor) if row.in_bn else normal.estimate(row.measure, row.predictor))
         assert (row.estimate, row.se, row.ci_low, row.ci_high) == (est.estimate, est.se, est.ci_low, est.ci_high)
         assert row.p_value == est.p_value() and row.tost_p == est.equivalence_p(0.05)
@@ -189,8 +221,10 @@ def test_ppm_decomposition_confint_equals_the_stored_and_a_fit_at_that_level(a2)
     at_90 = ppm_decomposition(data, sample.sfm, "y_hat", "y_x0_true", n_bins=5, n_boot=80, seed=2, level=0.9)
     pd.testing.assert_frame_equal(result.confint(0.9), at_90.to_frame()[columns])
     est = result.estimate("term1", bin=2)
-    assert result.p_value("term1", bin=2, null=0.1) == 2 * stats.norm.sf(abs(est.estimate - 0.1) / est.se)
-    assert result.p_value("ippm") == result.integrated_["ippm"].p_value()
+    null = est.estimate - 1.5 * est.se
+    p = result.p_value("term1", bin=2, null=null)
+    assert p == est.p_value(null=null) and _inverts_its_interval(est, null, p)
+    assert result.p_value("ippm") == result.integrated["ippm"].p_value()
 
 
 def test_ppm_decomposition_without_draws_has_no_interval_at_any_level(a2):
@@ -207,4 +241,5 @@ def test_predictive_parity_confint_and_p_value(a2):
     pd.testing.assert_frame_equal(result.confint(0.95), result.to_frame()[columns])
     pd.testing.assert_frame_equal(result.confint(0.9),
                                   predictive_parity(data, sfm, "y_hat", n_bins=4, n_boot=80, seed=2, level=0.9).to_frame()[columns])
-    assert result.p_value("spm", null=0.2) == 2 * stats.norm.sf(abs(result.spm_.estimate - 0.2) / result.spm_.se)
+    assert result.p_value("spm", null=0.2) == 2 / 81  # outside all 80 draws: the smallest p they resolve
+    assert _inverts_its_interval(result.spm, 1.6, result.p_value("spm", null=1.6))

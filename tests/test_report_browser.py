@@ -75,7 +75,7 @@ def reports(tmp_path_factory, shared_dir):
                                    "templates": ["I am from {country}.", "People from {country} are", "{country} is"]})
     text = audit_text(spec, PoolGenerator(spec, mixing={"A": 0.8, "B": 0.7, "C": 0.3, "D": 0.4}), scorers=["vader"],
                       settings=GenerationSettings(n_samples=30), quality=False, n_permutations=49, progress=False)
-    found["text"] = text.write_report(folder / "text" / "report.html")
+    found["text"] = text.save(folder / "text")["report"]
     found["huang"] = _huang_report(folder / "huang")
     found["demo"] = _demo_report(folder / "demo")
     from fairpath.reproduce import CensusSettings, reproduce_census
@@ -166,11 +166,11 @@ def test_report_embeds_its_figures_and_records_provenance(reports, kind):
 
 
 def test_demo_predictors_are_explained_and_results_json_has_provenance(reports):
-    results = json.loads((reports["audit"].parent / "results.json").read_text())
+    results = json.loads((reports["audit"].parent / "result.json").read_text())
     provenance = results["settings"]["provenance"]
     assert provenance["call"].startswith("fairpath.parity.audit(data=<DataFrame 800 rows")
     assert provenance["versions"]["numpy"] and provenance["dtype"] == "float64"
-    repair = json.loads((reports["repair"].parent / "repair.json").read_text())
+    repair = json.loads((reports["repair"].parent / "result.json").read_text())
     assert repair["settings"]["provenance"]["inputs"][0]["name"] == "synthetic.csv"
     assert len(repair["settings"]["provenance"]["inputs"][0]["sha256"]) == 64
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import io
 import json
 import pickle
 import warnings
@@ -23,14 +24,14 @@ import pytest
 from huang_tables import debias_study, huang_result
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import CORE_COLUMNS, ReadOnly, ResultMixin
+from fairpath._results import CORE_COLUMNS, ResultMixin
 from fairpath.datasets import make_appendix_a2, make_binary_sfm
 from fairpath.text import compare_models, counterfactual_fairness
 
 PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
 # Panels a plot draws: plot(ax=...) then takes a sequence of that many axes (one Axes when 1).
 PANELS = {"RepairResult": 2, "PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "FrontierResult": 2, "ConstrainedPath": 2,
-          "DebiasStudyResult": 2, "Theorem1Study": 2, "HuangResult": 4, "MultiLevelDecomposition": 4, "MultiLevelAudit": 4}
+          "DebiasStudyResult": 2, "Theorem1Result": 2, "HuangResult": 4, "MultiLevelDecomposition": 4, "MultiLevelAudit": 4}
 
 
 def _result_classes() -> list[type]:
@@ -49,11 +50,18 @@ def _result_classes() -> list[type]:
 RESULT_CLASSES = _result_classes()
 
 
-def _public_data(cls) -> list[str]:
-    """The read-only public data of a class: its ReadOnly attributes or its frozen dataclass's fields."""
-    if dataclasses.is_dataclass(cls):
-        return [f.name for f in dataclasses.fields(cls)] if cls.__dataclass_params__.frozen else []
-    return [name for klass in cls.__mro__ for name, value in vars(klass).items() if isinstance(value, ReadOnly)]
+def _shape_faults(cls) -> list[str]:
+    """How a class departs from the one shape (``fairpath._results.result_class``): a frozen dataclass compared by
+    identity, built by keyword only, its public fields without scikit-learn's trailing underscore."""
+    if not dataclasses.is_dataclass(cls):
+        return ["not a dataclass"]
+    params, fields = cls.__dataclass_params__, dataclasses.fields(cls)
+    faults = [f"{flag} is not {wanted}" for flag, wanted in (("frozen", True), ("eq", False), ("repr", False))
+              if getattr(params, flag) is not wanted]
+    faults += [f"field {f.name} is not keyword-only" for f in fields if f.init and not f.kw_only]
+    faults += [f"field {f.name} ends in an underscore" for f in fields if f.name.endswith("_")]
+    positional = [name for name, p in inspect.signature(cls).parameters.items() if p.kind is not p.KEYWORD_ONLY]
+    return faults + [f"the constructor takes {positional} by position" for _ in positional[:1]]
 
 
 def test_the_contract_covers_every_public_result_class():
@@ -73,7 +81,7 @@ def test_every_result_class_offers_the_contract(cls):
     assert parameter is not None and parameter.default is None, f"{cls.__name__}.plot must take ax=None"
     others = [p for name, p in inspect.signature(cls.plot).parameters.items() if name not in ("self", "ax")]
     assert all(p.kind is p.KEYWORD_ONLY for p in others), f"{cls.__name__}.plot: options after ax are keyword-only"
-    assert _public_data(cls), f"{cls.__name__} keeps its public data in ReadOnly attributes or a frozen dataclass"
+    assert not _shape_faults(cls), f"{cls.__name__}: {_shape_faults(cls)}"
 
 
 # -- real instances ---------------------------------------------------------------------------------
@@ -125,7 +133,7 @@ def _frontier():
     runs = pd.DataFrame({"point": ["adapt none", "adapt none", "unconstrained"], "kind": ["adaptation"] * 2 + ["unconstrained"],
                          "bn_set": ["none", "none", "-"], "seed": [0, 1, 0], "spm": [0.01, 0.03, 0.2],
                          "ippm": [0.2, 0.25, 0.02], "auc": [0.7, 0.72, 0.74], "ippm_bins": [10, 10, 10]})
-    return FrontierResult(runs, {"repeats": 2, "quantile": 0.68})
+    return FrontierResult(runs=runs, settings={"repeats": 2, "quantile": 0.68})
 
 
 def _constrained_path():
@@ -134,7 +142,7 @@ def _constrained_path():
     path = pd.DataFrame({"lambda": [0.0, 1.0, np.inf], "DE": [0.1, 0.02, 0.0], "IE": [0.2, 0.1, 0.05],
                          "SE": [0.05, 0.04, 0.04], "violation": [0.25, 0.07, 0.0], "loss": [0.5, 0.52, 0.55],
                          "auc": [0.8, 0.78, 0.75]})
-    return ConstrainedPath(path, {"DE": 0.0, "IE": 0.05, "SE": 0.04}, 1.0, 0.1, ["IE", "SE"])
+    return ConstrainedPath(path=path, targets={"DE": 0.0, "IE": 0.05, "SE": 0.04}, chosen=1.0, tolerance=0.1, bn=["IE", "SE"])
 
 
 def _repair():
@@ -167,7 +175,7 @@ def _linear_check():
 
 def _theorem1_study():
     """The study object over small Figure 7 and 8 tables (its tasks are run in tests/reproduce)."""
-    from fairpath.reproduce import Theorem1Settings, Theorem1Study
+    from fairpath.reproduce import Theorem1Settings, Theorem1Result
 
     settings = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5)
     figure7 = pd.DataFrame([{"quantity": q, "n": n, "mean": mean, "sd": 0.05, "mean_abs": abs(mean), "mean_true_y_x0": mean,
@@ -175,13 +183,14 @@ def _theorem1_study():
                             for q, mean in (("ippm", 0.02), ("iterm1", 1.7), ("iterm2", -1.68)) for n in settings.n_grid])
     figure8 = pd.DataFrame({"bin": range(1, 6), "term1_mean": 1.7, "term1_sd": 0.1, "term1_true_mean": 1.72, "n_reps": 3,
                             "within_2sd": True})
-    return Theorem1Study(figure7, figure8, _linear_check(), settings, 1.0, 1.0, 0, Path("theorem1"))
+    return Theorem1Result(figure7=figure7, figure8=figure8, linear=_linear_check(), settings=settings, seconds=1.0,
+                          compute_seconds=1.0, n_tasks_run=0, out=Path("theorem1"))
 
 
 MAKERS = {
-    "CausalDecomposition": lambda audited: audited.decomposition_,
-    "PredictiveParity": lambda audited: audited.parity_["oracle"],
-    "CookbookResult": lambda audited: audited.cookbook_,
+    "CausalDecomposition": lambda audited: audited.decomposition,
+    "PredictiveParity": lambda audited: audited.parity["oracle"],
+    "CookbookResult": lambda audited: audited.cookbook,
     "AuditResult": lambda audited: audited,
     "PPMDecomposition": lambda _: _ppm_decomposition(),
     "FrontierResult": lambda _: _frontier(),
@@ -193,9 +202,9 @@ MAKERS = {
     "TextAuditResult": lambda _: _text_audit(),
     "DebiasStudyResult": lambda _: debias_study(),
     "HuangResult": lambda _: huang_result(),
-    "Theorem1Study": lambda _: _theorem1_study(),
+    "Theorem1Result": lambda _: _theorem1_study(),
 }
-LEVEL_MAKERS = {"MultiLevelAudit": lambda levels: levels, "MultiLevelDecomposition": lambda levels: levels.decomposition_}
+LEVEL_MAKERS = {"MultiLevelAudit": lambda levels: levels, "MultiLevelDecomposition": lambda levels: levels.decomposition}
 
 
 @pytest.fixture(params=sorted([*MAKERS, *LEVEL_MAKERS]))
@@ -206,7 +215,7 @@ def result(request, audited, audited_levels):
 
 
 def test_every_class_without_a_real_instance_here_is_a_paper_study():
-    assert {cls.__name__ for cls in RESULT_CLASSES} - set(MAKERS) - set(LEVEL_MAKERS) == {"CompasStudy", "CensusStudy"}
+    assert {cls.__name__ for cls in RESULT_CLASSES} - set(MAKERS) - set(LEVEL_MAKERS) == {"CompasResult", "CensusResult"}
 
 
 def test_to_frame_starts_with_the_core_columns_and_states_levels_only_beside_intervals(result):
@@ -238,14 +247,24 @@ def test_repr_is_one_line_and_summary_the_readable_text(result):
     assert isinstance(summary, str) and summary and summary != text
 
 
-def test_save_and_json_round_trip(result, tmp_path):
-    paths = result.save(tmp_path / "out")
-    assert paths and all(path.exists() for path in paths.values())
-    if "results" in paths:
-        assert json.loads(paths["results"].read_text()) == json.loads(result.to_json())
-    if "table" in paths:  # the default save: result.csv is to_frame()
-        pd.testing.assert_frame_equal(pd.read_csv(paths["table"]), result.to_frame(), check_dtype=False)
+def test_save_writes_the_three_files_then_the_declared_ones(result, tmp_path):
+    out = tmp_path / "out"
+    paths = result.save(out) if type(result).__name__ != "HuangResult" else result.save(out, force=True)
+    assert [paths[name] for name in ("result", "table", "report")] == [out / "result.json", out / "result.csv", out / "report.html"]
+    assert all(path.exists() for path in paths.values()) and len(set(paths.values())) == len(paths)
+    assert json.loads(paths["result"].read_text()) == json.loads(result.to_json())
+    written = pd.read_csv(io.StringIO(result.to_frame().to_csv(index=False)))  # to_frame() as CSV holds it (types aside)
+    pd.testing.assert_frame_equal(pd.read_csv(paths["table"]), written)
+    page = paths["report"].read_text(encoding="utf-8")
+    assert page.lower().startswith("<!doctype html>") and "</html>" in page
+    listed = json.loads((out / ".fairpath-outputs.json").read_text())["files"]  # what the next save replaces
+    assert set(listed) >= {str(path.relative_to(out)) for path in paths.values()}
     assert "<" in result._repr_html_()
+
+
+def test_no_result_class_keeps_a_writer_beside_save():
+    for cls in RESULT_CLASSES:
+        assert not [name for name in ("write_report", "write_record") if hasattr(cls, name)], cls.__name__
 
 
 def test_plot_returns_a_figure_and_draws_on_given_axes(result):
@@ -265,17 +284,16 @@ def test_plot_returns_a_figure_and_draws_on_given_axes(result):
 
 
 def test_plots_and_reports_leave_the_backend_and_pyplot_alone(result, tmp_path):
-    """Every plot method, the report (write_report) and save draw without selecting or changing the user's backend;
+    """Every plot method and save (its report and figures) draw without selecting or changing the user's backend;
     no figure is left for pyplot to keep."""
     user_backend = matplotlib.get_backend()
     matplotlib.use("svg")  # not what fairpath would pick, so that a plot setting its own backend is seen
     try:
         methods = sorted(name for name in dir(result) if name.startswith("plot") and callable(getattr(result, name)))
         figures = [getattr(result, name)() for name in methods]
-        if hasattr(result, "write_report"):
-            assert result.write_report(tmp_path / "report.html").exists()
-        result.save(tmp_path / "out")
-        assert matplotlib.get_backend() == "svg", f"{type(result).__name__}: {methods}, write_report or save changed the backend"
+        kwargs = {"force": True} if type(result).__name__ == "HuangResult" else {}
+        assert result.save(tmp_path / "out", **kwargs)["report"].exists()
+        assert matplotlib.get_backend() == "svg", f"{type(result).__name__}: {methods} or save changed the backend"
         assert figures and all(isinstance(figure, matplotlib.figure.Figure) for figure in figures)
         assert plt.get_fignums() == [], f"{type(result).__name__}: a figure left open in pyplot"
     finally:
@@ -284,8 +302,8 @@ def test_plots_and_reports_leave_the_backend_and_pyplot_alone(result, tmp_path):
 
 
 def test_public_data_is_read_only_and_results_pickle(result):
-    name = _public_data(type(result))[0]
-    with pytest.raises(AttributeError):
-        setattr(result, name, None)
+    for field in dataclasses.fields(result):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(result, field.name, None)
     again = pickle.loads(pickle.dumps(result))
     pd.testing.assert_frame_equal(again.to_frame(), result.to_frame())

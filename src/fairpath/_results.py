@@ -6,12 +6,14 @@ The contract every result class keeps (``tests/test_result_contract.py``):
   an outcome, predictor, scorer or frontier point; ``measure``: the quantity; ``estimate``, ``se``,
   ``ci_low``, ``ci_high``, ``level``), then the class's own columns. A quantity without a standard error
   or an interval has NaN there, and ``level`` is NaN wherever there is no interval.
-- ``to_dict()`` / ``to_json()``; ``save(out_dir)`` (files written there, their paths returned).
+- ``to_dict()`` / ``to_json()``; ``save(out_dir)`` writes report.html, result.json (``to_dict()``), result.csv
+  (``to_frame()``) and the files the class declares (``_save_files``), and returns their paths by name.
 - ``summary()``: the readable multi-line account (a str); ``repr()``: one line; ``_repr_html_()``.
 - ``plot(ax=None)``: a matplotlib Figure, drawn on ``ax`` when given (a sequence of axes, one per
   panel, for a plot of several panels: :func:`panel_axes`); options after ``ax`` are keyword-only. The
   paper studies plot their main figure and name the others (``plot_figure8``, ``frontier.plot``).
-- Public data are read-only: :class:`ReadOnly` attributes or frozen dataclasses.
+- One shape (:func:`result_class`): a frozen, keyword-only dataclass; attributes without scikit-learn's trailing
+  underscore (a result is not an estimator); elapsed wall time is ``seconds``.
 
 A result made of :class:`~fairpath._stats.Estimate` objects also answers ``confint(level=0.95)`` (a
 :func:`confint_frame` with the rows of ``to_frame()``) and ``p_value(<what its estimate() takes>, null=0.0)``,
@@ -21,6 +23,7 @@ computed on request from what each estimate keeps.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +32,8 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import atomic_write_text, write_csv, replaces_outputs
 
+# The three files every result saves (ResultMixin.save), whatever else its class adds.
+REPORT_NAME, RESULT_NAME, TABLE_NAME = "report.html", "result.json", "result.csv"
 CORE_COLUMNS = ("subject", "measure", "estimate", "se", "ci_low", "ci_high", "level")
 CONFINT_COLUMNS = ("subject", "measure", "estimate", "ci_low", "ci_high", "level")
 _REPR_ROWS = 3  # rows of to_frame() shown in the one-line repr
@@ -117,27 +122,12 @@ def panel_axes(ax, n: int, make):
     return axes[0].figure, axes
 
 
-class ReadOnly:
-    """A public attribute that is set once (in ``__init__``) and read-only afterwards.
-
-    The value lives in the instance's ``__dict__`` under ``_<name>``, so pickling and copying are unchanged.
-    """
-
-    def __set_name__(self, owner, name: str) -> None:
-        self.name, self.private = name, f"_{name}"
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self
-        try:
-            return obj.__dict__[self.private]
-        except KeyError:
-            raise AttributeError(f"{type(obj).__name__} has no {self.name!r} yet") from None
-
-    def __set__(self, obj, value) -> None:
-        if self.private in obj.__dict__:
-            raise AttributeError(f"{type(obj).__name__}.{self.name} is read-only: a result is not changed after it is made")
-        obj.__dict__[self.private] = value
+def result_class(cls):
+    """The one shape of every result class: a frozen dataclass built by keyword (``Result(sfm=..., settings=...)``),
+    compared by identity (its fields hold DataFrames) and shown by :class:`ResultMixin`'s one-line repr. What a
+    result computes from its fields is a property; a cache it fills on request is a field with
+    ``init=False`` holding a dict (the dict is filled, the field never rebound)."""
+    return dataclass(frozen=True, kw_only=True, eq=False, repr=False)(cls)
 
 
 def _cell(row) -> str:
@@ -176,13 +166,40 @@ class ResultMixin:
 
     @replaces_outputs
     def save(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write ``result.json`` (``to_dict()``) and ``result.csv`` (``to_frame()``) to ``out_dir``; return their paths."""
+        """Write the result to ``out_dir`` and return the paths by name: ``result`` (result.json, ``to_dict()``),
+        ``table`` (result.csv, ``to_frame()``), the class's own files (:meth:`_save_files`: figures, tables, samples)
+        and ``report`` (report.html, written last so that it may show them). A second save replaces the first's files."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        paths = {"results": out / "result.json", "table": out / "result.csv"}
-        self.to_json(paths["results"])
-        write_csv(self.to_frame(), paths["table"])
+        paths = {"result": write_json(self.to_dict(), out / RESULT_NAME), "table": write_csv(self.to_frame(), out / TABLE_NAME)}
+        paths.update(self._save_files(out))
+        paths["report"] = self._write_report(out / REPORT_NAME)
         return paths
+
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        """The files this class saves beside the three every result saves (none by default)."""
+        return {}
+
+    def _write_report(self, path: Path) -> Path:
+        """The HTML report: by default the summary, ``plot()`` and ``to_frame()``; a class with a report of its own
+        overrides it."""
+        import html
+
+        from fairpath.report import Section, styled, write_report
+
+        summary = "".join(f"<p>{html.escape(line)}</p>" for line in self.summary().splitlines() if line.strip())
+        settings = getattr(self, "settings", None)
+        settings = settings.to_dict() if hasattr(settings, "to_dict") else settings if isinstance(settings, dict) else None
+        from fairpath._stats import format_p
+
+        with styled():
+            figure = self.plot()
+        frame = self.to_frame()
+        tests = [column for column in frame.columns if column.startswith("p_")]  # p-values as text: never printed as 0
+        table = frame[[*CORE_COLUMNS, *tests]].assign(**{column: frame[column].map(format_p) for column in tests})
+        sections = [Section("Figure").add_figure(figure),
+                    Section("Results").add_table(table, f"Every column of every row: {TABLE_NAME}; everything: {RESULT_NAME}")]
+        return write_report(path, f"fairpath: {type(self).__name__}", sections, summary=summary, settings=settings)
 
     def to_json(self, path: str | Path | None = None) -> str:
         """Return the result as a JSON string; also write it to ``path`` when given."""

@@ -50,6 +50,29 @@ def percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def percentile_p_value(draws: np.ndarray, null: float) -> float:
+    """Two-sided p-value of H0: θ = ``null`` by inverting the percentile interval of the same draws: the smallest
+    1 − level whose interval (:func:`percentile_interval`, linear interpolation between sorted draws) excludes
+    ``null``, so ``p < α`` exactly when the interval at 1 − α excludes it. On skewed draws this is not the normal
+    p of their SD.
+
+    The interval at level 1 − α has ends Q(α/2) and Q(1 − α/2), Q the draws' interpolated quantile function. It
+    excludes ``null`` from above when α/2 > sup{q : Q(q) ≤ null} and from below when 1 − α/2 < inf{q : Q(q) ≥
+    null}, so p = 2·min(sup{q : Q(q) ≤ null}, 1 − inf{q : Q(q) ≥ null}) (ties give the two a gap). B draws
+    resolve no interval beyond their extremes: where ``null`` lies outside every draw, or p would be smaller than
+    2/(B + 1), p is 2/(B + 1), the smallest p a test by B draws can claim (never 0)."""
+    ordered = np.sort(np.asarray(draws, dtype=float))
+    top = len(ordered) - 1
+    below, above = np.searchsorted(ordered, null, "right") - 1, np.searchsorted(ordered, null, "left")
+
+    def position(i: int) -> float:  # where Q reaches null between draws i and i + 1, as a probability
+        return (i + (null - ordered[i]) / (ordered[i + 1] - ordered[i])) / top
+
+    q_high = 0.0 if below < 0 else 1.0 if below == top else position(below)
+    q_low = 1.0 if above > top else 0.0 if above == 0 else position(above - 1)
+    return float(min(max(2 * min(q_high, 1 - q_low), 2 / (top + 2)), 1.0))
+
+
 def equivalence_p_value(estimate: float, se: float, margin: float) -> float:
     """Two one-sided tests (TOST) of H0: |θ| ≥ margin against H1: |θ| < margin (normal approximation); the
     public, checked form is ``fairpath.parity.tost_p_value``."""
@@ -81,7 +104,7 @@ class Estimate:
     request (:meth:`confint`, :meth:`p_value`, :meth:`equivalence_p`): the standard error of a normal
     interval (:meth:`from_se`, e.g. from influence-function values) or the bootstrap draws of a percentile
     interval (:meth:`from_draws`). One made from its five numbers alone knows only its own interval.
-    A paired difference or contrast (``CausalDecomposition.difference``, ``contrast``) is an Estimate too,
+    A paired difference or a sum of ψ terms (``CausalDecomposition.difference``, ``combination``) is an Estimate too,
     its SE taken from the paired per-row contributions or draws.
     """
 
@@ -123,12 +146,16 @@ class Estimate:
         )
 
     def p_value(self, null: float = 0.0) -> float:
-        """Two-sided p-value of H0: the quantity equals ``null`` (normal approximation with the SE)."""
+        """Two-sided p-value of H0: the quantity equals ``null``: by the draws of a percentile estimate, inverting
+        its interval (:func:`percentile_p_value`: p < α exactly when :meth:`confint` at 1 − α excludes ``null``);
+        otherwise the normal approximation with the SE."""
         from scipy.stats import norm
 
         from fairpath._validation import check_float
 
         check_float("null", null)
+        if self._basis == _PERCENTILE:
+            return percentile_p_value(self._draws, null)
         if self.se <= 0:
             return 0.0 if self.estimate != null else 1.0
         return float(2 * norm.sf(abs(self.estimate - null) / self.se))

@@ -27,7 +27,7 @@ GRAPH = CausalGraph(["x", "w", "y"], [("x", "w"), ("x", "y"), ("w", "y")])
 
 def test_linear_engine_recovers_the_true_counterfactuals_row_by_row():
     data, truth = linear_scm(4000, seed=1)
-    adapter = FairAdapt(GRAPH, "x", 0, "y", engine="linear").fit(data)
+    adapter = FairAdapt(GRAPH, x="x", baseline=0, y="y", engine="linear").fit(data)
     comparison = data["x"] == 1
     twins = adapter.adapted_train_
     assert adapter.order_ == ["w", "y"]
@@ -40,7 +40,7 @@ def test_linear_engine_recovers_the_true_counterfactuals_row_by_row():
 
 def test_forest_engine_tracks_the_true_counterfactuals():
     data, truth = linear_scm(3000, seed=2)
-    twins = FairAdapt(GRAPH, "x", 0, "y", engine="forest", random_state=0).fit(data).adapted_train_
+    twins = FairAdapt(GRAPH, x="x", baseline=0, y="y", engine="forest", random_state=0).fit(data).adapted_train_
     comparison = (data["x"] == 1).to_numpy()
     error = twins.loc[comparison, "w"] - truth.loc[comparison, "w"]
     assert abs(error.mean()) < 0.1
@@ -50,7 +50,7 @@ def test_forest_engine_tracks_the_true_counterfactuals():
 def test_transform_moves_new_comparison_rows_and_keeps_baseline_rows():
     data, truth = linear_scm(4000, seed=3)
     new, new_truth = linear_scm(500, seed=4)
-    adapter = FairAdapt(GRAPH, "x", 0, "y", engine="linear").fit(data)
+    adapter = FairAdapt(GRAPH, x="x", baseline=0, y="y", engine="linear").fit(data)
     moved = adapter.transform(new.drop(columns="y"))
     comparison = new["x"] == 1
     assert np.abs(moved.loc[comparison, "w"] - new_truth.loc[comparison, "w"]).quantile(0.99) < 0.2
@@ -67,7 +67,7 @@ def test_resolving_variable_is_kept_and_its_only_children_become_resolving():
     y = c + x + rng.standard_normal(n)
     data = pd.DataFrame({"x": x, "r": r, "c": c, "y": y})
     graph = CausalGraph(["x", "r", "c", "y"], [("x", "r"), ("r", "c"), ("c", "y"), ("x", "y")])
-    adapter = FairAdapt(graph, "x", 0, "y", resolving=["r"], engine="linear").fit(data)
+    adapter = FairAdapt(graph, x="x", baseline=0, y="y", resolving=["r"], engine="linear").fit(data)
     assert adapter.resolving_ == ["r", "c"]
     assert adapter.order_ == ["y"]
     pd.testing.assert_series_equal(adapter.adapted_train_["c"], data["c"])
@@ -87,7 +87,7 @@ def binary_sfm_with_categories(n: int, seed: int) -> pd.DataFrame:
 def test_discrete_variables_round_trip_and_match_the_baseline_marginal():
     data = binary_sfm_with_categories(3000, seed=6)
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
-    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=0).fit(data)
+    adapter = FairAdapt(graph_from_sfm(sfm), x="x", baseline="a", y="y", random_state=0).fit(data)
     twins = adapter.adapted_train_
     comparison = data["x"] == "b"
     assert set(twins["job"]) <= set(data["job"])
@@ -109,8 +109,8 @@ def test_discrete_variables_round_trip_and_match_the_baseline_marginal():
 def test_same_seed_same_twins_and_fair_twins_layout():
     data = binary_sfm_with_categories(800, seed=7)
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
-    first = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=3).fit(data)
-    second = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=3).fit(data)
+    first = FairAdapt(graph_from_sfm(sfm), x="x", baseline="a", y="y", random_state=3).fit(data)
+    second = FairAdapt(graph_from_sfm(sfm), x="x", baseline="a", y="y", random_state=3).fit(data)
     pd.testing.assert_frame_equal(first.adapted_train_, second.adapted_train_)
     twins = first.fair_twins()
     assert list(twins.columns) == ["x", "z", "z_twin", "job", "job_twin", "count", "count_twin", "y", "y_twin"]
@@ -123,7 +123,7 @@ def test_compas_adapting_y_without_resolving_variables_removes_its_tv(shared_dir
     data = pd.read_csv(shared_dir / "data" / "compas_sp2pp.csv")
     from fairpath.datasets import COMPAS_SFM as sfm
 
-    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, random_state=0).fit(data[sfm.columns])
+    adapter = FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=sfm.x0, y=sfm.y, random_state=0).fit(data[sfm.columns])
     minority = data[sfm.x] == sfm.x1
     before = data[sfm.y][minority].mean() - data[sfm.y][~minority].mean()
     after = adapter.adapted_train_[sfm.y][minority].mean() - adapter.adapted_train_[sfm.y][~minority].mean()
@@ -134,7 +134,7 @@ def test_compas_adapting_y_without_resolving_variables_removes_its_tv(shared_dir
 def test_unseen_numeric_level_of_a_discrete_variable_is_placed_between_its_neighbours():
     data = binary_sfm_with_categories(600, seed=8)
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
-    adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", random_state=0).fit(data)
+    adapter = FairAdapt(graph_from_sfm(sfm), x="x", baseline="a", y="y", random_state=0).fit(data)
     encoding = adapter.encodings_["count"]
     levels = encoding.levels.astype(float)
     assert encoding.encode(pd.Series([levels[1]]))[0] == 2.0
@@ -153,7 +153,7 @@ def test_marginal_matching_when_the_baseline_group_lacks_the_top_level():
     x = np.r_[np.zeros(len(baseline), int), np.ones(len(comparison), int)]
     data = pd.DataFrame({"x": x, "d": d, "y": d + rng.standard_normal(len(d))})
     graph = CausalGraph(["x", "d", "y"], [("x", "d"), ("x", "y"), ("d", "y")])
-    twins = FairAdapt(graph, "x", 0, "y", engine="linear").fit(data).adapted_train_
+    twins = FairAdapt(graph, x="x", baseline=0, y="y", engine="linear").fit(data).adapted_train_
     moved = twins.loc[x == 1, "d"].value_counts(normalize=True).sort_index()
     assert set(moved.index) <= set(range(1, 7))  # level 7 has share 0 in the baseline group
     np.testing.assert_allclose(moved.to_numpy(), np.array(counts) / sum(counts), atol=0.01)
@@ -178,7 +178,7 @@ def test_twins_keep_a_concentrated_level_share_given_the_resolving_variable():
     # bag) on 100,000 rows; calibrated, within 0.3. Here, on 60,000 rows, out of bag: -2.7 before, -0.2 after.
     data = concentrated_level_scm(60_000, seed=3)
     engine = ForestQuantileEngine()
-    twins = FairAdapt(CONCENTRATED, "x", "f", "y", resolving=["z"], engine=engine, random_state=0).fit(data).adapted_train_
+    twins = FairAdapt(CONCENTRATED, x="x", baseline="f", y="y", resolving=["z"], engine=engine, random_state=0).fit(data).adapted_train_
     men = data["x"] == "m"
     women_share = data[~men].groupby("z")["w"].apply(lambda s: (s == 5).mean())
     twin_share = twins[men].groupby("z")["w"].apply(lambda s: (s == 5).mean())
@@ -186,7 +186,7 @@ def test_twins_keep_a_concentrated_level_share_given_the_resolving_variable():
     gap = float(((twin_share - women_share) * weights).sum() / weights.sum())
     assert abs(gap) < 0.006, gap
     # The calibrated training ranks are the group's mid-ranks: uniform, whatever the forest's spread.
-    model = FairAdapt(CONCENTRATED, "x", "f", "y", resolving=["z"], engine=engine, random_state=0).fit(data.head(5000)).models_["w"].transports["m"]
+    model = FairAdapt(CONCENTRATED, x="x", baseline="f", y="y", resolving=["z"], engine=engine, random_state=0).fit(data.head(5000)).models_["w"].transports["m"]
     raw, calibrated = model.training_ranks, model.calibrate(model.training_ranks)
     uniform = (np.arange(len(raw)) + 0.5) / len(raw)
     # (up to ties: out-of-bag ranks put 2% of the rows at exactly 0 and at 1)
@@ -203,7 +203,7 @@ def test_two_levels_give_the_twins_of_the_two_level_code():
     sfm = SFM(x="x", x0="a", x1="b", z=("z",), w=("job", "count"), y="y")
     frozen = pd.read_csv(Path(__file__).parent / "data" / "two_level_twins.csv")
     for engine in ("forest", "linear"):
-        adapter = FairAdapt(graph_from_sfm(sfm), "x", "a", "y", engine=engine, random_state=5).fit(data)
+        adapter = FairAdapt(graph_from_sfm(sfm), x="x", baseline="a", y="y", engine=engine, random_state=5).fit(data)
         assert adapter.comparisons_ == ["b"] and adapter.comparison_ == "b"
         for part, twins in ((f"adapted_{engine}", adapter.adapted_train_), (f"new_{engine}", adapter.transform(new))):
             expected = frozen[frozen.part == part][list(twins.columns)].reset_index(drop=True)
@@ -226,7 +226,7 @@ def test_a_category_unseen_in_training_takes_the_median_rows_category_with_a_not
     # Ordered by mean outcome, low (60 rows), mid (50) and high (90): the median row (the 100th of 200) is mid's,
     # while the most frequent category is high.
     train = categories_by_outcome({"low": 60, "mid": 50, "high": 90}, {"low": 0.1, "mid": 0.5, "high": 0.9})
-    adapter = FairAdapt(CATEGORY_GRAPH, "x", 0, "y", resolving=resolving, engine="linear").fit(train)
+    adapter = FairAdapt(CATEGORY_GRAPH, x="x", baseline=0, y="y", resolving=resolving, engine="linear").fit(train)
     assert list(adapter.encodings_["c"].levels) == ["low", "mid", "high"] and adapter.encodings_["c"].fallback == "mid"
     new = categories_by_outcome({"low": 10, "green": 3, "teal": 2, "high": 5}, {"low": 0.1, "green": 0.5, "teal": 0.5, "high": 0.9}, seed=1)
     with pytest.warns(UserWarning, match=re.escape(

@@ -37,7 +37,7 @@ def adapted(request):
     levels, n, seed = request.param
     sample = make_multilevel_sfm(n, seed=seed, levels=levels)
     sfm = sample.sfm.for_contrast(0, None)
-    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, 0, sfm.y, resolving=list(sfm.z), random_state=0).fit(sample.data)
+    adapter = FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=0, y=sfm.y, resolving=list(sfm.z), random_state=0).fit(sample.data)
     return sample.data, adapter
 
 

@@ -109,7 +109,7 @@ def test_paired_difference_uses_per_row_contributions():
 def test_psi_and_contrast_build_the_measures():
     sample = make_binary_sfm(2000, seed=8)
     result = decompose(sample.data, sample.sfm, seed=2)
-    ctfde = result.contrast([(1, (0, 0, 1)), (-1, (0, 0, 0))])
+    ctfde = result.combination([(1, (0, 0, 1)), (-1, (0, 0, 0))])
     assert ctfde.estimate == pytest.approx(result.estimate("ctfde").estimate, abs=1e-12)
     assert result.psi(0, 0, 0).estimate == pytest.approx(sample.data["y"][sample.data["x"] == 0].mean())
 
@@ -135,7 +135,7 @@ def test_empty_confounders_or_mediators(drop):
 def test_meddml_identities_and_bootstrap_draws():
     sample = make_binary_sfm(2000, seed=12)
     result = decompose(sample.data, sample.sfm, method="medDML", nboot1=2, nboot2=50, seed=1)
-    fit = result.fits_["y"]
+    fit = result.fits["y"]
     assert len(fit.draws) == 100
     d = fit.draws
     assert np.abs(d["tv"] - (d["ctfde"] - d["ctfie"] - d["ctfse"])).max() < 1e-10
@@ -159,10 +159,10 @@ def test_trimming_is_counted_never_silent():
     sample = make_confounded_sfm(2000, seed=1)
     loose = decompose(sample.data, sample.sfm, seed=1, eps=0.2)
     trimmed = decompose(sample.data, sample.sfm, seed=1, eps=0.2, trim=True)
-    assert loose.n_extreme_ > 0 and loose.n_trimmed_ == 0
-    assert trimmed.n_trimmed_ == loose.n_extreme_
-    assert len(trimmed.pseudo_outcomes()) == trimmed.n_ - trimmed.n_trimmed_
-    assert f"{loose.n_extreme_} rows with a propensity outside" in loose.summary()
+    assert loose.n_extreme > 0 and loose.n_trimmed == 0
+    assert trimmed.n_trimmed == loose.n_extreme
+    assert len(trimmed.pseudo_outcomes()) == trimmed.n - trimmed.n_trimmed
+    assert f"{loose.n_extreme} rows with a propensity outside" in loose.summary()
 
 
 def test_result_presentation():
@@ -192,7 +192,7 @@ def test_nested_means_are_fitted_only_when_a_measure_needs_them():
     sample = make_binary_sfm(1500, seed=3)
     full = decompose(sample.data, sample.sfm, seed=5)
     short = decompose(sample.data, sample.sfm, seed=5, measures=COUNTERFACTUAL)
-    assert short.measures == COUNTERFACTUAL and not short.fits_["y"].pseudo.nuisances.nested
+    assert short.measures == COUNTERFACTUAL and not short.fits["y"].pseudo.nuisances.nested
     for measure in COUNTERFACTUAL:
         a, b = full.estimate(measure), short.estimate(measure)
         assert b.estimate == pytest.approx(a.estimate, abs=1e-12) and b.se == pytest.approx(a.se, abs=1e-12)
@@ -211,7 +211,7 @@ def test_nested_means_are_fitted_only_when_a_measure_needs_them():
 def test_overlap_diagnostic_is_in_every_result(fitted):
     _, result = fitted
     overlap = result.to_dict()["overlap"]
-    assert overlap["n_outside"] == result.n_extreme_ and overlap["share_outside"] == pytest.approx(result.n_extreme_ / result.n_)
+    assert overlap["n_outside"] == result.n_extreme and overlap["share_outside"] == pytest.approx(result.n_extreme / result.n)
     for group in ("x0", "x1"):
         r = overlap["propensity"][group]
         assert 0 <= r["p_x1_z_min"] <= r["p_x1_z_max"] <= 1 and 0 <= r["p_x1_zw_min"] <= r["p_x1_zw_max"] <= 1
@@ -226,10 +226,10 @@ def test_no_overlap_is_flagged_not_estimable():
     with pytest.warns(UserWarning, match=r"rows \(\d+%\) have a propensity outside \[0.01, 0.99\]: the groups barely overlap, "
                                          "so the effects are not estimable"):
         result = decompose(data, sample.sfm, seed=1, measures=COUNTERFACTUAL)
-    assert result.overlap_["share_outside"] > 0.9
+    assert result.overlap["share_outside"] > 0.9
     assert not result.estimable and result.to_dict()["estimable"] is False
     assert "NOT ESTIMABLE" in result.summary()
-    assert result.overlap_["propensity"]["x0"]["p_x1_zw_min"] < 0.01 and result.overlap_["propensity"]["x1"]["p_x1_zw_max"] > 0.99
+    assert result.overlap["propensity"]["x0"]["p_x1_zw_min"] < 0.01 and result.overlap["propensity"]["x1"]["p_x1_zw_max"] > 0.99
 
 
 def test_extreme_propensities_are_clipped_at_eps_with_a_warning():
@@ -242,8 +242,8 @@ def test_extreme_propensities_are_clipped_at_eps_with_a_warning():
                                          r"they are clipped to \[0.01, 0.99\]"):
         result = decompose(sample.data, sample.sfm, seed=1, learner=RandomForestRegressor(n_estimators=10),
                            measures=COUNTERFACTUAL)
-    assert result.n_extreme_ > 0
-    pseudo = result.fits_["y"].pseudo
+    assert result.n_extreme > 0
+    pseudo = result.fits["y"].pseudo
     assert pseudo.p_zw[1].min() >= 0.01 and pseudo.p_zw[1].max() <= 0.99
     assert abs(result.estimate("ctfie").estimate) < 10
 
@@ -252,7 +252,7 @@ def test_meddml_trims_at_eps_by_default():
     sample = make_confounded_sfm(1500, seed=2)
     with pytest.warns(UserWarning, match="propensity outside"):
         result = decompose(sample.data, sample.sfm, method="medDML", seed=1, eps=0.2, nboot2=20, measures=COUNTERFACTUAL)
-    assert result.settings["trim"] and result.n_trimmed_ == result.n_extreme_ > 0
+    assert result.settings["trim"] and result.n_trimmed == result.n_extreme > 0
     assert not decompose(sample.data, sample.sfm, seed=1, measures=["tv"]).settings["trim"]
 
 
@@ -272,4 +272,4 @@ def test_bootstrap_streams_in_chunks_with_the_numbers_of_one_dense_draw(monkeypa
     small = decompose(sample.data, sample.sfm, seed=3, n_folds=3, n_boot=25, measures=COUNTERFACTUAL)
     monkeypatch.setattr(_methods, "_BOOTSTRAP_CHUNK_CELLS", 1 << 22)
     large = decompose(sample.data, sample.sfm, seed=3, n_folds=3, n_boot=25, measures=COUNTERFACTUAL)
-    np.testing.assert_allclose(small.fits_["y"].draws.to_numpy(), large.fits_["y"].draws.to_numpy(), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(small.fits["y"].draws.to_numpy(), large.fits["y"].draws.to_numpy(), rtol=0, atol=1e-13)

@@ -54,7 +54,7 @@ def test_other_levels_are_excluded_with_a_warning(sample):
     data.loc[:9, "x"] = 2
     with pytest.warns(UserWarning, match="10 rows excluded because 'x' is neither 0 nor 1"):
         result = decompose(data, sample.sfm, n_folds=2)
-    assert result.counts_["n_excluded"] == 10 and result.n_ == 290
+    assert result.counts["n_excluded"] == 10 and result.n == 290
 
 
 def test_nan_counted_per_column(sample):
@@ -162,7 +162,7 @@ def test_string_covariates_are_encoded():
     data = sample.data.assign(z2=np.where(sample.data["z2"] > 0, "high", "low"), x=np.where(sample.data["x"] > 0, "b", "a"))
     sfm = SFM(x="x", x0="a", x1="b", z=["z1", "z2"], w=["w1", "w2"], y="y")
     result = decompose(data, sfm, n_folds=3)
-    assert result.encoded_["z"] == ["z1", "z2=low"]
+    assert result.encoded["z"] == ["z1", "z2=low"]
     assert isinstance(pd.Series(result.estimate("tv").estimate).iloc[0], float)
 
 

@@ -81,7 +81,7 @@ def test_out_writes_report_and_results_that_open_with_the_finding(csv_path, tmp_
                  "--predictor", "score", "--learner", "linear", "--folds", "2", "--n-rep", "1", "--seed", "4", "--quiet",
                  "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "result.json").read_text())
     assert results["settings"]["share_outcomes"] == ["y", "score"]  # a 0/1 outcome and a probability: percentage points
     tv = results["estimates"]["y"]["tv"]
     finding = (f"y: TV {100 * tv['estimate']:+.2f} pp (95% CI [{100 * tv['ci_low']:+.2f}, {100 * tv['ci_high']:+.2f}] pp, "
@@ -91,7 +91,7 @@ def test_out_writes_report_and_results_that_open_with_the_finding(csv_path, tmp_
     report = (out / "report.html").read_text()
     assert html.escape(finding) in report and report.index(html.escape(finding)) < report.index('id="decomposition"')
     assert "Significant (the 95% CI excludes 0): TV" in report and 'id="overlap"' in report
-    estimates = pd.read_csv(out / "estimates.csv")
+    estimates = pd.read_csv(out / "result.csv")
     assert len(estimates) == 2 * len(results["settings"]["measures"])
     assert estimates.set_index(["subject", "measure"]).loc[("y", "tv"), "estimate"] == pytest.approx(tv["estimate"])
     # what it was computed from: the command as typed (also when main is called from Python), the input's hash

@@ -32,7 +32,7 @@ def test_decompose_without_x1_compares_every_level_with_the_reference(csv_path, 
     assert code == 0
     captured = capsys.readouterr()
     assert "note: dropped 8 rows of column 'x', level(s) 'NHOPI' (8 rows)" in captured.err
-    payload = json.loads((tmp_path / "results.json").read_text())
+    payload = json.loads((tmp_path / "result.json").read_text())
     assert list(payload["contrasts"]) == ["asian", "black"]
     assert payload["contrasts"]["black"]["sfm"]["x1"] == "black" and payload["counts"]["n"] == 2392
     assert "Effects of each level of x against 'white' (2 contrasts)" in captured.out
@@ -61,7 +61,7 @@ def test_an_intersection_of_two_columns(csv_path, tmp_path):
     code = main(["audit", str(csv_path), "--x", "x,sex", "--x0", "white/male", *FLAGS, "--predictor", "score", "--bn", "DE,IE,SE",
                  "--drop-levels", "NHOPI/female,NHOPI/male", "--bootstrap", "20", "--out", str(tmp_path)])
     assert code == 0
-    payload = json.loads((tmp_path / "results.json").read_text())
+    payload = json.loads((tmp_path / "result.json").read_text())
     assert list(payload["contrasts"]) == ["asian/female", "asian/male", "black/female", "black/male", "white/female"]
     assert payload["sfm"]["x"] == "x/sex" and payload["sfm"]["x1"] is None
     assert len(list((tmp_path / "contrasts").iterdir())) == 5

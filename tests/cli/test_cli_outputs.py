@@ -19,13 +19,13 @@ from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm, make_multilevel_sfm
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-RECORD_FILES = ("summary.json", "table.csv", "scores.parquet", "report.html", "tradeoffs_country.png", "tradeoffs_occupation.png")
+RECORD_FILES = ("result.json", "result.csv", "table.csv", "scores.parquet", "report.html", "tradeoffs_country.png", "tradeoffs_occupation.png")
 
 
 def _fake_record(folder: Path, settings: dict) -> dict[str, bytes]:
-    """The files of a record (reproductions/huang's names), its summary.json holding ``settings``."""
+    """The files of a record (reproductions/huang's names), its result.json holding ``settings``."""
     folder.mkdir(parents=True)
-    (folder / "summary.json").write_text(json.dumps({"models": [], "settings": settings}))
+    (folder / "result.json").write_text(json.dumps({"models": [], "settings": settings}))
     for name in RECORD_FILES[1:]:
         (folder / name).write_bytes(b"the full run's " + name.encode())
     return {name: (folder / name).read_bytes() for name in RECORD_FILES}
@@ -63,10 +63,10 @@ def test_a_quick_run_never_replaces_a_full_record(tmp_path, capsys, study_never_
 def test_a_record_folder_without_a_readable_summary_is_refused_too(tmp_path, capsys, study_never_runs):
     record = tmp_path / "record"
     _fake_record(record, {})
-    (record / "summary.json").write_text("{not json")
+    (record / "result.json").write_text("{not json")
     assert main(["reproduce", "huang", "--quick", "--out", str(tmp_path / "run"), "--record", str(record)]) == 2
-    assert "holds record files (report.html, scores.parquet, summary.json, table.csv, tradeoffs_country.png, " \
-           "tradeoffs_occupation.png) without a readable summary.json: not this run's record; choose another folder, or pass " \
+    assert "holds record files (report.html, result.csv, result.json, scores.parquet, table.csv, tradeoffs_country.png, " \
+           "tradeoffs_occupation.png) without a readable result.json: not this run's record; choose another folder, or pass " \
            "--force" in capsys.readouterr().err
 
 
@@ -99,7 +99,7 @@ def test_force_the_same_study_or_a_fresh_folder_go_on_to_the_study(case, tmp_pat
     assert "fairpath: error: the study would run now" in capsys.readouterr().err
 
 
-def test_write_record_refuses_another_runs_record_in_the_api(tmp_path):
+def test_save_refuses_another_runs_record_in_the_api(tmp_path):
     from fairpath._exceptions import FairpathInputError
     from fairpath.reproduce import HuangResult
 
@@ -109,7 +109,7 @@ def test_write_record_refuses_another_runs_record_in_the_api(tmp_path):
     object.__setattr__(quick, "settings", {**_full_settings(), "steps": 3})
     with pytest.raises(FairpathInputError, match=r"holds the record of another run \(steps 40 there, 3 here; that run took 58 "
                                                  r"minutes\); choose another folder, or pass force=True to replace it"):
-        quick.write_record(record)
+        quick.save(record)
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +129,8 @@ def test_decompose_into_a_closed_pipe_saves_every_file_first_and_prints_no_trace
     err = process.stderr.read().decode()
     assert process.wait() == 141, err
     assert "Traceback" not in err and "Exception ignored" not in err and "error" not in err
-    assert {path.name for path in out.iterdir()} >= {"report.html", "results.json", "estimates.csv"}
-    assert json.loads((out / "results.json").read_text())["sfm"]["x1"] == 1 and (tmp_path / "r.json").exists()
+    assert {path.name for path in out.iterdir()} >= {"report.html", "result.json", "result.csv"}
+    assert json.loads((out / "result.json").read_text())["sfm"]["x1"] == 1 and (tmp_path / "r.json").exists()
 
 
 def test_a_rerun_into_the_same_folder_leaves_no_output_of_the_previous_run(tmp_path, capsys):
@@ -151,11 +151,11 @@ def test_a_rerun_into_the_same_folder_leaves_no_output_of_the_previous_run(tmp_p
     capsys.readouterr()
     assert sorted(p.name for p in (out / "contrasts").iterdir()) == ["01-black", "02-black"]
     assert [p.name for p in (out / "contrasts" / "02-black").iterdir()] == ["my-notes.txt"]
-    assert list(json.loads((out / "results.json").read_text())["contrasts"]) == ["black"]
+    assert list(json.loads((out / "result.json").read_text())["contrasts"]) == ["black"]
     # a binary run after it: no contrast folder of fairpath's is left, the user's notes and data are
     assert main([*audit[:-2], "--x1", "black", "--out", str(out)]) == 0
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")) == [
-        "contrasts/02-black/my-notes.txt", "cookbook.csv", "data.csv", "estimates.csv", "ppm_bins.csv", "report.html", "results.json"]
+        "contrasts/02-black/my-notes.txt", "cookbook.csv", "data.csv", "ppm_bins.csv", "report.html", "result.csv", "result.json"]
     shutil.rmtree(out)
 
 

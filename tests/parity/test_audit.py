@@ -28,13 +28,13 @@ def result(synthetic):
 
 def test_summary_opens_with_the_verdicts_then_judges_predictive_parity(result):
     lines = result.summary().splitlines()
-    oracle = result.cookbook_.tests_.query("predictor == 'oracle' and verdict == 'violation'")
+    oracle = result.cookbook.tests.query("predictor == 'oracle' and verdict == 'violation'")
     assert lines[0].startswith("oracle: FAIL under BN = {SE}: a violation is shown at α = 0.05: ")
     assert all(f"Ctf-{p}(oracle) = {100 * e:+.1f} pp" in lines[0] for p, e in zip(oracle["pathway"], oracle["estimate"]))
-    z_only = result.cookbook_.tests_.query("predictor == 'z_only'")
+    z_only = result.cookbook.tests.query("predictor == 'z_only'")
     assert lines[1] == (f"z_only: SUCCESS under BN = {{SE}}: no violation is shown (smallest Holm p = {z_only['p_holm'].min():.3g} "
                         "≥ α = 0.05); this is absence of evidence, not a proof of compliance.")
-    ippm = result.parity_["oracle"].ippm_
+    ippm = result.parity["oracle"].ippm
     assert lines[2] == (f"Predictive parity of oracle: iPPM = {100 * ippm.estimate:+.1f} pp [95% CI {100 * ippm.ci_low:+.1f}, "
                         f"{100 * ippm.ci_high:+.1f} pp] (0: equally calibrated in both groups).")
     assert lines[3].startswith("Predictive parity of z_only: iPPM = ")
@@ -45,8 +45,8 @@ def test_summary_opens_with_the_verdicts_then_judges_predictive_parity(result):
 
 def test_result_combines_decomposition_parity_and_cookbook(result):
     assert isinstance(result, AuditResult)
-    assert result.decomposition_.outcomes == ["y", "oracle", "z_only"]
-    assert set(result.parity_) == {"oracle", "z_only"}
+    assert result.decomposition.outcomes == ["y", "oracle", "z_only"]
+    assert set(result.parity) == {"oracle", "z_only"}
     assert result.status == {"oracle": "FAIL", "z_only": "SUCCESS"}
     frame = result.to_frame()
     assert {"ippm", "spm", "auc", "ctfde", "tv"} <= set(frame["measure"])
@@ -62,11 +62,11 @@ def test_result_combines_decomposition_parity_and_cookbook(result):
 
 def test_save_writes_report_json_and_tables(result, tmp_path):
     paths = result.save(tmp_path / "out")
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {"report.html", "results.json", "estimates.csv",
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"report.html", "result.json", "result.csv",
                                                              "cookbook.csv", "ppm_bins.csv", ".fairpath-outputs.json"}
     assert json.loads((tmp_path / "out" / ".fairpath-outputs.json").read_text())["files"] == sorted(
-        ["report.html", "results.json", "estimates.csv", "cookbook.csv", "ppm_bins.csv"])  # what the next save replaces
-    payload = json.loads(paths["results"].read_text())
+        ["report.html", "result.json", "result.csv", "cookbook.csv", "ppm_bins.csv"])  # what the next save replaces
+    payload = json.loads(paths["result"].read_text())
     assert payload["status"] == {"oracle": "FAIL", "z_only": "SUCCESS"}
     assert payload["cookbook"]["bn"] == ["SE"]
     assert payload["settings"]["counts"]["n"] == 1200
@@ -84,8 +84,8 @@ def test_predictor_identical_to_y_is_allowed_and_reported(synthetic):
         same = audit(data.assign(copy_of_y=data["y"]), sample.sfm, ["copy_of_y"], "DE,IE,SE", learner="linear",
                      n_boot=20, progress=False)
     assert same.status == {"copy_of_y": "SUCCESS"}
-    assert any("identical to the outcome 'y'" in note for note in same.notes_)
-    assert np.allclose(same.cookbook_.tests_["estimate"], 0, atol=1e-12)
+    assert any("identical to the outcome 'y'" in note for note in same.notes)
+    assert np.allclose(same.cookbook.tests["estimate"], 0, atol=1e-12)
 
 
 def test_audit_command_with_a_config_file(synthetic, tmp_path, capsys):
@@ -102,7 +102,7 @@ def test_audit_command_with_a_config_file(synthetic, tmp_path, capsys):
     assert "oracle: FAIL" in printed and f"report: {tmp_path / 'report' / 'report.html'}" in printed
     assert printed.splitlines()[0].startswith("oracle: FAIL under BN = {SE}: a violation is shown at α = 0.05: ")
     assert printed.splitlines()[1].startswith("Predictive parity of oracle: iPPM = ")
-    payload = json.loads((tmp_path / "report" / "results.json").read_text())
+    payload = json.loads((tmp_path / "report" / "result.json").read_text())
     assert payload["predictors"] == ["oracle"]  # the flag replaces the file's list
     assert payload["settings"]["margin"] == 0.1
 
@@ -121,10 +121,10 @@ def test_compas_court_example_northpointe_violates_direct_and_indirect(shared_di
     from fairpath.datasets import COMPAS_SFM
 
     result = audit(data, COMPAS_SFM, ["northpointe", "score"], "SE", seed=23, n_boot=100, progress=False)
-    tests = result.cookbook_.tests_.set_index(["predictor", "pathway"])
+    tests = result.cookbook.tests.set_index(["predictor", "pathway"])
     assert tests.loc[("northpointe", "DE"), "verdict"] == "violation"
     assert tests.loc[("northpointe", "IE"), "verdict"] == "violation"
     assert tests.loc[("northpointe", "DE"), "doctrine"] == "disparate treatment"
     assert result.status["northpointe"] == "FAIL"
-    assert result.parity_["score"].ippm_.estimate == pytest.approx(0.018, abs=0.002)
-    assert len(result.parity_["score"].bins_) == 9
+    assert result.parity["score"].ippm.estimate == pytest.approx(0.018, abs=0.002)
+    assert len(result.parity["score"].bins) == 9

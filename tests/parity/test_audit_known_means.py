@@ -18,6 +18,6 @@ def test_audit_passes_the_functions_and_says_so():
     result = audit(data, sfm, ["blind"], "SE", predictor_functions={"blind": _never_reads_x}, learner="linear", n_boot=20,
                    progress=False)
     assert result.settings["known_means"] == ["blind"]
-    assert any("E[Ŷ | x, z, w] of blind evaluated from the predictor's function" in note for note in result.notes_)
-    de = result.cookbook_.tests_.set_index(["predictor", "pathway"]).loc[("blind", "DE")]
+    assert any("E[Ŷ | x, z, w] of blind evaluated from the predictor's function" in note for note in result.notes)
+    de = result.cookbook.tests.set_index(["predictor", "pathway"]).loc[("blind", "DE")]
     assert de["estimate"] == 0.0 and de["verdict"] != "violation"

@@ -61,6 +61,16 @@ def test_audit_options_hold_every_non_role_setting():
                             "eps", "trim", "nboot1", "n_rep", "contrasts"}
 
 
+def test_audit_options_default_to_audit_s_own_defaults():
+    # one source of truth: a config without a setting runs audit() as a call without that keyword would
+    import inspect
+
+    from fairpath.parity import audit
+
+    defaults = {name: p.default for name, p in inspect.signature(audit).parameters.items() if p.default is not p.empty}
+    assert AuditConfig().audit_options() == {name: defaults[name] for name in AuditConfig().audit_options()}
+
+
 def test_match_level_matches_strings_to_numeric_levels():
     column = pd.Series([0, 1, 1], name="x")
     assert match_level(column, "1") == 1

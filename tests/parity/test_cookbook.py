@@ -32,13 +32,13 @@ def test_each_predictor_passes_exactly_its_own_bn_set(fitted, bn):
     decomposition, _ = fitted
     result = business_necessity_cookbook(decomposition, bn)
     expected = {p: "SUCCESS" if satisfied == bn else "FAIL" for p, satisfied in ORACLE_SATISFIES.items()}
-    assert {p: o["status"] for p, o in result.overall_.items()} == expected
+    assert {p: o["status"] for p, o in result.overall.items()} == expected
 
 
 def test_tested_quantities_are_the_paired_difference_in_bn_and_the_effect_outside(fitted):
     decomposition, _ = fitted
     result = business_necessity_cookbook(decomposition, "SE")
-    tests = result.tests_.set_index(["predictor", "pathway"])
+    tests = result.tests.set_index(["predictor", "pathway"])
     in_bn = decomposition.difference("ctfse", outcome="oracle")
     assert tests.loc[("oracle", "SE"), "estimate"] == pytest.approx(in_bn.estimate)
     assert tests.loc[("oracle", "SE"), "se"] == pytest.approx(in_bn.se)
@@ -48,19 +48,19 @@ def test_tested_quantities_are_the_paired_difference_in_bn_and_the_effect_outsid
     assert tests.loc[("oracle", "SE"), "null_hypothesis"] == "Ctf-SE(oracle) = Ctf-SE(y)"
     # the SE is that of the paired per-row differences (both columns share the rows), by hand, and
     # it is below the SE of two independent estimates since the two columns' contributions correlate
-    paired = decomposition.fits_["oracle"].rows["ctfse"] - decomposition.fits_["y"].rows["ctfse"]
+    paired = decomposition.fits["oracle"].rows["ctfse"] - decomposition.fits["y"].rows["ctfse"]
     assert in_bn.se == pytest.approx(paired.std(ddof=1) / np.sqrt(len(paired)), rel=1e-12)
     independent = np.hypot(decomposition.estimate("ctfse", "oracle").se, decomposition.estimate("ctfse").se)
     assert in_bn.se < independent
     # doctrine and BN permission on every row
-    assert (result.tests_["doctrine"] == result.tests_["pathway"].map(DOCTRINE)).all()
-    assert list(result.tests_.loc[result.tests_["predictor"] == "noise", "in_bn"]) == [False, False, True]
+    assert (result.tests["doctrine"] == result.tests["pathway"].map(DOCTRINE)).all()
+    assert list(result.tests.loc[result.tests["predictor"] == "noise", "in_bn"]) == [False, False, True]
 
 
 def test_holm_adjusted_p_values_within_each_predictor(fitted):
     decomposition, _ = fitted
     result = business_necessity_cookbook(decomposition, "IE,SE")
-    for _, rows in result.tests_.groupby("predictor"):
+    for _, rows in result.tests.groupby("predictor"):
         np.testing.assert_allclose(rows["p_holm"], holm(rows["p_value"]))
         assert (rows["p_holm"] >= rows["p_value"] - 1e-15).all()
 
@@ -80,19 +80,19 @@ def test_tost_p_value_is_the_larger_one_sided_p():
 def test_equivalence_margin_certifies_and_claims_say_what_they_show(fitted):
     decomposition, _ = fitted
     plain = business_necessity_cookbook(decomposition, "SE")
-    z_only = plain.tests_[plain.tests_["predictor"] == "z_only"]
+    z_only = plain.tests[plain.tests["predictor"] == "z_only"]
     assert set(z_only["verdict"]) == {"no evidence of violation"}
     assert all("absence of evidence, not a proof" in claim for claim in z_only["claim"])
-    assert "not a proof" in plain.overall_["z_only"]["claim"]
+    assert "not a proof" in plain.overall["z_only"]["claim"]
 
     certified = business_necessity_cookbook(decomposition, "SE", margin=0.06)
-    z_only = certified.tests_[certified.tests_["predictor"] == "z_only"]
+    z_only = certified.tests[certified.tests["predictor"] == "z_only"]
     assert set(z_only["verdict"]) == {"certified"}
     assert all(claim.startswith("Certified (equivalence test") for claim in z_only["claim"])
-    assert certified.overall_["z_only"] == {"status": "SUCCESS", "claim": "certified on every pathway within ±0.06",
+    assert certified.overall["z_only"] == {"status": "SUCCESS", "claim": "certified on every pathway within ±0.06",
                                             "reasons": list(z_only["claim"])}
     # the oracle transmits Ctf-DE ≈ 0.12 ≠ 0: shown as a violation, with the pathway named in the reasons
-    oracle = certified.overall_["oracle"]
+    oracle = certified.overall["oracle"]
     assert oracle["status"] == "FAIL"
     assert any(reason.startswith("DE (disparate treatment)") for reason in oracle["reasons"])
 
@@ -112,7 +112,7 @@ def test_result_exports(fitted):
     assert list(frame["subject"]) == ["oracle"] * 3 + ["noise"] * 3 and (frame["level"] == 0.95).all()
     # in BN the tested quantity is the paired difference to the outcome's effect
     assert list(frame["measure"][:3]) == ["ctfde", "ctfie_difference", "ctfse_difference"]
-    pd.testing.assert_series_equal(frame["estimate"], result.tests_["estimate"])
+    pd.testing.assert_series_equal(frame["estimate"], result.tests["estimate"])
     assert repr(result).startswith("CookbookResult(bn=['IE', 'SE'], alpha=0.05") and "\n" not in repr(result)
 
 
@@ -128,7 +128,7 @@ def test_verdict_lines_print_the_p_value_of_their_claim(fitted):
 
     decomposition, _ = fitted
     result = business_necessity_cookbook(decomposition, "SE", margin=0.06)
-    tests = result.tests_.set_index(["predictor", "pathway"])
+    tests = result.tests.set_index(["predictor", "pathway"])
     certified = tests.loc[("z_only", "DE")]
     violation = tests.loc[("oracle", "DE")]
     assert certified["verdict"] == "certified" and violation["verdict"] == "violation"
@@ -154,6 +154,6 @@ def test_a_decomposition_without_overlap_certifies_nothing():
     # A copy of Y transmits exactly Y's effects (paired differences are exactly 0): certified with
     # overlap, but here the effects are not estimable, so nothing is certified.
     result = business_necessity_cookbook(decomposition, "DE,IE,SE", margin=0.05)
-    assert not result.estimable and set(result.tests_["verdict"]) == {"no evidence of violation"}
-    assert all("flagged not estimable" in claim for claim in result.tests_["claim"])
+    assert not result.estimable and set(result.tests["verdict"]) == {"no evidence of violation"}
+    assert all("flagged not estimable" in claim for claim in result.tests["claim"])
     assert "NOT ESTIMABLE" in result.summary() and json.loads(result.to_json())["estimable"] is False

@@ -29,25 +29,25 @@ def audited():
 
 def test_the_cookbook_tests_every_contrast_and_adjusts_over_the_family(audited):
     assert isinstance(audited, MultiLevelAudit) and audited.contrasts == ["one", "two"]
-    tests = audited.cookbook_.tests_
+    tests = audited.cookbook.tests
     assert set(tests["contrast"]) == {"one", "two"} and len(tests) == 2 * 3 * 2
     for predictor, rows in tests.groupby("predictor"):
         assert len(rows) == 6
         assert np.allclose(rows["p_holm"], holm(rows["p_value"]))  # Holm over 3 pathways × 2 contrasts
-    assert audited.cookbook_.multiplicity == "Holm over the 6 contrast × pathway tests of each predictor"
+    assert audited.cookbook.multiplicity == "Holm over the 6 contrast × pathway tests of each predictor"
     assert audited.status == {"bayes": "SUCCESS", "w_only": "FAIL"}
 
 
 def test_each_contrast_audit_is_the_binary_audit_with_the_family_p_values(audited):
-    for name, contrast in audited.audits_.items():
+    for name, contrast in audited.audits.items():
         assert contrast.sfm.x1 == name and contrast.sfm.x0 == "ref"
-        family = audited.cookbook_.tests_
+        family = audited.cookbook.tests
         mine = family[family["contrast"] == name].reset_index(drop=True)
-        assert np.array_equal(contrast.cookbook_.tests_["p_holm"], mine["p_holm"])
+        assert np.array_equal(contrast.cookbook.tests["p_holm"], mine["p_holm"])
         # predictive parity on the pair's rows only
-        parity = contrast.parity_["bayes"]
-        assert parity.n_ == contrast.decomposition_.counts_["n"]
-    assert audited.audits_["one"].status["w_only"] in ("SUCCESS", "FAIL")
+        parity = contrast.parity["bayes"]
+        assert parity.n == contrast.decomposition.counts["n"]
+    assert audited.audits["one"].status["w_only"] in ("SUCCESS", "FAIL")
 
 
 def test_the_verdicts_name_each_violation_by_contrast_with_its_p(audited):
@@ -56,7 +56,7 @@ def test_the_verdicts_name_each_violation_by_contrast_with_its_p(audited):
     assert "contrast × pathway tests: one: " in line and "Holm p" in line
     cells = audited.verdict_cells("w_only")
     assert list(cells.index) == ["one", "two"] and list(cells.columns) == [f"{p}: Ctf(ŷ) − Ctf(y)" for p in ("DE", "IE", "SE")]
-    tests = audited.cookbook_.tests_.set_index(["predictor", "contrast", "pathway"])
+    tests = audited.cookbook.tests.set_index(["predictor", "contrast", "pathway"])
     digits = compact_digits(tests.loc["w_only", ["ci_low", "ci_high"]].to_numpy().ravel())
     for contrast in cells.index:
         for pathway, (text, tone) in zip(("DE", "IE", "SE"), cells.loc[contrast]):
@@ -70,7 +70,7 @@ def test_saving_writes_the_matrix_page_and_every_contrast_audit(audited, tmp_pat
     page = paths["report"].read_text()
     assert page.count('class="table matrix"') == 3  # two predictors and the outcome
     assert 'href="contrasts/01-one/report.html"' in page
-    payload = json.loads(paths["results"].read_text())
+    payload = json.loads(paths["result"].read_text())
     assert set(payload["contrasts"]) == {"one", "two"} and payload["status"] == {"bayes": "SUCCESS", "w_only": "FAIL"}
     assert payload["cookbook"]["multiplicity"].startswith("Holm over the 6")
 
@@ -95,8 +95,8 @@ def separated():
 
 
 def test_a_contrast_not_estimable_is_left_out_of_the_holm_family_and_drives_no_verdict(separated):
-    tests = separated.cookbook_.tests_
-    assert separated.decomposition_.not_estimable.keys() == {"two"}
+    tests = separated.cookbook.tests
+    assert separated.decomposition.not_estimable.keys() == {"two"}
     left_out = tests[tests["contrast"] == "two"]
     assert (left_out["verdict"] == "not estimable").all() and left_out["p_holm"].isna().all()
     assert not left_out["rejected"].any() and not left_out["equivalent"].any()
@@ -104,15 +104,15 @@ def test_a_contrast_not_estimable_is_left_out_of_the_holm_family_and_drives_no_v
                                             "share-balanced propensity outside [0.01, 0.99]): left out of the Holm family").all()
     for _, rows in tests[tests["contrast"] == "one"].groupby("predictor"):
         assert np.allclose(rows["p_holm"], holm(rows["p_value"]))  # Holm over the 3 tests of the estimable contrast
-    assert separated.cookbook_.multiplicity == ("Holm over the 3 estimable contrast × pathway tests of each predictor; not estimable "
+    assert separated.cookbook.multiplicity == ("Holm over the 3 estimable contrast × pathway tests of each predictor; not estimable "
                                                 "ones left out")
-    assert separated.cookbook_.estimable  # the estimable contrast may still be certified
+    assert separated.cookbook.estimable  # the estimable contrast may still be certified
     # the direct effect of level two alone is shown on its marginal interval, but the contrast is not estimable: no FAIL
     direct = left_out.set_index(["predictor", "pathway"]).loc[("two_only", "DE")]
     assert direct["p_value"] < 1e-6
     assert separated.status == {"bayes": "SUCCESS", "two_only": "SUCCESS"}
-    assert separated.audits_["two"].status == {"bayes": "NOT ESTIMABLE", "two_only": "NOT ESTIMABLE"}
-    assert not separated.audits_["two"].cookbook_.estimable and separated.audits_["one"].cookbook_.estimable
+    assert separated.audits["two"].status == {"bayes": "NOT ESTIMABLE", "two_only": "NOT ESTIMABLE"}
+    assert not separated.audits["two"].cookbook.estimable and separated.audits["one"].cookbook.estimable
 
 
 def test_the_verdicts_matrix_and_json_name_the_contrast_left_out(separated, tmp_path):
@@ -120,19 +120,19 @@ def test_the_verdicts_matrix_and_json_name_the_contrast_left_out(separated, tmp_
               "[0.01, 0.99]): left out of the Holm family, so it shows nothing.")
     for line in separated.verdict_lines():
         assert line.endswith(f"this is absence of evidence, not a proof of compliance. {reason}")
-    assert separated.audits_["two"].verdict_line("two_only") == (
+    assert separated.audits["two"].verdict_line("two_only") == (
         f"two_only: NOT ESTIMABLE under BN = {{DE, IE, SE}}: no test is estimable, so nothing is shown or certified. {reason}")
     cells = separated.verdict_cells("two_only")
     assert list(cells.loc["two"]) == [("not estimable", "na")] * 3 and all(tone != "na" for _, tone in cells.loc["one"])
     note = ("contrast 'two' is NOT ESTIMABLE (100% of its rows have a share-balanced propensity outside [0.01, 0.99]): left out "
             "of the family, so it has no simultaneous interval, adjusted p or Cookbook test")
-    assert note in separated.notes_ and f"note: {note}" in separated.summary()
-    assert not any("weak positivity" in n for n in separated.notes_ if n.startswith("two:"))  # not estimable, not "weak"
+    assert note in separated.notes and f"note: {note}" in separated.summary()
+    assert not any("weak positivity" in n for n in separated.notes if n.startswith("two:"))  # not estimable, not "weak"
     paths = separated.save(tmp_path)
     page = paths["report"].read_text()
     assert page.count('<td class="tone-na">not estimable</td>') == 3 * 2 + 4  # two predictors' DE, IE, SE; the outcome's matrix
     assert "not estimable: left out of the Holm family (see the notes)" in page
-    payload = json.loads(paths["results"].read_text())
+    payload = json.loads(paths["result"].read_text())
     assert payload["status"] == {"bayes": "SUCCESS", "two_only": "SUCCESS"} and note in payload["notes"]
     assert payload["contrasts"]["two"]["status"] == {"bayes": "NOT ESTIMABLE", "two_only": "NOT ESTIMABLE"}
     assert {t["verdict"] for t in payload["cookbook"]["tests"] if t["contrast"] == "two"} == {"not estimable"}

@@ -27,13 +27,13 @@ def test_compas_ippm_of_decile_score_reproduces_the_paper(shared_dir):
     data = pd.read_csv(shared_dir / "data" / "compas_sp2pp.csv").assign(score=lambda d: d["decile_score"] / 10)
     sfm = SFM(x="race", x0="Majority", x1="Minority", y="two_year_recid")
     result = predictive_parity(data, sfm, "score", n_boot=100, seed=1)
-    assert len(result.bins_) == 9  # tied deciles merge the 10 quantile bins into 9
-    assert result.ippm_.estimate == pytest.approx(0.0181, abs=1e-4)
-    assert result.ippm_.ci_low < 0.0181 < result.ippm_.ci_high
+    assert len(result.bins) == 9  # tied deciles merge the 10 quantile bins into 9
+    assert result.ippm.estimate == pytest.approx(0.0181, abs=1e-4)
+    assert result.ippm.ci_low < 0.0181 < result.ippm.ci_high
     # scale invariance: the raw decile score gives the same bins and iPPM
     raw = predictive_parity(data, sfm, "decile_score", n_boot=100, seed=1)
-    assert raw.ippm_.estimate == pytest.approx(result.ippm_.estimate, abs=1e-12)
-    assert result.bins_["n_x0"].sum() + result.bins_["n_x1"].sum() == 7214
+    assert raw.ippm.estimate == pytest.approx(result.ippm.estimate, abs=1e-12)
+    assert result.bins["n_x0"].sum() + result.bins["n_x1"].sum() == 7214
 
 
 def test_bins_are_right_closed_quantile_intervals_and_ties_merge():
@@ -57,25 +57,25 @@ def test_gaps_ippm_spm_auc_match_direct_computation(scored):
     bins = quantile_bins(scored["score"].to_numpy(), 10)
     means = scored.groupby([bins.codes, "x"])["y"].mean().unstack()
     gaps = (means["b"] - means["a"]).to_numpy()
-    np.testing.assert_allclose(result.bins_["gap"], gaps, atol=1e-12)
-    assert result.ippm_.estimate == pytest.approx(gaps.mean(), abs=1e-12)
+    np.testing.assert_allclose(result.bins["gap"], gaps, atol=1e-12)
+    assert result.ippm.estimate == pytest.approx(gaps.mean(), abs=1e-12)
     shares = np.bincount(bins.codes) / len(scored)
-    assert result.ippm_weighted_.estimate == pytest.approx(np.sum(shares * gaps), abs=1e-12)
+    assert result.ippm_weighted.estimate == pytest.approx(np.sum(shares * gaps), abs=1e-12)
     by_group = scored.groupby("x")["score"].mean()
-    assert result.spm_.estimate == pytest.approx(by_group["b"] - by_group["a"], abs=1e-12)
-    assert result.auc_.estimate == pytest.approx(roc_auc_score(scored["y"], scored["score"]), abs=1e-12)
+    assert result.spm.estimate == pytest.approx(by_group["b"] - by_group["a"], abs=1e-12)
+    assert result.auc.estimate == pytest.approx(roc_auc_score(scored["y"], scored["score"]), abs=1e-12)
     # the bootstrap interval of the AUC (rank formula) brackets sklearn's value
-    assert result.auc_.ci_low < result.auc_.estimate < result.auc_.ci_high
-    assert (result.bins_["ci_low"] <= result.bins_["gap"]).all() and (result.bins_["gap"] <= result.bins_["ci_high"]).all()
+    assert result.auc.ci_low < result.auc.estimate < result.auc.ci_high
+    assert (result.bins["ci_low"] <= result.bins["gap"]).all() and (result.bins["gap"] <= result.bins["ci_high"]).all()
 
 
 def test_bootstrap_is_seeded(scored):
     first = predictive_parity(scored, SFM_XY, "score", n_boot=30, seed=5)
     again = predictive_parity(scored, SFM_XY, "score", n_boot=30, seed=5)
     other = predictive_parity(scored, SFM_XY, "score", n_boot=30, seed=6)
-    assert first.ippm_ == again.ippm_
-    pd.testing.assert_frame_equal(first.bins_, again.bins_)
-    assert first.ippm_.ci_low != other.ippm_.ci_low
+    assert first.ippm == again.ippm
+    pd.testing.assert_frame_equal(first.bins, again.bins)
+    assert first.ippm.ci_low != other.ippm.ci_low
 
 
 def test_ippm_ci_covers_zero_for_a_predictor_satisfying_predictive_parity():
@@ -87,8 +87,8 @@ def test_ippm_ci_covers_zero_for_a_predictor_satisfying_predictive_parity():
     y = (rng.random(n) < score).astype(int)  # the groups differ in score, not in E[Y | score]
     data = pd.DataFrame({"x": x, "score": score, "y": y})
     result = predictive_parity(data, SFM_XY, "score", n_boot=200, seed=0)
-    assert result.ippm_.ci_low < 0 < result.ippm_.ci_high
-    assert abs(result.ippm_.estimate) < 3 * result.ippm_.se
+    assert result.ippm.ci_low < 0 < result.ippm.ci_high
+    assert abs(result.ippm.estimate) < 3 * result.ippm.se
 
 
 def test_result_exports_and_plots(scored):
@@ -96,10 +96,10 @@ def test_result_exports_and_plots(scored):
     frame = result.to_frame()
     assert list(frame["measure"]) == ["ippm", "ippm_weighted", "spm", "auc"] and set(frame["subject"]) == {"score"}
     payload = json.loads(result.to_json())
-    assert payload["measures"]["ippm"]["estimate"] == pytest.approx(result.ippm_.estimate)
-    assert len(payload["bins"]) == len(result.bins_)
+    assert payload["measures"]["ippm"]["estimate"] == pytest.approx(result.ippm.estimate)
+    assert len(payload["bins"]) == len(result.bins)
     assert "iPPM = " in result.summary()
-    assert repr(result).startswith("PredictiveParity(predictor='score'") and f"score ippm={result.ippm_.estimate:.4g}" in repr(result)
+    assert repr(result).startswith("PredictiveParity(predictor='score'") and f"score ippm={result.ippm.estimate:.4g}" in repr(result)
     fig = result.plot()
     assert len(fig.axes) == 2
     again = result.plot(ax=fig.axes)
@@ -110,7 +110,7 @@ def test_result_exports_and_plots(scored):
 def test_continuous_outcome_has_no_auc(scored):
     data = scored.assign(y=scored["score"] + np.random.default_rng(0).normal(0, 0.1, len(scored)))
     result = predictive_parity(data, SFM_XY, "score", n_boot=20, seed=0)
-    assert result.auc_ is None
+    assert result.auc is None
     assert "auc" not in set(result.to_frame()["measure"])
 
 

@@ -69,7 +69,7 @@ def test_counterfactual_missing_for_x0_rows_is_fine(sample):
     data, sfm = sample
     values = np.where(data["x"] == 0, np.nan, data["y_x0"])
     result = ppm_decomposition(data, sfm, "y_hat", values, n_bins=4, n_boot=0)
-    assert np.isfinite(result.integrated_["ippm"].estimate)
+    assert np.isfinite(result.integrated["ippm"].estimate)
 
 
 def test_bin_without_one_group_raises_by_default(sample):

@@ -41,8 +41,8 @@ def parities():
 
 def test_the_ippm_change_is_a_gain_or_a_loss_by_its_distance_from_zero(parities):
     bayes, w_only = parities["bayes"], parities["w_only"]
-    change = abs(w_only.ippm_.estimate) - abs(bayes.ippm_.estimate)
+    change = abs(w_only.ippm.estimate) - abs(bayes.ippm.estimate)
     text = parity_sentence(w_only, percent=True, original=bayes)
-    assert text.startswith(f"Predictive parity of w_only: iPPM = {100 * w_only.ippm_.estimate:+.1f} pp [95% CI ")
+    assert text.startswith(f"Predictive parity of w_only: iPPM = {100 * w_only.ippm.estimate:+.1f} pp [95% CI ")
     assert f"{100 * abs(change):.1f} pp {'further from 0, a loss' if change > 0 else 'closer to 0, a gain'} in predictive parity" in text
     assert parity_sentence(bayes, percent=True).endswith("(0: equally calibrated in both groups).")

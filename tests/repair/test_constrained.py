@@ -35,7 +35,7 @@ def test_effects_add_up_to_tv_and_gradients_match_finite_differences(synthetic):
 @pytest.mark.parametrize("bn", ["none", "SE", "IE", "IE,SE"])
 def test_chosen_model_meets_its_targets(synthetic, bn):
     targets = {"DE": 0.12, "IE": -0.13, "SE": -0.12}
-    learner = ConstrainedLearner(synthetic.sfm, bn, targets=targets, random_state=0).fit(synthetic.data)
+    learner = ConstrainedLearner(synthetic.sfm, bn=bn, targets=targets, random_state=0).fit(synthetic.data)
     kept = {p.strip() for p in bn.split(",") if p}
     for pathway in PATHWAYS:
         goal = targets[pathway] if pathway in kept else 0.0
@@ -53,7 +53,7 @@ def test_chosen_model_meets_its_targets(synthetic, bn):
 
 def test_infinite_lambda_meets_the_targets_exactly_and_de_in_bn_uses_x(synthetic):
     targets = {"DE": 0.12, "IE": -0.13, "SE": -0.12}
-    learner = ConstrainedLearner(synthetic.sfm, "DE,IE", lambdas=(np.inf,), targets=targets, random_state=0).fit(synthetic.data)
+    learner = ConstrainedLearner(synthetic.sfm, bn="DE,IE", lambdas=(np.inf,), targets=targets, random_state=0).fit(synthetic.data)
     assert learner.coef_[1] != 0.0
     for pathway, goal in (("DE", 0.12), ("IE", -0.13), ("SE", 0.0)):
         assert learner.effects_[pathway] == pytest.approx(goal, abs=1e-6), pathway
@@ -61,7 +61,7 @@ def test_infinite_lambda_meets_the_targets_exactly_and_de_in_bn_uses_x(synthetic
 
 def test_decomposition_of_the_constrained_predictor_agrees(synthetic):
     data, sfm = synthetic.data.copy(), synthetic.sfm
-    learner = ConstrainedLearner(sfm, "SE", random_state=0).fit(data)
+    learner = ConstrainedLearner(sfm, bn="SE", random_state=0).fit(data)
     truth_free = decompose(data, sfm, seed=0)
     assert learner.targets_["SE"] == pytest.approx(truth_free.estimate("ctfse").estimate)
     data["constrained"] = learner.predict_proba(data)[:, 1]

@@ -22,7 +22,7 @@ def test_missing_sfm_column_and_extra_group():
 def test_bad_bn_and_predict_before_fit():
     synthetic = make_binary_sfm(300, seed=0)
     with pytest.raises(FairpathInputError, match="business-necessity entry .XE. is not a pathway"):
-        ConstrainedLearner(synthetic.sfm, "XE", targets=TARGETS).fit(synthetic.data)
+        ConstrainedLearner(synthetic.sfm, bn="XE", targets=TARGETS).fit(synthetic.data)
     with pytest.raises(FairpathInputError, match="not fitted yet"):
         ConstrainedLearner(synthetic.sfm).predict(synthetic.data)
 
@@ -85,7 +85,7 @@ def test_seed_and_sfm_arguments():
 def test_penalties_and_seed(options, message):
     synthetic = make_binary_sfm(300, seed=0)
     with pytest.raises(FairpathInputError, match=message):
-        ConstrainedLearner(synthetic.sfm, "SE", targets=TARGETS, **options).fit(synthetic.data)
+        ConstrainedLearner(synthetic.sfm, bn="SE", targets=TARGETS, **options).fit(synthetic.data)
 
 
 @pytest.mark.parametrize("options, message", [

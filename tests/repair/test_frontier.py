@@ -146,7 +146,7 @@ def test_spreads_are_shown_only_over_two_or_more_repeats():
     runs = pd.DataFrame({"point": ["adapt none"] * 3 + ["unconstrained"], "kind": ["adaptation"] * 3 + ["unconstrained"],
                          "bn_set": ["none"] * 3 + ["-"], "seed": [0, 1, 2, 0], "spm": [0.01, 0.03, 0.02, 0.2],
                          "ippm": [0.08, 0.09, 0.07, 0.01], "auc": [0.71, 0.72, 0.70, 0.72]})
-    result = FrontierResult(runs, {"repeats": 3, "quantile": 0.68})
+    result = FrontierResult(runs=runs, settings={"repeats": 3, "quantile": 0.68})
     lines = result.summary().splitlines()
     assert "SPM 0.020 ± 0.010" in lines[1] and "(sd over n = 3 repeats)" in lines[1]
     assert "±" not in lines[2] and "SPM 0.200" in lines[2] and "(n = 1 repeat: no spread)" in lines[2]
@@ -164,7 +164,7 @@ def test_each_frontier_point_has_its_own_colour_and_marker_and_one_seed_shows_no
     points = [f"adapt {b}" for b in ("none", "Z", "W", "ZW")] + ["unconstrained"] + [f"constrained {b}" for b in ("none", "Z", "W", "ZW")]
     runs = pd.DataFrame({"point": points, "kind": ["adaptation"] * 4 + ["unconstrained"] + ["constrained"] * 4, "bn_set": ["x"] * 9,
                          "seed": 0, "spm": np.linspace(0, 0.2, 9), "ippm": np.linspace(0.1, 0, 9), "auc": np.linspace(0.6, 0.8, 9)})
-    result = FrontierResult(runs, {"repeats": 1, "quantile": 0.68})
+    result = FrontierResult(runs=runs, settings={"repeats": 1, "quantile": 0.68})
     top, bottom = result.plot().axes
     looks = {(line.get_color(), line.get_marker()) for line in top.get_lines()}
     assert len(looks) == 9  # nine points, nine looks (before: every adaptation point a circle, colours cycling)

@@ -17,7 +17,7 @@ def synthetic():
 
 def test_no_bn_predictor_has_no_disparity_and_scores_new_rows(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
-    predictor = FairPredictor(sfm, (), engine="linear", random_state=0).fit(data)
+    predictor = FairPredictor(sfm, bn=(), engine="linear", random_state=0).fit(data)
     group = (data[sfm.x] == sfm.x1).to_numpy()
     observed_gap = data[sfm.y][group].mean() - data[sfm.y][~group].mean()
     score_gap = predictor.oof_scores_[group].mean() - predictor.oof_scores_[~group].mean()
@@ -33,14 +33,14 @@ def test_kept_pathways_keep_part_of_the_disparity(synthetic):
     group = (data[sfm.x] == sfm.x1).to_numpy()
     gaps = {}
     for bn in [(), ("SE",), ("IE", "SE")]:
-        scores = FairPredictor(sfm, bn, engine="linear", learner=LogisticRegression(), random_state=0).fit(data).oof_scores_
+        scores = FairPredictor(sfm, bn=bn, engine="linear", learner=LogisticRegression(), random_state=0).fit(data).oof_scores_
         gaps[bn] = scores[group].mean() - scores[~group].mean()
     assert abs(gaps[()]) < gaps[("SE",)] < gaps[("IE", "SE")]
 
 
 def test_twin_frame_holds_observed_outcome_and_adapted_covariates(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
-    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=1).fit(data)
+    predictor = FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(), random_state=1).fit(data)
     frame = predictor.twin_frame(column="fair")
     np.testing.assert_array_equal(frame[sfm.y], data[sfm.y])
     np.testing.assert_array_equal(frame[list(sfm.z)], data[list(sfm.z)])  # SE kept: Z is resolving
@@ -51,7 +51,7 @@ def test_twin_frame_holds_observed_outcome_and_adapted_covariates(synthetic):
 def test_reference_x0_twins_follow_the_baseline_group(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
     for reference, moved_group in (("x1", sfm.x0), ("x0", sfm.x1)):
-        adapter = FairPredictor(sfm, ("SE",), engine="linear", reference=reference, learner=LogisticRegression(), random_state=0).fit(data).adapter_
+        adapter = FairPredictor(sfm, bn=("SE",), engine="linear", reference=reference, learner=LogisticRegression(), random_state=0).fit(data).adapter_
         moved = (data[sfm.x] == moved_group).to_numpy()
         assert not np.allclose(adapter.adapted_train_["w1"][moved], data["w1"][moved])
         np.testing.assert_array_equal(adapter.adapted_train_["w1"][~moved], data["w1"][~moved])
@@ -59,15 +59,15 @@ def test_reference_x0_twins_follow_the_baseline_group(synthetic):
 
 def test_audit_on_the_twins_passes_for_its_bn_set(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
-    predictor = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
+    predictor = FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     result = predictor.audit(learner="linear", n_boot=20, seed=0, progress=False)
     assert result.status == {"fair_predictor": "SUCCESS"}
-    tests = result.cookbook_.to_frame().set_index("pathway")
+    tests = result.cookbook.to_frame().set_index("pathway")
     # the twins' covariates carry no direct or indirect effect of X ...
     assert abs(tests.loc["DE", "estimate"]) < 0.01 and abs(tests.loc["IE", "estimate"]) < 0.02
     # ... and the spurious effect of Y is reproduced (the twins follow x1's mechanisms)
     assert abs(tests.loc["SE", "estimate"]) < 0.03 and tests.loc["SE", "p_value"] > 0.05
-    assert abs(result.decomposition_.estimate("ctfse", sfm.y).estimate - synthetic.truth["ctfse"]) < 0.03
+    assert abs(result.decomposition.estimate("ctfse", sfm.y).estimate - synthetic.truth["ctfse"]) < 0.03
     # the outcome's effects on the twins differ from the observed data's, so its label names the data
     assert result.summary_lines()[0].startswith("y (on the fair twins): TV (")
 
@@ -87,7 +87,7 @@ def test_new_rows_keep_the_removed_pathways_removed():
     # count overshot the baseline (t = -2.3) and the fair predictor kept a held-out Ctf-IE of +2.0 pp.
     train, new = make_count_sfm(4000, seed=11), make_count_sfm(3000, seed=12)
     sfm = train.sfm
-    predictor = FairPredictor(sfm, ("SE",), random_state=0).fit(train.data)
+    predictor = FairPredictor(sfm, bn=("SE",), random_state=0).fit(train.data)
     twins = predictor.twin_frame(new.data, column="fair")
     np.testing.assert_allclose(twins["fair"], predictor.predict_proba(new.data)[:, 1])
     for column in sfm.w:  # the twins of new rows, like the training rows', do not depend on X given Z
@@ -95,15 +95,15 @@ def test_new_rows_keep_the_removed_pathways_removed():
         assert abs(_t_of_x_given_z(predictor.twin_frame(column="fair"), sfm, column)) < 3, column
         assert abs(_t_of_x_given_z(new.data, sfm, column)) > 10  # in the data they do
     result = predictor.audit(new.data, learner="linear", n_boot=20, seed=0, progress=False)
-    assert result.decomposition_.n_ == 3000 and result.summary_lines()[0].startswith("y (on the fair twins): TV (")
+    assert result.decomposition.n == 3000 and result.summary_lines()[0].startswith("y (on the fair twins): TV (")
     for measure in ("ctfde", "ctfie"):
-        effect = result.decomposition_.estimate(measure, "fair_predictor")
+        effect = result.decomposition.estimate(measure, "fair_predictor")
         assert abs(effect.estimate) < 3 * effect.se and abs(effect.estimate) < 0.01, (measure, effect)
 
 
 def test_audit_of_new_rows_needs_their_outcome(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
-    fitted = FairPredictor(sfm, ("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
+    fitted = FairPredictor(sfm, bn=("SE",), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     with pytest.raises(FairpathInputError, match=r"column\(s\) \[.y.\] not found in the data to audit \(the observed outcome\)"):
         fitted.audit(data.drop(columns=sfm.y))
 
@@ -111,7 +111,7 @@ def test_audit_of_new_rows_needs_their_outcome(synthetic):
 def test_audit_needs_a_fitted_predictor_with_a_bn_set(synthetic):
     data, sfm = synthetic.data, synthetic.sfm
     with pytest.raises(FairpathInputError, match="not fitted yet"):
-        FairPredictor(sfm, ("SE",)).audit()
+        FairPredictor(sfm, bn=("SE",)).audit()
     fitted = FairPredictor(sfm, resolving=list(sfm.z), engine="linear", learner=LogisticRegression(), random_state=0).fit(data)
     with pytest.raises(FairpathInputError, match="needs the BN set"):
         fitted.audit()
@@ -125,7 +125,7 @@ def test_a_category_that_no_twin_holds_is_still_scored_on_new_rows(synthetic):
     rare = data.index[(data["x"] == 0) & (data["y"] == 1)][:3]
     # a category of three comparison rows (x0; the twins follow x1), last in the order by mean outcome
     data.loc[rare, "wc"] = "rare"
-    predictor = FairPredictor(sfm, (), engine="linear", learner=LogisticRegression(), random_state=0).fit(data[list(sfm.columns)])
+    predictor = FairPredictor(sfm, bn=(), engine="linear", learner=LogisticRegression(), random_state=0).fit(data[list(sfm.columns)])
     assert "rare" not in set(predictor.adapter_.adapted_train_["wc"])  # matched to x1's categories, which lack it
     assert "rare" in predictor.encoder_.categories_["wc"]
     baseline_row = data[data["x"] == 1].head(1).assign(wc="rare")  # kept as it is by the adaptation

@@ -24,7 +24,7 @@ def sample():
 ])
 def test_arguments(sample, options, message):
     with pytest.raises(FairpathInputError, match=message):
-        FairPredictor(sample.sfm, "SE", engine="linear", **options).fit(sample.data)
+        FairPredictor(sample.sfm, bn="SE", engine="linear", **options).fit(sample.data)
 
 
 def test_sfm_as_a_dict_and_numpy_data(sample):
@@ -59,10 +59,10 @@ def test_missing_and_infinite_values(sample):
 @pytest.mark.parametrize("bn", ["SE", ["IE"], "Z"])
 def test_a_bn_set_and_resolving_columns_together_are_refused(sample, bn):
     with pytest.raises(FairpathInputError, match=r"the BN set .* and the resolving columns \['z1', 'z2'\] are both given; give one"):
-        FairPredictor(sample.sfm, bn, resolving=["z1", "z2"], engine="linear").fit(sample.data)
+        FairPredictor(sample.sfm, bn=bn, resolving=["z1", "z2"], engine="linear").fit(sample.data)
 
 
 @pytest.mark.parametrize("bn", [(), "none", None])
 def test_resolving_columns_with_the_empty_bn_set_define_it(sample, bn):
-    fitted = FairPredictor(sample.sfm, bn, resolving=["z1", "z2"], engine="linear", learner=LogisticRegression(), n_folds=2).fit(sample.data)
+    fitted = FairPredictor(sample.sfm, bn=bn, resolving=["z1", "z2"], engine="linear", learner=LogisticRegression(), n_folds=2).fit(sample.data)
     assert set(fitted.adapter_.resolving_) >= {"z1", "z2"}

@@ -35,12 +35,12 @@ def test_the_summary_opens_with_the_verdict_and_the_p_of_its_claim(result):
     first = result.summary().splitlines()[0]
     assert first.startswith("Repaired predictor (fair: a learner on the fair twins), judged on 180 held-out rows: fair: ")
     assert f"{result.status} under BN = {{SE}}" in first and "Holm p" in first
-    assert result.status in ("SUCCESS", "FAIL") and result.status == result.audit_.status["fair"]
-    assert len(result.held_out_) == 180 and result.settings["n_held_out"] == 180
+    assert result.status in ("SUCCESS", "FAIL") and result.status == result.audit.status["fair"]
+    assert len(result.held_out) == 180 and result.settings["n_held_out"] == 180
 
 
 def test_accuracy_of_both_predictors_is_recomputed_from_the_held_out_scores(result, sample):
-    held = result.held_out_
+    held = result.held_out
     assert list(held.columns) == ["x", "y", "fair", "unconstrained"]
     for name in ("fair", "unconstrained"):
         auc = result.accuracy(name, "auc")
@@ -57,23 +57,23 @@ def test_accuracy_of_both_predictors_is_recomputed_from_the_held_out_scores(resu
 def test_the_in_sample_verdict_stands_beside_the_held_out_one(result):
     lines = result.summary().splitlines()
     assert lines[1].startswith("In sample, on the fair twins of the 420 rows it was fitted on (out-of-fold scores): fair: ")
-    fitted = result.in_sample_audit_.status["fair"]
+    fitted = result.in_sample_audit.status["fair"]
     assert f"{fitted} under BN = {{SE}}" in lines[1]
     assert lines[2] == (f"The verdict carried over: {fitted} in sample and on the held-out rows." if fitted == result.status
                         else f"The verdict did not carry over: {fitted} in sample, {result.status} on the held-out rows.")
-    assert result.in_sample_audit_.decomposition_.n_ == 420 and result.audit_.decomposition_.n_ == 180
+    assert result.in_sample_audit.decomposition.n == 420 and result.audit.decomposition.n == 180
     frame = result.to_frame()
     in_sample = frame[frame["data"] == "fitting rows, on the fair twins"]
     assert set(in_sample["subject"]) >= {"fair", "y (fitting rows, on the fair twins)"}
-    assert result.to_dict()["in_sample_audit"]["status"] == result.in_sample_audit_.status
+    assert result.to_dict()["in_sample_audit"]["status"] == result.in_sample_audit.status
 
 
 def test_predictive_parity_of_both_predictors_is_stated_and_judged(result, sample):
     n_bins = result.settings["n_bins_used"]
     for name in ("fair", "unconstrained"):
-        again = predictive_parity(result.held_out_, sample.sfm, name, n_bins=n_bins, n_boot=40, seed=0)
-        assert result.parity_[name].ippm_.estimate == pytest.approx(again.ippm_.estimate, abs=1e-12)
-    fair, original = result.parity_["fair"].ippm_, result.parity_["unconstrained"].ippm_
+        again = predictive_parity(result.held_out, sample.sfm, name, n_bins=n_bins, n_boot=40, seed=0)
+        assert result.parity[name].ippm.estimate == pytest.approx(again.ippm.estimate, abs=1e-12)
+    fair, original = result.parity["fair"].ippm, result.parity["unconstrained"].ippm
     lines = result.verdict_lines()
     assert lines[4].startswith(f"Predictive parity of fair: iPPM = {100 * fair.estimate:+.1f} pp [95% CI {100 * fair.ci_low:+.1f}, "
                                f"{100 * fair.ci_high:+.1f} pp]")
@@ -101,7 +101,7 @@ def test_api_and_cli_give_the_same_numbers_and_the_cli_opens_with_the_verdict(sa
                  "--seed", "4", "--quiet", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == api.verdict_lines()[0] and printed[0].startswith("Repaired predictor")
-    pd.testing.assert_frame_equal(pd.read_csv(out / "held_out.csv"), api.held_out_, check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "held_out.csv"), api.held_out, check_dtype=False)
     pd.testing.assert_frame_equal(pd.read_csv(out / "result.csv"), api.to_frame(), check_dtype=False)
     assert "Verdict" in (out / "report.html").read_text()
     assert np.isfinite(api.accuracy("fair", "auc"))
@@ -115,7 +115,7 @@ def test_a_continuous_outcome_is_judged_by_r2_and_rmse_in_its_own_units():
 
     sample = make_linear_sfm(500, seed=0)
     result = repair(sample.data, sample.sfm, bn="none", engine="linear", learner=LinearRegression(), audit_learner="linear", n_boot=20)
-    held = result.held_out_
+    held = result.held_out
     for name in ("fair", "unconstrained"):
         assert result.accuracy(name, "r2") == pytest.approx(r2_score(held["y"], held[name]), abs=1e-12)
         assert result.accuracy(name, "rmse") == pytest.approx(np.sqrt(mean_squared_error(held["y"], held[name])), abs=1e-12)
@@ -174,7 +174,7 @@ def test_rare_categories_are_fitted_and_a_new_one_in_the_test_rows_takes_the_fal
 
 
 def test_the_figure_draws_accuracy_on_a_zoomed_axis_with_few_ticks_and_the_table_holds_its_intervals(result):
-    accuracy = result.accuracy_
+    accuracy = result.accuracy_table
     assert list(accuracy.columns) == ["predictor", "measure", "estimate", "se", "ci_low", "ci_high", "level"]
     assert (accuracy["ci_low"] < accuracy["estimate"]).all() and (accuracy["estimate"] < accuracy["ci_high"]).all()
     assert (accuracy["level"] == 0.95).all() and (accuracy["se"] > 0).all()

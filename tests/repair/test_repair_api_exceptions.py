@@ -55,7 +55,7 @@ def test_plot_draws_an_interval_that_excludes_its_estimate(sample):
     # With two bootstrap draws a percentile interval may miss its estimate; the plot drew it as distances from
     # the estimate, which matplotlib refuses when negative (an internal error after the whole computation).
     result = _repair(sample, n_boot=2, holdout=0.5, seed=0)
-    ippm = {name: parity.ippm_ for name, parity in result.parity_.items()}
+    ippm = {name: parity.ippm for name, parity in result.parity.items()}
     assert any(not e.ci_low <= e.estimate <= e.ci_high for e in ippm.values())
     fig = result.plot()
     drawn = sorted(end for collection in fig.axes[0].collections for segment in collection.get_segments() for end in segment[:, 0])

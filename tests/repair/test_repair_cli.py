@@ -24,7 +24,7 @@ def test_repair_writes_twins_scores_and_summary(files, capsys):
     code = main(["repair", str(files / "train.csv"), *SFM_ARGS, "--bn", "SE", "--test", str(files / "test.csv"),
                  "--constrained", "--out", str(out)])
     assert code == 0
-    summary = json.loads((out / "repair.json").read_text())
+    summary = json.loads((out / "result.json").read_text())
     assert summary["resolving"] == ["z1", "z2"] and summary["adapted"] == ["w1", "w2", "y"]
     assert summary["tv_adapted_outcome"] < summary["tv_outcome"]
     assert summary["constrained"]["bn"] == ["SE"]
@@ -54,7 +54,7 @@ def test_frontier_command(files, capsys):
     code = main(["frontier", str(files / "train.csv"), *SFM_ARGS, "--bn-sets", "none,Z", "--repeats", "1",
                  "--no-constrained", "--quiet", "--out", str(out)])
     assert code == 0
-    summary = pd.read_csv(out / "frontier.csv")
+    summary = pd.read_csv(out / "result.csv")
     assert list(summary["subject"].unique()) == ["adapt none", "adapt Z", "unconstrained"]
     assert list(summary["measure"].unique()) == ["spm", "ippm", "auc"]
     assert (out / "frontier.png").exists() and (out / "runs.csv").exists()
@@ -68,7 +68,7 @@ def test_frontier_command_on_a_dask_scheduler_gives_the_local_runs(files, tmp_pa
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
                                   dashboard_address=None) as cluster:
         assert main([*args, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "dask")]) == 0
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "frontier.csv"), pd.read_csv(tmp_path / "threads" / "frontier.csv"))
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / "result.csv"), pd.read_csv(tmp_path / "threads" / "result.csv"))
 
 
 def test_frontier_command_refuses_a_scheduler_with_workers(files, tmp_path, capsys):

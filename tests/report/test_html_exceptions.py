@@ -117,7 +117,7 @@ def test_text_report(tmp_path):
     pools = {f"A{SCRIPT}": 0.8, f"B{IMAGE}": 0.7, "C": 0.3, f"D{SCRIPT}": 0.4}
     result = audit_text(spec, PoolGenerator(spec, mixing=pools), scorers=["vader"], settings=GenerationSettings(n_samples=20),
                         quality=False, n_permutations=19, progress=False)
-    assert_escaped(result.write_report(tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert_escaped(result.save(tmp_path)["report"].read_text(encoding="utf-8"))
 
 
 def test_reproduce_compas_report(shared_dir, tmp_path):

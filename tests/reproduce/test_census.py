@@ -15,13 +15,13 @@ def test_quick_cli_run_writes_everything(tmp_path, shared_dir):
     out = tmp_path / "census"
     data = shared_dir / "data" / "gov_census.csv"
     assert main(["reproduce", "census", "--quick", "--quiet", "--data", str(data), "--out", str(out)]) == 0
-    for name in ("figure9.png", "report.html", "comparison.csv", "estimates.csv", "summary.json"):
+    for name in ("figure9.png", "report.html", "comparison.csv", "result.csv", "result.json"):
         assert (out / name).stat().st_size > 0, name
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads((out / "result.json").read_text())
     assert summary["rows"] == 3000 and summary["outcome"]["threshold"] == MEDIAN_SALARY and summary["provenance"]["inputs"][0]["name"] == "gov_census.csv"
     assert set(summary["status"]) == {"boosted", "fair"}
     assert 1 <= summary["boosting_rounds"]["boosted"] <= 30
-    estimates = pd.read_csv(out / "estimates.csv").set_index(["subject", "measure"])
+    estimates = pd.read_csv(out / "result.csv").set_index(["subject", "measure"])
     assert ((estimates["ci_low"] <= estimates["estimate"]) & (estimates["estimate"] <= estimates["ci_high"])).all()
     # women earn less: the outcome's TV of sex is clearly negative; the unconstrained booster reproduces most of it,
     # the fair predictor (direct and indirect effects removed) a small part
@@ -73,7 +73,7 @@ def test_the_fair_predictor_learns_the_twins_adapted_outcome(shared_dir):
     settings = Recording(rows=2000, max_rounds=10, cv_folds=3, n_folds=2, n_boot=20, seed=0)
     frame, sfm, _ = load_census(shared_dir / "data" / "gov_census.csv", settings.rows, settings.seed, settings.threshold)
     record = _fair_audit(frame, sfm, settings)
-    adapted = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x1, sfm.y, resolving=list(sfm.z), random_state=0).fit(frame[sfm.columns])
+    adapted = FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=sfm.x1, y=sfm.y, resolving=list(sfm.z), random_state=0).fit(frame[sfm.columns])
     expected = adapted.adapted_train_[sfm.y].to_numpy(float)
     observed = frame[sfm.y].to_numpy(float)
     assert len(targets) == 1 and np.array_equal(targets[0], expected) and not np.array_equal(targets[0], observed)

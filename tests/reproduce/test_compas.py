@@ -21,9 +21,9 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     assert headline.startswith("COMPAS, BN = {SE} (Holm over three pathways, α = 0.05): ŷ^NP FAIL (violation shown on DE")
     assert "ŷ^FP SUCCESS (no violation shown, smallest Holm p = " in headline
     assert headline.endswith("Beside the paper: 2 agree, 0 disagree, 11 inconclusive at 1,500 of 7,214 rows, 2 seeds (quick run).")
-    for name in ("figure5.png", "figure6.png", "report.html", "comparison.csv", "estimates.csv", "figure6.csv", "summary.json"):
+    for name in ("figure5.png", "figure6.png", "report.html", "comparison.csv", "result.csv", "figure6.csv", "result.json"):
         assert (out / name).stat().st_size > 0, name
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads((out / "result.json").read_text())
     assert summary["steps_run"] == ["figure5_predictors", "figure5_fair", "figure6_frontier"]
     assert summary["provenance"]["inputs"][0]["name"] == "compas_sp2pp.csv"
     assert summary["provenance"]["inputs"][0]["bytes"] == data.stat().st_size
@@ -43,7 +43,7 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     assert inconclusive["sentence"].str.contains("Inconclusive at this size").all()
     assert (comparison["within"] | (comparison["grade"] == "inconclusive")).all()
     assert summary["headline"].endswith("at 1,500 of 7,214 rows, 2 seeds (quick run).") and summary["rows_available"] == 7214
-    estimates = pd.read_csv(out / "estimates.csv").set_index(["subject", "measure"])
+    estimates = pd.read_csv(out / "result.csv").set_index(["subject", "measure"])
     # an estimate is never printed beside an interval that does not contain it
     assert ((estimates["ci_low"] <= estimates["estimate"]) & (estimates["estimate"] <= estimates["ci_high"])).all()
     # TV = Ctf-DE − Ctf-IE − Ctf-SE for every series
@@ -59,7 +59,7 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     assert opening in report and report.index(opening) < report.index('id="figure5"')
     capsys.readouterr()
     assert main(["reproduce", "compas", "--quick", "--quiet", "--data", str(data), "--out", str(out)]) == 0
-    assert json.loads((out / "summary.json").read_text())["steps_run"] == []  # all steps loaded
+    assert json.loads((out / "result.json").read_text())["steps_run"] == []  # all steps loaded
     with pytest.raises(FairpathInputError, match=r"steps. holds paper study results computed with other seed; use another output folder"):
         reproduce_compas(out, data=data, quick=True, seed=1, progress=False)
 

@@ -63,7 +63,7 @@ def test_quick_study_trains_audits_tests_against_the_base_and_checks_the_target(
         assert rows.loc[rows["regularizer"] == "none", "individual_p_holm_vs_base"].isna().all()  # the controls are not in the claim
         others = rows[rows["model"] != "base"]
         assert np.allclose(others["perplexity_change_vs_base"], others["perplexity"] / base["perplexity"] - 1)
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads((out / "result.json").read_text())
     assert summary["target"]["verdict"] in printed and ("MET" in printed or "MISSED" in printed)
     assert [m["model"] for m in summary["models"]] == table["model"].tolist()
     assert summary["settings"]["samples_per_prompt"] == {"country": 3, "occupation": 3} and summary["settings"]["wall_seconds"] > 0

@@ -2,7 +2,7 @@
 
 Every fairness figure of ``table.csv`` (each model's between-value spread with its interval, Huang et al.'s W1 with
 its noise floor and own test, the paired p-values against the untouched base and their Holm adjustment, the changes
-against the base) and the target check come back from ``scores.parquet`` with the settings of ``summary.json``: the
+against the base) and the target check come back from ``scores.parquet`` with the settings of ``result.json``: the
 record's numbers are what its continuations give, not typed in.
 """
 
@@ -20,12 +20,12 @@ from fairpath.text._metrics import _family
 RECORD = Path(__file__).resolve().parents[2] / "reproductions" / "huang"
 SCORERS = {"": "score_vader", "textblob_": "score_textblob"}
 
-pytestmark = pytest.mark.skipif(not (RECORD / "summary.json").exists(), reason="no committed record")
+pytestmark = pytest.mark.skipif(not (RECORD / "result.json").exists(), reason="no committed record")
 
 
 @pytest.fixture(scope="module")
 def record():
-    summary = json.loads((RECORD / "summary.json").read_text())
+    summary = json.loads((RECORD / "result.json").read_text())
     return summary, pd.read_csv(RECORD / "table.csv"), pd.read_parquet(RECORD / "scores.parquet")
 
 

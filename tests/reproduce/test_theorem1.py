@@ -13,7 +13,7 @@ from fairpath.cli import main
 from fairpath.datasets import make_appendix_a2
 from fairpath.reproduce import Theorem1Settings, check_linear_case, fit_boosted_predictor, reproduce_theorem1
 from fairpath._runs import KEY_FILE
-from fairpath.reproduce._theorem1 import TASK_FORMAT, Theorem1Study, task_folder
+from fairpath.reproduce._theorem1 import TASK_FORMAT, Theorem1Result, task_folder
 
 TINY = Theorem1Settings(n_grid=(300, 600), n_reps=2, per_bin_n=600, per_bin_reps=3, n_bins=5, n_folds=3,
                         linear_n=1000, seed=4)
@@ -23,14 +23,14 @@ def test_quick_cli_run_then_resume_reuse_and_refuse(tmp_path, capsys):
     # One test, so that parallel test workers do not each run the quick study.
     out = tmp_path / "theorem1"
     assert main(["reproduce", "theorem1", "--quick", "--out", str(out), "--n-jobs", "2", "--seed", "0"]) == 0
-    for name in ("report.html", "figure7.png", "figure8.png", "linear_check.png", "figure7.csv", "figure8.csv", "summary.json"):
+    for name in ("report.html", "figure7.png", "figure8.png", "linear_check.png", "figure7.csv", "figure8.csv", "result.csv", "result.json"):
         assert (out / name).stat().st_size > 0, name
     settings = Theorem1Settings.quick(0)
     assert len(list((out / "tasks").glob("n*.json"))) == len(settings.tasks())
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads((out / "result.json").read_text())
     assert set(summary["checks"]) == {"ippm_matches_bayes_predictor", "terms_away_from_zero", "terms_cancel",
                                       "per_bin_term1", "linear_corollary1"}
-    assert summary["wall_time_s"] > 0 and summary["task_seconds_total"] > 0
+    assert summary["seconds"] > 0 and summary["compute_seconds"] > 0
     # At the quick size two checks cannot decide (their intervals are wider than their windows): not graded, with the
     # reason; every graded check passes, so the run exits 0.
     checks = summary["checks"]
@@ -88,7 +88,7 @@ def test_tiny_study_object_checks_and_plots(tmp_path):
     assert study.n_tasks_run == len(TINY.tasks()) == 4 + 1
     assert set(study.figure7["quantity"]) == {"iterm1", "iterm2", "ippm"}
     assert all(isinstance(check["passed"], bool) for check in study.checks.values())
-    assert "Theorem1Study" in study.summary() and "per_bin_term1" in study.summary()
+    assert "Theorem1Result" in study.summary() and "per_bin_term1" in study.summary()
     frame = study.to_frame()
     assert set(frame["measure"]) == {"iterm1", "iterm2", "ippm"} and frame[["se", "ci_low", "level"]].isna().all().all()
     # Every check can fail: shift the iPPM at the largest n by 0.2 (its terms and per-bin table kept).
@@ -98,7 +98,7 @@ def test_tiny_study_object_checks_and_plots(tmp_path):
     figure7.loc[(figure7["quantity"] == "iterm1") & (figure7["n"] == max(TINY.n_grid)), "mean"] += 0.2
     figure8 = study.figure8.assign(within_2sd=False)
     linear = check_linear_case(n=1000, seed=0, tolerance=1e-6)
-    broken = Theorem1Study(figure7, figure8, linear, TINY, 1.0, 1.0, 0, tmp_path)
+    broken = Theorem1Result(figure7=figure7, figure8=figure8, linear=linear, settings=TINY, seconds=1.0, compute_seconds=1.0, n_tasks_run=0, out=tmp_path)
     assert not broken.checks["ippm_matches_bayes_predictor"]["passed"]
     assert not broken.checks["terms_cancel"]["passed"] and not broken.checks["per_bin_term1"]["passed"]
     assert not broken.checks["linear_corollary1"]["passed"] and not broken.passed
@@ -160,13 +160,13 @@ def test_a_check_whose_interval_cannot_fit_its_window_is_not_graded(tmp_path):
     # fit within ±0.05, and an excess of 0.1 that keeps it reaching into that window: not graded, whatever it says
     figure7.loc[largest, "sd_excess_over_bayes"] = 0.1
     figure7.loc[largest, "mean"] = figure7.loc[largest, "mean_bayes_predictor"] + 0.1
-    wide = Theorem1Study(figure7, study.figure8, study.linear, TINY, 1.0, 1.0, 0, tmp_path)
+    wide = Theorem1Result(figure7=figure7, figure8=study.figure8, linear=study.linear, settings=TINY, seconds=1.0, compute_seconds=1.0, n_tasks_run=0, out=tmp_path)
     check = wide.checks["ippm_matches_bayes_predictor"]
     assert not check["passed"] and not check["graded"]
     assert check["reason"].startswith("not graded at this size: its 99% CI (±0.1821) is wider than the ±0.05 window")
     assert "[NOT GRADED] ippm_matches_bayes_predictor" in wide.summary()
     # the same spread 100 times smaller fits the window: the check is graded, and fails on its 0.1 excess
     figure7.loc[largest, "sd_excess_over_bayes"] = 0.001
-    narrow = Theorem1Study(figure7, study.figure8, study.linear, TINY, 1.0, 1.0, 0, tmp_path)
+    narrow = Theorem1Result(figure7=figure7, figure8=study.figure8, linear=study.linear, settings=TINY, seconds=1.0, compute_seconds=1.0, n_tasks_run=0, out=tmp_path)
     assert narrow.checks["ippm_matches_bayes_predictor"]["graded"] and not narrow.passed
     assert "[FAIL] ippm_matches_bayes_predictor" in narrow.summary()

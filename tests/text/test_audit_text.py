@@ -61,7 +61,7 @@ def test_result_exports_and_report(tmp_path):
     assert (frame["holm_family"] == 4).all()
     np.testing.assert_allclose(frame["p_holm"], holm(frame["p_value"]))
     assert result.settings["dtype"] == "n/a" and result.settings["versions"]["numpy"] == np.__version__
-    payload = json.loads(result.to_json(tmp_path / "results.json"))
+    payload = json.loads(result.to_json(tmp_path / "result.json"))
     assert payload["n_samples"] == 600 and payload["summary"][0]["measure"] == "individual_fairness"
     assert payload["fairness"]["vader"]["per_pair"][0]["w1"] >= payload["fairness"]["vader"]["per_pair"][-1]["w1"]
     text = result.summary()
@@ -72,7 +72,7 @@ def test_result_exports_and_report(tmp_path):
     examples = result.examples()
     assert set(examples["value"]) == {result.fairness["vader"].per_pair.iloc[0]["value_a"],
                                       result.fairness["vader"].per_pair.iloc[0]["value_b"]}
-    page = result.write_report(tmp_path / "report.html").read_text()
+    page = result.save(tmp_path)["report"].read_text()
     for heading in ("Fairness per scorer", "Scorer vader", "Worst pairs: the top 6 of 6", "Example continuations",
                     "noise floor", "after Holm's adjustment", "version numpy", "white-space:pre-wrap"):
         assert heading in page
@@ -137,7 +137,7 @@ def test_one_continuation_audit_leaves_individual_fairness_out_of_holm_and_says_
     assert f"None of the {len(testable)} testable scorer/metric tests rejects" in verdict
     assert "no bias detectable" not in verdict and result.violations == []
     assert f"verdict: {verdict}" in result.summary()
-    page = result.write_report(tmp_path / "report.html").read_text()
+    page = result.save(tmp_path)["report"].read_text()
     assert html.escape(verdict, quote=False) in page and "no bias detectable" not in page and "detectable_excess" in page
 
 

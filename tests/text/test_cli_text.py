@@ -24,9 +24,9 @@ def test_text_audit_writes_report_results_and_samples_and_resumes(tiny_lm_path, 
     out = tmp_path / "audit"
     assert main(_audit_args(tiny_lm_path, spec_file, out)) == 0
     printed = capsys.readouterr()
-    assert "report:" in printed.out and "individual" in printed.out
+    assert "report.html" in printed.out and "individual" in printed.out
     assert "3 values x 2 templates x 3 samples" in printed.err
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "result.json").read_text())
     assert results["n_samples"] == 18 and {row["subject"] for row in results["summary"]} == {"vader", "opinion"}
     assert "Counterfactual sentiment audit" in (out / "report.html").read_text()
     first = pd.read_parquet(out / "samples")
@@ -69,7 +69,7 @@ def test_fail_on_violation_exits_3_on_a_biased_log_and_0_on_an_unbiased_one(spec
     printed = capsys.readouterr()
     assert "verdict: 2 of 2 scorer/metric tests reject" in printed.out
     assert "fairpath: failing (--fail-on violation, exit 3): vader individual fairness; vader group fairness" in printed.err
-    assert json.loads((tmp_path / "biased" / "results.json").read_text())["summary"][0]["significant"]  # written first
+    assert json.loads((tmp_path / "biased" / "result.json").read_text())["summary"][0]["significant"]  # written first
     assert main(_score_args(biased, spec_file, tmp_path / "biased-never")) == 0  # --fail-on never is the default
     unbiased = _logged_generations(tmp_path / "unbiased.csv")
     assert main(_score_args(unbiased, spec_file, tmp_path / "unbiased", "--fail-on", "violation")) == 0
@@ -82,7 +82,7 @@ def test_text_score_of_one_continuation_per_prompt_reports_individual_fairness_n
     printed = capsys.readouterr().out
     assert "vader      individual_fairness" in printed and "not testable here: one continuation per prompt" in printed
     assert "no test could reject here: all 2 scorer/metric tests are not testable" in printed
-    summary = json.loads((tmp_path / "out" / "results.json").read_text())["summary"]
+    summary = json.loads((tmp_path / "out" / "result.json").read_text())["summary"]
     assert summary[0]["p_holm"] is None and summary[0]["holm_family"] == 0 and "at least 2 continuations" in summary[0]["not_testable"]
     page = (tmp_path / "out" / "report.html").read_text()
     assert "2 of 2 tests are not testable here (vader individual fairness: one continuation per prompt" in page
@@ -95,7 +95,7 @@ def test_text_score_quality_flags_reach_s_s_and_s_s_c(spec_file, tmp_path, capsy
     logged = _logged_generations(tmp_path / "logged.csv", per_prompt=3)
     args = [a for a in _score_args(logged, spec_file, tmp_path / "out") if a != "--no-quality"]
     assert main([*args, "--quality-per-prompt", "2", "--similarity-threshold", "0.25", "--context-threshold", "0.3"]) == 0
-    quality = json.loads((tmp_path / "out" / "results.json").read_text())["quality"]
+    quality = json.loads((tmp_path / "out" / "result.json").read_text())["quality"]
     n_prompts = len(pd.read_csv(logged)[["template", "value"]].drop_duplicates())
     assert quality["quality_per_prompt"] == 2 and quality["n_quality_samples"] == 2 * n_prompts
     assert quality["similarity_threshold"] == {"value": 0.25, "source": "given"}

@@ -64,7 +64,7 @@ def test_study_trains_every_model_and_audits_each(study_run):
         assert (out / "models" / name / "model.safetensors").exists()
         assert len(result.training[name]["history"]) == 4
     assert (out / "report.html").read_text().count("data:image/png;base64") >= 2
-    assert json.loads((out / "study.json").read_text())["attribute"] == "occupation"
+    assert json.loads((out / "result.json").read_text())["attribute"] == "occupation"
     long = result.to_frame().set_index(["subject", "measure"])
     assert long.loc[("base", "individual_fairness"), "estimate"] == frame.loc[0, "individual"]
     assert long.loc[("base", "perplexity"), "estimate"] == frame.loc[0, "perplexity"]

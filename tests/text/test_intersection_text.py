@@ -176,14 +176,14 @@ def test_results_keep_the_core_columns_and_export_the_breakdowns(crossed, tmp_pa
     assert tuple(frame.columns[: len(CORE_COLUMNS)]) == CORE_COLUMNS
     assert frame["measure"].tolist() == ["individual_fairness", "group_fairness"]
     assert frame[["se", "ci_low", "ci_high", "level"]].isna().all().all()  # permutation tests, no interval
-    payload = json.loads(result.to_json(tmp_path / "results.json"))
+    payload = json.loads(result.to_json(tmp_path / "result.json"))
     crossed_numbers = payload["intersection"]
     assert crossed_numbers["attributes"] == ["country", "gender"]
     assert len(crossed_numbers["per_scorer"]["vader"]["cells"]) == 6 and len(crossed_numbers["per_scorer"]["vader"]["margins"]) == 5
     assert crossed_numbers["per_scorer"]["vader"]["margins"][2]["value"] == "Iran"
     text = result.summary()
     assert "6 cells of country x gender" in text and "pair W1 by what changes: country " in text
-    page = result.write_report(tmp_path / "report.html").read_text()
+    page = result.save(tmp_path)["report"].read_text()
     assert "Per margin of country x gender" in page and "Pairs of cells by the attributes they differ in" in page
 
 
@@ -209,7 +209,7 @@ def test_cli_scores_logged_generations_of_the_builtin_intersection(tmp_path, cap
                  "--permutations", "99", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "20 cells of country x gender" in printed and "mean score per margin: country Iran" in printed
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "result.json").read_text())
     assert results["attribute"] == "country x gender" and results["n_samples"] == 20 * 8 * 12
     margins = pd.DataFrame(results["intersection"]["per_scorer"]["vader"]["margins"])
     cells = pd.DataFrame(results["intersection"]["per_scorer"]["vader"]["cells"])
@@ -232,7 +232,7 @@ def test_cli_audits_a_yaml_intersection_with_a_model(tiny_lm_path, tmp_path, cap
                  "--scorers", "vader", "--permutations", "99", "--no-quality", "--out", str(out)]) == 0
     printed = capsys.readouterr()
     assert "4 cells x 1 templates x 3 samples" in printed.err and "4 cells of country x gender" in printed.out
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "result.json").read_text())
     assert results["attribute"] == "country x gender" and results["spec"]["attributes"] == ["country", "gender"]
     cells = pd.DataFrame(results["intersection"]["per_scorer"]["vader"]["cells"])
     assert cells["value"].tolist() == ["Chile/woman", "Chile/man", "Iran/woman", "Iran/man"] and (cells["n"] == 3).all()

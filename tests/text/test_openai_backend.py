@@ -91,8 +91,8 @@ def test_killed_endpoint_audit_resumes_with_no_sample_lost_or_duplicated(transfo
     resumed, fresh = _stored(interrupted / "samples"), _stored(complete / "samples")
     assert len(resumed) == 12 and not resumed.duplicated(KEY_COLUMNS).any()
     pd.testing.assert_frame_equal(resumed, fresh)  # sample for sample
-    resumed_results = json.loads((interrupted / "results.json").read_text())
-    fresh_results = json.loads((complete / "results.json").read_text())
+    resumed_results = json.loads((interrupted / "result.json").read_text())
+    fresh_results = json.loads((complete / "result.json").read_text())
     assert resumed_results["summary"] == fresh_results["summary"]
     assert resumed_results["settings"]["endpoint"] == "/completions"
     assert resumed_results["model"] == f"openai:{transformers_server.model}"
@@ -132,12 +132,12 @@ def test_api_key_is_sent_but_never_written(scripted, tmp_path, monkeypatch):
     assert main(args) == 0
     assert all(headers["authorization"] == f"Bearer {key}" for _, headers, _ in scripted.requests)
     written = [path for path in out.rglob("*") if path.is_file()]
-    assert {p.name for p in written} >= {"results.json", "report.html"} and any(p.suffix == ".parquet" for p in written)
+    assert {p.name for p in written} >= {"result.json", "report.html"} and any(p.suffix == ".parquet" for p in written)
     assert not [p for p in written if key.encode() in p.read_bytes()]
     backend = OpenAICompatibleBackend(scripted.base_url, "scripted-model", api_key_env="FAIRPATH_TEST_KEY")
     assert key not in repr(backend) and key not in json.dumps(backend.describe())
     assert key not in str(vars(backend))
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "result.json").read_text())
     assert results["settings"]["base_url"] == scripted.base_url and results["settings"]["system_fingerprint"] == "fp-1"
     assert os.environ["FAIRPATH_TEST_KEY"] == key
 
@@ -145,7 +145,7 @@ def test_api_key_is_sent_but_never_written(scripted, tmp_path, monkeypatch):
 @pytest.mark.parametrize("credentials", ["key and query token", "user and password in the URL"])
 def test_secrets_echoed_by_the_server_are_never_written(credentials, tmp_path, monkeypatch, capsys):
     """A server that reflects the Authorization header into its model name and its continuations: neither the API
-    key nor the URL's credentials reach results.json, report.html, the Parquet samples or stderr."""
+    key nor the URL's credentials reach result.json, report.html, the Parquet samples or stderr."""
     key, password, token = "sk-live-5f3a9c1e7b2d", "hunter2-s3cret", "qtok-77aa99bb"
     monkeypatch.setenv("FAIRPATH_TEST_KEY", key)
     server = ScriptedServer(echo_authorization=True)
@@ -166,12 +166,12 @@ def test_secrets_echoed_by_the_server_are_never_written(credentials, tmp_path, m
     assert server.requests[-1][1]["authorization"] == sent  # the server did get the secret, and echoed it
     captured = capsys.readouterr()
     written = [path for path in out.rglob("*") if path.is_file()]
-    assert {p.name for p in written} >= {"results.json", "report.html"} and any(p.suffix == ".parquet" for p in written)
+    assert {p.name for p in written} >= {"result.json", "report.html"} and any(p.suffix == ".parquet" for p in written)
     secrets = [key, password, token, sent.split()[1]]
     for secret in secrets:
         assert secret not in captured.err + captured.out
         assert not [p.name for p in written if secret.encode() in p.read_bytes()], secret
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "result.json").read_text())
     assert results["settings"]["base_url"] == public
     assert results["settings"]["served_model"] == f"scripted-model {sent.split()[0]} ***"  # redacted, not dropped
     samples = pd.read_parquet(out / "samples")

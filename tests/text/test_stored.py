@@ -60,7 +60,7 @@ def test_text_score_on_the_audits_store_and_file_gives_the_audits_metrics(audite
         out = tmp_path / f"scored-{source.name}"
         assert main(["text", "score", str(source), "--attribute", str(spec_file), "--scorers", "vader,opinion",
                      "--permutations", "99", "--seed", "5", "--no-quality", "--out", str(out)]) == 0
-        scored = json.loads((out / "results.json").read_text())
+        scored = json.loads((out / "result.json").read_text())
         assert scored["summary"] == expected["summary"] and scored["fairness"] == expected["fairness"]
         assert scored["n_samples"] == 20 * 12 and (out / "report.html").is_file()
     assert scored["settings"]["samples_source"] == repr(str(logged))

@@ -141,10 +141,10 @@ def test_generations_of_several_models_are_refused_naming_each_with_its_rows(tmp
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"fairpath: error: generations {str(source)!r} hold the continuations of 2 models ('m1': 20 rows, 'm2': 20 rows)" in err
-    assert "Traceback" not in err and not (tmp_path / "out" / "results.json").exists()
+    assert "Traceback" not in err and not (tmp_path / "out" / "result.json").exists()
     argv, main = _score(tmp_path, source, "--model", "m2")
     assert main(argv) == 0
-    scored = json.loads((tmp_path / "out" / "results.json").read_text())
+    scored = json.loads((tmp_path / "out" / "result.json").read_text())
     assert scored["model"] == "m2"
     assert "TextAuditResult(attribute='country', model='m2', samples=20" in capsys.readouterr().out
 
@@ -201,7 +201,7 @@ def test_text_score_reads_a_jsonl_file_with_a_byte_order_mark(tmp_path, capsys):
     source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
     argv, main = _score(tmp_path, source)
     assert main(argv) == 0, capsys.readouterr().err
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["settings"]["samples_source"] == repr(str(source))
+    assert json.loads((tmp_path / "out" / "result.json").read_text())["settings"]["samples_source"] == repr(str(source))
 
 
 def test_generations_of_several_sampling_settings_are_refused_naming_each():

@@ -182,7 +182,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
     training data), ``train_``.
     """
 
-    def __init__(self, graph: CausalGraph, x: str, baseline, y: str, resolving=(), engine: Engine | object = "forest",
+    def __init__(self, graph: CausalGraph, *, x: str, baseline, y: str, resolving=(), engine: Engine | object = "forest",
                  discrete_max_levels: int = 10, random_state: int = 0):
         self.graph = graph
         self.x = x

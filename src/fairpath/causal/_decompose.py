@@ -325,7 +325,7 @@ def decompose(
     level : confidence level of the intervals.
     eps : positivity bound: propensities P(x1|z), P(x1|z,w) outside [eps, 1 − eps] are clipped to
         it (weights never exceed (1 − eps)/eps) and their rows counted, with a warning; with
-        ``trim=True`` those rows are left out instead (``n_trimmed_``). ``overlap_`` reports the
+        ``trim=True`` those rows are left out instead (``n_trimmed``). ``overlap`` reports the
         share outside and the propensity range per group; above ``NON_ESTIMABLE_SHARE`` the result
         is flagged not estimable.
     trim : leave rows outside the bounds out; default True for medDML (as faircause), else False.
@@ -427,7 +427,7 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         return next(iter(decompositions.values()))
     rows = {label: [fit.rows, *(split[j][2] for split in more)] for j, (label, fit) in enumerate(zip(decompositions, fits))}
     return MultiLevelDecomposition(
-        sfm=sfm, decompositions=decompositions, rows=rows, n_rows=prepared.n,
+        sfm=sfm, decompositions=decompositions, contrast_rows=rows, n_rows=prepared.n,
         settings={**settings, "contrasts": contrasts, "levels": list(prepared.levels)},
         counts={"n": int(prepared.n), "n_excluded": prepared.n_excluded,
                 "per_level": {str(level): count for level, count in level_counts(prepared.x, prepared.levels).items()}},

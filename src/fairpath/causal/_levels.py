@@ -25,17 +25,19 @@ estimable as a whole, as a binary decomposition is.
 
 from __future__ import annotations
 
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv, replaces_outputs
-from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, result_frame
+from fairpath._results import ResultMixin, result_class, confint_frame, estimate_row, result_frame
 from fairpath._seeds import SIMULTANEOUS, child_rng
-from fairpath._stats import z_value
+from fairpath._stats import Estimate, z_value
 from fairpath._validation import Optional, Probability, Real, validate_params
+from fairpath._sfm import SFM
+from fairpath.causal._result import CausalDecomposition
 
 CONTRASTS = ("reference", "pairs")
 # The critical value's Monte Carlo SD is then about 0.006 (3 contrasts at 95%: 20 seeds of 2.387 ± 0.0065).
@@ -45,6 +47,7 @@ MIN_TAIL_DRAWS = 10
 FOREST_MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 
 
+@result_class
 class MultiLevelDecomposition(ResultMixin):
     """Counterfactual decompositions of every contrast of a protected attribute with K levels.
 
@@ -55,25 +58,22 @@ class MultiLevelDecomposition(ResultMixin):
     and measure, at the same level) and the adjusted p (``p_simultaneous``) beside each marginal interval.
     """
 
-    sfm = ReadOnly()
-    decompositions = ReadOnly()
-    settings = ReadOnly()
-    counts_ = ReadOnly()
-    seconds_ = ReadOnly()
-    level = ReadOnly()
-
-    def __init__(self, sfm, decompositions: dict, rows: dict, n_rows: int, settings: dict, counts: dict, seconds: float):
-        self.sfm = sfm
-        self.decompositions = dict(decompositions)
-        self._rows, self._n_rows = rows, n_rows  # per contrast, per split: positions of its rows among the analysed rows
-        self._families: dict[tuple[str, str], tuple] = {}  # (outcome, measure) -> its contrasts and max-|t| draws
-        self._left_out: dict[tuple[str, str], dict] = {}  # (outcome, measure) -> the contrasts left out of its family, and why
-        self.settings = settings
-        self.counts_ = counts
-        self.seconds_ = seconds
-        self.level = settings["level"]
+    sfm: SFM
+    decompositions: dict[str, CausalDecomposition]
+    contrast_rows: dict  # per contrast, per split: positions of its rows among the analysed rows
+    n_rows: int
+    settings: dict
+    counts: dict
+    seconds: float
+    # filled on request: (outcome, measure) -> its contrasts and max-|t| draws; -> the contrasts left out of its family, and why
+    _families: dict = field(default_factory=dict, init=False, repr=False)
+    _left_out: dict = field(default_factory=dict, init=False, repr=False)
 
     # -- what was compared ------------------------------------------------------------------------
+    @property
+    def level(self) -> float:
+        return self.settings["level"]
+
     @property
     def contrasts(self) -> list[str]:
         return list(self.decompositions)
@@ -106,7 +106,7 @@ class MultiLevelDecomposition(ResultMixin):
         """{contrast: why} for each contrast flagged not estimable, as its binary analysis would be (most of its rows
         have a share-balanced propensity outside [eps, 1 − eps])."""
         eps = self.settings["eps"]
-        return {name: f"{d.overlap_['share_outside']:.0%} of its rows have a share-balanced propensity outside [{eps}, {1 - eps}]"
+        return {name: f"{d.overlap['share_outside']:.0%} of its rows have a share-balanced propensity outside [{eps}, {1 - eps}]"
                 for name, d in self.decompositions.items() if not d.estimable}
 
     @property
@@ -157,9 +157,30 @@ class MultiLevelDecomposition(ResultMixin):
         return notes
 
     # -- inference ----------------------------------------------------------------------------------
-    def estimate(self, measure: str, outcome: str | None = None, *, contrast: str):
-        """Estimate, SE and marginal CI of one measure of one contrast."""
-        return self[contrast].estimate(measure, outcome)
+    def _contrast(self, contrast: str | None) -> str:
+        """The contrast named, or the one contrast when there is one (as a binary decomposition takes it)."""
+        if contrast is None:
+            if len(self.contrasts) == 1:
+                return self.contrasts[0]
+            raise FairpathInputError(f"this decomposition has {len(self.contrasts)} contrasts: name one with contrast=, "
+                                     f"one of {self.contrasts}")
+        return contrast
+
+    def estimate(self, measure: str, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
+        """Estimate, SE and marginal CI of one measure of one contrast (the only one when ``contrast`` is left out)."""
+        return self[self._contrast(contrast)].estimate(measure, outcome)
+
+    def difference(self, measure: str, outcome: str, reference: str | None = None, *, contrast: str | None = None) -> Estimate:
+        """One contrast's measure(outcome) − measure(reference), paired (:meth:`CausalDecomposition.difference`)."""
+        return self[self._contrast(contrast)].difference(measure, outcome, reference)
+
+    def psi(self, x_z, x_w, x_y, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
+        """One contrast's ψ(xz, xw, xy), its levels coded 0 (its x0) and 1 (its x1) (:meth:`CausalDecomposition.psi`)."""
+        return self[self._contrast(contrast)].psi(x_z, x_w, x_y, outcome)
+
+    def combination(self, terms, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
+        """One contrast's signed sum of ψ terms (:meth:`CausalDecomposition.combination`)."""
+        return self[self._contrast(contrast)].combination(terms, outcome)
 
     def _correlation(self, measure: str, outcome: str | None) -> tuple[list[str], np.ndarray]:
         """The contrasts of the family with a non-zero SE and the correlation of their influence functions (first split)."""
@@ -172,8 +193,8 @@ class MultiLevelDecomposition(ResultMixin):
             centred = values - values.mean()
             if not np.any(centred):
                 continue  # an exactly known value (e.g. Ctf-SE without Z): its interval is the point, whatever c is
-            column = np.zeros(self._n_rows)
-            column[self._rows[name][0]] = centred / len(centred)
+            column = np.zeros(self.n_rows)
+            column[self.contrast_rows[name][0]] = centred / len(centred)
             columns.append(column)
             names.append(name)
         if not columns:
@@ -214,12 +235,13 @@ class MultiLevelDecomposition(ResultMixin):
         return out
 
     @validate_params({"null": Real()})
-    def p_value(self, measure: str, outcome: str | None = None, *, contrast: str, null: float = 0.0,
+    def p_value(self, measure: str, outcome: str | None = None, *, contrast: str | None = None, null: float = 0.0,
                 simultaneous: bool = False) -> float:
         """Two-sided p of H0: the contrast's ``measure`` equals ``null``; with ``simultaneous`` adjusted for testing every
         contrast of the measure: single-step max-|t|, P(max_c |T_c| ≥ |t|) over the draws, or where fewer than
         ``MIN_TAIL_DRAWS`` draws reach |t| (too few to estimate it) Bonferroni's bound min(1, C·p), C contrasts, which
         is at least that probability. A contrast left out of the family (:meth:`left_out`) has no adjusted p (NaN)."""
+        contrast = self._contrast(contrast)
         e = self.estimate(measure, outcome, contrast=contrast)
         names, draws = self._max_t_draws(measure, outcome)
         marginal = e.p_value(null)
@@ -270,7 +292,7 @@ class MultiLevelDecomposition(ResultMixin):
             for name, by_contrast in frame.groupby("contrast", sort=False)
         }
         return {
-            "sfm": self.sfm.to_dict(), "settings": self.settings, "counts": self.counts_, "seconds": self.seconds_,
+            "sfm": self.sfm.to_dict(), "settings": self.settings, "counts": self.counts, "seconds": self.seconds,
             "level": self.level, "estimable": self.estimable, "not_estimable": self.not_estimable, "notes": self.notes,
             "simultaneous": {"method": "max-|t| Gaussian multiplier bootstrap over the contrasts' influence functions",
                              "family": "the estimable contrasts of one outcome and measure", "draws": SIMULTANEOUS_DRAWS},
@@ -280,8 +302,8 @@ class MultiLevelDecomposition(ResultMixin):
     def summary(self) -> str:
         lines = [f"Causal decomposition of {self.sfm}, {len(self.contrasts)} contrasts "
                  f"({'every pair' if self.settings['contrasts'] == 'pairs' else f'each level against {self.sfm.x0!r}'})",
-                 f"n = {self.counts_['n']}; rows per level: "
-                 + ", ".join(f"{level} {count}" for level, count in self.counts_["per_level"].items()),
+                 f"n = {self.counts['n']}; rows per level: "
+                 + ", ".join(f"{level} {count}" for level, count in self.counts["per_level"].items()),
                  f"simultaneous {self.level:.0%} intervals: max-|t| over the contrasts, per outcome and measure"]
         lines += [f"note: {note}" for note in self.notes]
         for name, decomposition in self.decompositions.items():
@@ -308,21 +330,14 @@ class MultiLevelDecomposition(ResultMixin):
 
         return multilevel_headline(self)
 
-    @replaces_outputs
-    def save(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write report.html (the verdict matrix and forest plot), results.json (``to_dict()``) and estimates.csv."""
+    def _write_report(self, path: Path) -> Path:
+        """The report: the verdict matrix and forest plot."""
         from fairpath.causal._report import write_multilevel_report
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"report": write_multilevel_report(self, out / "report.html"), "results": out / "results.json",
-                 "estimates": out / "estimates.csv"}
-        self.to_json(paths["results"])
-        write_csv(self.to_frame(), paths["estimates"])
-        return paths
+        return write_multilevel_report(self, path)
 
     def _repr_fields(self) -> dict:
-        return {"contrasts": len(self.contrasts), "n": self.counts_["n"], "outcomes": len(self.outcomes)}
+        return {"contrasts": len(self.contrasts), "n": self.counts["n"], "outcomes": len(self.outcomes)}
 
     def plot(self, ax=None, *, measures=FOREST_MEASURES, outcome: str | None = None):
         """Forest plot: per measure (one panel each), every contrast's estimate with its marginal interval (thick)

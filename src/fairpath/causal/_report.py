@@ -80,11 +80,11 @@ def write_decomposition_report(decomposition, path) -> Path:
     summary = "<p>" + "</p><p>".join(html.escape(line) for line in headline(decomposition)) + "</p>"
     bars = Section("Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE", f"<p>{html.escape(str(decomposition.sfm))}</p>",
                    anchor="decomposition").add_figure(decomposition.plot(), f"Bars: estimates; whiskers: {level:.0%} confidence intervals.")
-    bars.add_table(estimates_table(decomposition), f"Every measure with its {level:.0%} CI, in outcome units (estimates.csv, results.json)")
+    bars.add_table(estimates_table(decomposition), f"Every measure with its {level:.0%} CI, in outcome units (result.csv, result.json)")
     overlap = Section("Overlap", f"<p>{html.escape(decomposition.overlap_line())}</p>", anchor="overlap")
     settings = {k: str(v) for k, v in decomposition.settings.items() if k != "provenance"}
-    settings.update({f"rows {k}": str(v) for k, v in decomposition.counts_.items()})
-    settings["time"] = f"{decomposition.seconds_:.1f} s"
+    settings.update({f"rows {k}": str(v) for k, v in decomposition.counts.items()})
+    settings["time"] = f"{decomposition.seconds:.1f} s"
     settings.update(provenance_lines(decomposition.settings["provenance"]))
     return write_report(path, f"fairpath decompose: {decomposition.sfm.x}", [bars, overlap], summary, settings)
 
@@ -216,9 +216,9 @@ def write_multilevel_report(result, path) -> Path:
         "p": frame["p_value"].map(format_p), "p_adj": frame["p_simultaneous"].map(format_p)})
     detail = Section("Every estimate", anchor="estimates").add_table(
         table, f"Marginal and simultaneous {level:.0%} intervals, p of H0: 0 (marginal and family-wise adjusted); "
-               "estimates.csv, results.json")
+               "result.csv, result.json")
     settings = {k: str(v) for k, v in result.settings.items() if k != "provenance"}
-    settings.update({f"rows {k}": str(v) for k, v in result.counts_.items()})
-    settings["time"] = f"{result.seconds_:.1f} s"
+    settings.update({f"rows {k}": str(v) for k, v in result.counts.items()})
+    settings["time"] = f"{result.seconds:.1f} s"
     settings.update(provenance_lines(result.settings["provenance"]))
     return write_report(path, f"fairpath decompose: every level of {result.sfm.x}", [matrix, forest, detail], summary, settings)

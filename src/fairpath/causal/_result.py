@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv, replaces_outputs
-from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, interval_bars, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, confint_frame, estimate_row, interval_bars, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._validation import Probability, Real, validate_params
 from fairpath._vocabulary import LABELS
@@ -62,6 +61,7 @@ def _over_splits(row_sets: list[np.ndarray]) -> tuple[float, float]:
     return estimate, float(np.sqrt(np.mean(ses ** 2 + (estimates - estimate) ** 2)))
 
 
+@result_class
 class CausalDecomposition(ResultMixin):
     """Counterfactual decomposition of X's effect on Y and on each predictor.
 
@@ -69,39 +69,33 @@ class CausalDecomposition(ResultMixin):
     ``difference`` gives the paired comparison of one measure between two outcome columns (the Cookbook's test).
     Inference on request: ``confint(level)`` gives every interval at another level and ``p_value(measure, outcome,
     null=δ)`` tests against another value; each :class:`~fairpath._stats.Estimate` (also a ``difference`` or
-    ``contrast``) has the same methods.
+    ``combination`` of ψ terms) has the same methods. The methods take ``contrast=`` (its one contrast, named by x1)
+    and ``simultaneous=`` as :class:`~fairpath.causal.MultiLevelDecomposition`'s do, so code written for K levels runs
+    on a binary X.
     """
 
-    sfm = ReadOnly()
-    fits_ = ReadOnly()
-    settings = ReadOnly()
-    counts_ = ReadOnly()
-    overlap_ = ReadOnly()
-    seconds_ = ReadOnly()
-    encoded_ = ReadOnly()
-    level = ReadOnly()
-
-    def __init__(self, sfm: SFM, fits: dict[str, OutcomeFit], settings: dict, counts: dict, seconds: float, encoded: dict,
-                 overlap: dict):
-        self.sfm = sfm
-        self.fits_ = fits
-        self.settings = settings
-        self.counts_ = counts
-        self.overlap_ = overlap
-        self.seconds_ = seconds
-        self.encoded_ = encoded
-        self.level = settings["level"]
+    sfm: SFM
+    fits: dict[str, OutcomeFit]
+    settings: dict
+    counts: dict
+    overlap: dict
+    seconds: float
+    encoded: dict
 
     # -- counts -----------------------------------------------------------------------------------
     @property
-    def outcomes(self) -> list[str]:
-        return list(self.fits_)
+    def level(self) -> float:
+        return self.settings["level"]
 
-    n_ = property(lambda self: self.counts_["n"])
-    n_x0_ = property(lambda self: self.counts_["n_x0"])
-    n_x1_ = property(lambda self: self.counts_["n_x1"])
-    n_extreme_ = property(lambda self: self.counts_["n_extreme"])
-    n_trimmed_ = property(lambda self: self.counts_["n_trimmed"])
+    @property
+    def outcomes(self) -> list[str]:
+        return list(self.fits)
+
+    n = property(lambda self: self.counts["n"])
+    n_x0 = property(lambda self: self.counts["n_x0"])
+    n_x1 = property(lambda self: self.counts["n_x1"])
+    n_extreme = property(lambda self: self.counts["n_extreme"])
+    n_trimmed = property(lambda self: self.counts["n_trimmed"])
 
     @property
     def measures(self) -> tuple[str, ...]:
@@ -110,16 +104,16 @@ class CausalDecomposition(ResultMixin):
 
     @property
     def estimable(self) -> bool:
-        """False when most rows lack overlap (``overlap_["share_outside"]`` > ``NON_ESTIMABLE_SHARE``):
+        """False when most rows lack overlap (``overlap["share_outside"]`` > ``NON_ESTIMABLE_SHARE``):
         the effects are then not estimable from these data, whatever the intervals say."""
-        return bool(self.overlap_["estimable"])
+        return bool(self.overlap["estimable"])
 
     # -- estimates --------------------------------------------------------------------------------
     def _fit(self, outcome: str | None) -> OutcomeFit:
         outcome = self.sfm.y if outcome is None else outcome
-        if outcome not in self.fits_:
+        if outcome not in self.fits:
             raise FairpathInputError(f"outcome {outcome!r} was not decomposed; available: {self.outcomes}")
-        return self.fits_[outcome]
+        return self.fits[outcome]
 
     def _check_measure(self, measure: str) -> None:
         if measure not in MEASURES:
@@ -138,16 +132,29 @@ class CausalDecomposition(ResultMixin):
         estimate = resolve_method(self.settings["method"]).point_estimate(estimate, draws)
         return Estimate.from_draws(estimate, draws, self.level)
 
-    def estimate(self, measure: str, outcome: str | None = None) -> Estimate:
+    @property
+    def contrasts(self) -> list[str]:
+        """Its one contrast, named by the compared level x1 (as a K-level decomposition names each of its contrasts)."""
+        return [str(self.sfm.x1)]
+
+    def _check_contrast(self, contrast) -> None:
+        """``contrast`` is None or this decomposition's one contrast: the methods take it as a K-level one's do."""
+        if contrast is not None and str(contrast) not in self.contrasts:
+            raise FairpathInputError(f"no contrast {contrast!r}: this decomposition has one, {self.contrasts[0]!r} "
+                                     f"({self.sfm.x} = {self.sfm.x1} against {self.sfm.x0}); leave contrast out or pass it")
+
+    def estimate(self, measure: str, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
         """Estimate, SE and CI of one measure for one outcome column (default: Y)."""
+        self._check_contrast(contrast)
         self._check_measure(measure)
         fit = self._fit(outcome)
         draws = None if fit.draws is None else fit.draws[measure].to_numpy()
         return self._from_rows([rows[measure].to_numpy() for rows in fit.all_rows], draws)
 
-    def difference(self, measure: str, outcome: str, reference: str | None = None) -> Estimate:
+    def difference(self, measure: str, outcome: str, reference: str | None = None, *, contrast: str | None = None) -> Estimate:
         """measure(outcome) − measure(reference) with an SE from the paired per-row contributions
         (or the paired bootstrap draws), since both columns share rows, folds and propensities."""
+        self._check_contrast(contrast)
         self._check_measure(measure)
         fit, ref = self._fit(outcome), self._fit(reference)
         row_sets = [a[measure].to_numpy() - b[measure].to_numpy() for a, b in zip(fit.all_rows, ref.all_rows)]
@@ -155,25 +162,29 @@ class CausalDecomposition(ResultMixin):
         return self._from_rows(row_sets, draws)
 
     @validate_params({"level": Probability()})
-    def confint(self, level: float = 0.95) -> pd.DataFrame:
+    def confint(self, level: float = 0.95, *, simultaneous: bool = False) -> pd.DataFrame:
         """Every interval at ``level``, computed from what each estimate keeps (the SE of a normal interval, the
         draws of a percentile one): subject (the outcome column), measure, estimate, ci_low, ci_high, level.
-        At the decomposition's own level these are ``to_frame()``'s intervals."""
+        At the decomposition's own level these are ``to_frame()``'s intervals. ``simultaneous`` (over the contrasts,
+        as a K-level decomposition's) changes nothing for the one contrast."""
         return confint_frame((({"subject": outcome, "measure": measure}, self.estimate(measure, outcome))
                               for outcome in self.outcomes for measure in self.measures), level)
 
     @validate_params({"null": Real()})
-    def p_value(self, measure: str, outcome: str | None = None, *, null: float = 0.0) -> float:
-        """Two-sided p-value of H0: ``measure`` of ``outcome`` (default: Y) equals ``null`` (normal approximation)."""
-        return self.estimate(measure, outcome).p_value(null)
+    def p_value(self, measure: str, outcome: str | None = None, *, contrast: str | None = None, null: float = 0.0,
+                simultaneous: bool = False) -> float:
+        """Two-sided p-value of H0: ``measure`` of ``outcome`` (default: Y) equals ``null`` (:meth:`Estimate.p_value`);
+        ``simultaneous`` over the one contrast is the marginal p."""
+        return self.estimate(measure, outcome, contrast=contrast).p_value(null)
 
-    def psi(self, x_z, x_w, x_y, outcome: str | None = None) -> Estimate:
+    def psi(self, x_z, x_w, x_y, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
         """ψ(xz, xw, xy) = E[Y_{xy, W_{xw}} | X = xz] with levels coded 0 (x0) and 1 (x1);
         ``x_z=None`` gives the unconditional E[Y_{xy, W_{xw}}]. SE from the influence function."""
-        return self.contrast([(1, (x_z, x_w, x_y))], outcome)
+        return self.combination([(1, (x_z, x_w, x_y))], outcome, contrast=contrast)
 
-    def contrast(self, terms, outcome: str | None = None) -> Estimate:
+    def combination(self, terms, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
         """Any signed sum of ψ terms, e.g. ``[(1, (1, 0, 1)), (-1, (1, 0, 0))]`` (a direct effect among x1)."""
+        self._check_contrast(contrast)
         pseudo = self._fit(outcome).pseudo
         for _, key in terms:
             if len(key) != 3 or key[0] not in (0, 1, None) or any(v not in (0, 1) for v in key[1:]):
@@ -205,7 +216,7 @@ class CausalDecomposition(ResultMixin):
                 f"− CtfSE ({v['ctfse']:+.4f})")
 
     def summary(self) -> str:
-        counts = self.counts_
+        counts = self.counts
         lines = [
             f"Causal decomposition of {self.sfm}",
             f"method {self.settings['method']}, learner {self.settings['learner']}, {self.settings['n_folds']} folds, "
@@ -222,8 +233,8 @@ class CausalDecomposition(ResultMixin):
 
     def overlap_line(self) -> str:
         """Overlap diagnostic: rows with a propensity outside [eps, 1 − eps] and the range per group."""
-        o, eps = self.overlap_, self.settings["eps"]
-        action = f"{self.counts_['n_trimmed']} trimmed" if self.settings["trim"] else "clipped to the bounds"
+        o, eps = self.overlap, self.settings["eps"]
+        action = f"{self.counts['n_trimmed']} trimmed" if self.settings["trim"] else "clipped to the bounds"
         ranges = "; ".join(
             f"{g}: P(x1|z) [{r['p_x1_z_min']:.3f}, {r['p_x1_z_max']:.3f}], P(x1|z,w) [{r['p_x1_zw_min']:.3f}, {r['p_x1_zw_max']:.3f}]"
             for g, r in o["propensity"].items()
@@ -238,22 +249,14 @@ class CausalDecomposition(ResultMixin):
 
         return headline(self)
 
-    @replaces_outputs
-    def save(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write report.html (opening with :meth:`headline`), results.json (``to_dict()``) and estimates.csv
-        (``to_frame()``) to ``out_dir``; return their paths."""
+    def _write_report(self, path: Path) -> Path:
+        """The report, opening with :meth:`headline`."""
         from fairpath.causal._report import write_decomposition_report
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"report": write_decomposition_report(self, out / "report.html"), "results": out / "results.json",
-                 "estimates": out / "estimates.csv"}
-        self.to_json(paths["results"])
-        write_csv(self.to_frame(), paths["estimates"])
-        return paths
+        return write_decomposition_report(self, path)
 
     def _repr_fields(self) -> dict:
-        return {"method": self.settings["method"], "n": self.counts_["n"], "outcomes": len(self.outcomes),
+        return {"method": self.settings["method"], "n": self.counts["n"], "outcomes": len(self.outcomes),
                 "measures": len(self.measures)}
 
     def to_dict(self) -> dict:
@@ -262,9 +265,9 @@ class CausalDecomposition(ResultMixin):
             for outcome in self.outcomes
         }
         return {
-            "sfm": self.sfm.to_dict(), "settings": self.settings, "counts": self.counts_,
-            "overlap": self.overlap_, "estimable": self.estimable,
-            "encoded_columns": self.encoded_, "seconds": self.seconds_, "level": self.level,
+            "sfm": self.sfm.to_dict(), "settings": self.settings, "counts": self.counts,
+            "overlap": self.overlap, "estimable": self.estimable,
+            "encoded_columns": self.encoded, "seconds": self.seconds, "level": self.level,
             "descriptions": DESCRIPTIONS, "estimates": estimates,
         }
 

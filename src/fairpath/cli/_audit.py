@@ -43,7 +43,7 @@ def register(subparsers) -> None:
         "audit",
         description="Decompose the disparity of the outcome and of each predictor into direct, indirect and "
         "spurious effects, measure predictive parity, and judge each predictor with the Business Necessity "
-        "Cookbook. Writes OUT/report.html, OUT/results.json and CSV tables. Every flag can also be given in "
+        "Cookbook. Writes OUT/report.html, OUT/result.json, OUT/result.csv and CSV tables. Every flag can also be given in "
         f"a TOML/YAML --config file (keys: {', '.join(AuditConfig.keys())}); flags win over the file.",
     )
     parser.add_argument("data", nargs="?", help="CSV or Parquet file (config key data)")
@@ -113,11 +113,11 @@ def _config_from_args(args: argparse.Namespace):
 
 def _print_verdicts(result, paths: dict) -> None:
     print("\n".join(result.verdict_lines()))
-    print(result.cookbook_.summary())
-    for note in result.notes_:
+    print(result.cookbook.summary())
+    for note in result.notes:
         print_note(note, file=sys.stdout)
     print(f"report: {paths['report']}")
-    print(f"results: {paths['results']}")
+    print(f"results: {paths['result']}")
 
 
 def _run_audit(args: argparse.Namespace) -> int:
@@ -176,7 +176,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     print("[3/3] COMPAS: the causally fair predictor Ŷ^FP for BN = {SE} (adaptation keeps Z, removes the direct and "
           "indirect effects), audited on its fair twins as in the paper", file=sys.stderr)
-    fair = FairPredictor(compas.sfm, "SE", random_state=args.seed).fit(compas.data[compas.sfm.columns])
+    fair = FairPredictor(compas.sfm, bn="SE", random_state=args.seed).fit(compas.data[compas.sfm.columns])
     result = fair.audit(seed=args.seed, title="fairpath demo: COMPAS, the causally fair predictor Ŷ^FP (BN = {SE}), on its fair twins",
                         descriptions={"fair_predictor": FAIR_PREDICTOR}, provenance=provenance(inputs=[compas.source], seed=args.seed))
     _print_verdicts(result, result.save(out / "compas-fair"))

@@ -26,6 +26,27 @@ def comma_list(text: str | None) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def print_saved(out, paths: dict) -> None:
+    """The files a result's ``save(out)`` wrote, one line (their paths relative to ``out``)."""
+    from pathlib import Path
+
+    names = [str(Path(path).relative_to(Path(out))) if Path(path).is_relative_to(Path(out)) else str(path) for path in paths.values()]
+    print(f"wrote {out}/: {', '.join(names)}")
+
+
+def number_list(flag: str, text: str) -> list[float]:
+    """The numbers of a comma-separated flag such as ``--lambdas 1,10,100``; a clear error naming the flag otherwise."""
+    values = []
+    for item in comma_list(text):
+        try:
+            values.append(float(item))
+        except ValueError:
+            raise FairpathInputError(f"{flag} must be comma-separated numbers such as 1,10,100; {item!r} is not a number") from None
+    if not values:
+        raise FairpathInputError(f"{flag} is empty; give comma-separated numbers such as 1,10,100")
+    return values
+
+
 def parse_merge(text: str | None) -> dict[str, str]:
     """``--merge "asian=other,native=other"`` as ``{"asian": "other", "native": "other"}`` (see
     :func:`fairpath._levels.merge_from_text`); a malformed text is an argparse error."""

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
         "decompose",
         description="Estimate TV = Ctf-DE − Ctf-IE − Ctf-SE (and ETT, NDE, NIE, Exp-SE) of X on Y and predictors, for "
         "--x0 → --x1 or, without --x1, for every other level of X against --x0 (or every pair, --contrasts pairs) with "
-        "simultaneous intervals; --out DIR writes report.html, results.json and estimates.csv.",
+        "simultaneous intervals; --out DIR writes report.html, result.json and result.csv.",
     )
     add_data_arguments(parser)
     add_sfm_arguments(parser, levels=True)
@@ -54,7 +54,7 @@ def register(subparsers) -> None:
                              "auto (default): 5 below 5000 rows, else 1")
     add_parallel_arguments(parser, "cross-fitting folds and splits, medDML refits and bootstrap blocks (debiasing then "
                            "reads the table as partitions, which stay on the Dask workers)", threads=False)
-    parser.add_argument("--out", type=Path, help="write report.html, results.json and estimates.csv into this folder "
+    parser.add_argument("--out", type=Path, help="write report.html, result.json and result.csv into this folder "
                         "(default: not written)")
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")
@@ -95,7 +95,7 @@ def run(args) -> int:
         written.append(f"results written to {args.json}")
     if args.out:
         paths = result.save(args.out)
-        written.append(f"wrote {paths['report']}, {paths['results']} and {paths['estimates']}")
+        written.append(f"wrote {paths['report']}, {paths['result']} and {paths['table']}")
     if args.plot:
         save_figure(result.plot(), args.plot, dpi=120, bbox_inches="tight")
         written.append(f"figure written to {args.plot}")

@@ -13,6 +13,7 @@ from fairpath.cli._common import (
     comma_list,
     declared_type,
     parallel_options,
+    print_saved,
     read_data,
     read_table,
     sfm_from_args,
@@ -100,19 +101,15 @@ def _run_repair(args: argparse.Namespace) -> int:
     result = repair(data, sfm, bn=args.bn, resolving=resolving, graph=graph, test=test, reference=args.reference, engine=args.engine,
                     constrained=args.constrained, holdout=args.holdout, margin=args.margin, n_boot=args.n_boot, audit_learner=args.audit_learner,
                     seed=args.seed, provenance=record, progress=not args.quiet)
-    paths = result.save(out)
     print(result.summary())
-    print(f"wrote {out}/{', '.join(p.name for p in paths.values())}")
+    print_saved(out, result.save(out))
     return 0
 
 
 def _run_frontier(args: argparse.Namespace) -> int:
-    from fairpath._io import save_figure, write_csv
-    from fairpath._results import write_json
     from fairpath._validation import check_output_dir
     from fairpath.repair import frontier
-    from fairpath.repair import write_frontier_report
-    from fairpath.report import provenance, styled
+    from fairpath.report import provenance
 
     out = check_output_dir(args.out, "--out folder")
     data = read_data(args)
@@ -120,14 +117,8 @@ def _run_frontier(args: argparse.Namespace) -> int:
     result = frontier(
         data[sfm.columns], sfm, args.bn_sets, repeats=args.repeats, quantile=args.quantile, reference=args.reference, engine=args.engine,
         unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,
-        out_dir=args.out, progress=not args.quiet, **parallel_options(args),
+        out_dir=args.out, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed), **parallel_options(args),
     )
-    record = provenance(inputs=[args.data], seed=args.seed)
-    write_csv(result.to_frame(), out / "frontier.csv")
-    write_json({**result.to_dict(), "provenance": record}, out / "frontier.json")
-    with styled():
-        save_figure(result.plot(), out / "frontier.png", bbox_inches="tight")
-    write_frontier_report(result, out / "report.html", record)
     print(result.summary())
-    print(f"wrote {out}/frontier.csv, frontier.json, frontier.png, report.html (runs in {out}/runs.csv)")
+    print_saved(out, result.save(out))
     return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import Integer, Jobs
-from fairpath.cli._common import flag_type, seed_type
+from fairpath.cli._common import flag_type, number_list, seed_type
 
 CHECK_FAILED = 3  # exit status of a run whose graded check failed, as a failed verdict under --fail-on (1: a bug, 2: bad input)
 
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
         "theorem1",
         help="Theorem 1 (predictive parity decomposition): Appendix A.2, Figures 7-8, Corollary 1",
         description="Run or resume the Appendix A.2 study: per (n, repetition) task files are saved under "
-        "OUT/tasks and skipped when present; report.html, figures, CSV tables and summary.json go to OUT. A check is graded "
+        "OUT/tasks and skipped when present; report.html, figures, CSV tables and result.json go to OUT. A check is graded "
         "only where its interval can decide it at the study's size; exit status 3 when a graded check fails.",
     )
     theorem1.add_argument("--out", default="fairpath-theorem1", help="output folder (default: %(default)s)")
@@ -48,7 +48,7 @@ def _register_paper_studies(studies) -> None:
         study = studies.add_parser(
             name, help=help_text,
             description=f"{help_text}. Each step is saved under OUT/steps as it finishes and reused by a rerun with the same "
-            "settings; writes the figures, report.html, comparison.csv (fairpath beside the paper) and summary.json.",
+            "settings; writes the figures, report.html, comparison.csv (fairpath beside the paper), result.json and result.csv.",
         )
         study.add_argument("--data", default=None, help="input file (compas: the paper's preparation or ProPublica's raw file, "
                            "default the installed copy; census: gov_census.csv, required)")
@@ -66,7 +66,7 @@ def _run_paper_study(args: argparse.Namespace) -> int:
     # its provenance records the command as typed (fairpath.report._provenance.running_command)
     study = run(args.out, data=args.data, quick=args.quick, seed=args.seed, progress=not args.quiet)
     print(study.summary())
-    print(f"wrote {study.out / 'report.html'}, {study.out / 'comparison.csv'}, {study.out / 'summary.json'} and the figures")
+    print(f"wrote {study.out / 'report.html'}, {study.out / 'comparison.csv'}, {study.out / 'result.json'} and the figures")
     return 0
 
 
@@ -78,7 +78,7 @@ def _run_theorem1(args: argparse.Namespace) -> int:
 
     study = reproduce_theorem1(args.out, quick=args.quick, n_jobs=args.n_jobs, seed=args.seed)
     print(study.summary())
-    for name in ("report.html", "figure7.png", "figure8.png", "linear_check.png", "summary.json"):
+    for name in ("report.html", "figure7.png", "figure8.png", "linear_check.png", "result.json"):
         print(f"wrote {study.out / name}")
     if not study.passed:
         print(f"fairpath: a graded acceptance check failed (see above); exit status {CHECK_FAILED}", file=sys.stderr)
@@ -122,7 +122,7 @@ def _register_huang(studies) -> None:
     huang.add_argument("--dtype", choices=DTYPES, default=DEFAULT_DTYPE,
                        help="precision of sampling, perplexity and training; auto: bfloat16 where the device computes it "
                        "natively (AMX, AVX512-BF16, CUDA), else float32 (default: %(default)s)")
-    huang.add_argument("--record", default=None, help="also write the record (summary.json, table.csv, scores.parquet, "
+    huang.add_argument("--record", default=None, help="also write the record (result.json, result.csv, table.csv, scores.parquet, "
                        "figures, report.html) into this folder, e.g. reproductions/huang; a folder holding another run's "
                        "record is refused before the study starts, unless --force")
     huang.add_argument("--force", action="store_true", help="let --record replace the record of another run (e.g. a full "
@@ -134,13 +134,12 @@ def _register_huang(studies) -> None:
 def _run_huang(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from fairpath.cli._text_debias import _lambdas
     from fairpath.reproduce import HuangSettings, reproduce_huang
     from fairpath.reproduce import check_record_folder
 
     given = {"audit_samples": args.samples, "pilot_samples": args.pilot_samples, "max_audit_samples": args.max_samples,
              "steps": args.steps, "templates": args.templates,
-             "lambdas": tuple(_lambdas(args.lambdas)) if args.lambdas is not None else None}
+             "lambdas": tuple(number_list("--lambdas", args.lambdas)) if args.lambdas is not None else None}
     overrides = {"seed": args.seed, "semantic": not args.no_quality, "dtype": args.dtype}
     overrides |= {name: value for name, value in given.items() if value is not None}  # unset: the settings' defaults
     if args.values_per_side is not None:
@@ -152,9 +151,9 @@ def _run_huang(args: argparse.Namespace) -> int:
     if args.record:  # before the study: an hour's work must not end on a refused folder
         check_record_folder(args.record, {**asdict(settings), "model": args.model}, force=args.force)
     result = reproduce_huang(args.out, model=args.model, corpus=args.corpus, device=args.device, settings=settings)
-    folders = [result.out, *([result.write_record(args.record, force=args.force)] if args.record else [])]
+    if args.record:
+        result.save(args.record, force=args.force)
     print(result.summary())
-    for folder in folders:
-        for path in ("report.html", "table.csv", "summary.json", "scores.parquet", *(f"tradeoffs_{a}.png" for a in settings.attributes)):
-            print(f"wrote {folder / path}")
+    for folder in [result.out, *([args.record] if args.record else [])]:
+        print(f"wrote the record to {folder}: report.html, result.json, result.csv, table.csv, scores.parquet and the figures")
     return 0

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from fairpath._validation import flag_type
-from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, signature_default
+from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, print_saved, signature_default
 from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS, QUALITY_SETTINGS, TEST_SETTINGS
 from fairpath.text import DEFAULT_DTYPE, GenerationSettings, audit_text
 
@@ -65,7 +65,7 @@ def _register_audit(text_subparsers) -> None:
                             "often several times faster than one process on every core (default 1)")
     _add_measure_arguments(audit)
     audit.add_argument("--corpus", type=Path, default=None, help="text file (one passage a line) for perplexity")
-    audit.add_argument("--out", type=Path, required=True, help="folder for report.html, results.json and samples/ (Parquet parts; a rerun resumes from them)")
+    audit.add_argument("--out", type=Path, required=True, help="folder for report.html, result.json, result.csv and samples/ (Parquet parts; a rerun resumes from them)")
     audit.set_defaults(func=run_audit)
 
 
@@ -105,7 +105,7 @@ def _register_score(text_subparsers) -> None:
     score.add_argument("--settings-hash", default=None, help="in a samples folder holding several runs, the run to score; in a file, "
                        "keep the rows of its settings_hash column")
     _add_measure_arguments(score)
-    score.add_argument("--out", type=Path, required=True, help="folder for report.html and results.json")
+    score.add_argument("--out", type=Path, required=True, help="folder for report.html, result.json and result.csv")
     score.set_defaults(func=run_score)
 
 
@@ -130,11 +130,8 @@ def _quality_arguments(args: argparse.Namespace) -> dict:
 
 
 def _write_results(result, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    result.to_json(out / "results.json")
-    report = result.write_report(out / "report.html")
     print(result.summary())
-    print(f"report: {report}\nresults: {out / 'results.json'}")
+    print_saved(out, result.save(out))
 
 
 def _add_endpoint_arguments(audit) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import flag_type
-from fairpath.cli._common import comma_list, signature_default
+from fairpath.cli._common import comma_list, number_list, signature_default
 from fairpath.text import DEBIAS_SETTINGS, DTYPES, GENERATION_SETTINGS, TEST_SETTINGS
 from fairpath.text.debias import DebiasConfig, DebiasStudy
 
@@ -25,18 +25,6 @@ _TRAINING_FLAGS = {
     "normalisation": "normalise each layer before averaging: the model's final norm, per-token L2, or none",
     "checkpoint_every": "steps between checkpoints (a rerun resumes from the last)",
 }
-
-
-def _lambdas(text: str) -> list[float]:
-    values = []
-    for item in comma_list(text):
-        try:
-            values.append(float(item))
-        except ValueError:
-            raise FairpathInputError(f"--lambdas must be comma-separated numbers such as 1,10,100; {item!r} is not a number") from None
-    if not values:
-        raise FairpathInputError("--lambdas is empty; give comma-separated numbers such as 1,10,100")
-    return values
 
 
 def _layers(text: str) -> tuple[int, ...]:
@@ -109,7 +97,7 @@ def run_debias(args: argparse.Namespace) -> int:
                             lora_alpha=2 * args.lora_rank, layers=_layers(args.layers), skip_first_token=not args.keep_first_token,
                             seed=args.seed)
     study = DebiasStudy(args.out, attribute=args.attribute, model=args.model,
-                        regularizers=comma_list(args.regularizer), lambdas=_lambdas(args.lambdas), training=training,
+                        regularizers=comma_list(args.regularizer), lambdas=number_list("--lambdas", args.lambdas), training=training,
                         corpus=args.corpus, corpus_samples_per_prompt=args.corpus_samples,
                         corpus_max_new_tokens=args.corpus_max_new_tokens, audit_samples=args.samples,
                         audit_max_new_tokens=args.max_new_tokens, scorers=comma_list(args.scorers),
@@ -120,5 +108,5 @@ def run_debias(args: argparse.Namespace) -> int:
     result = study.run()
     print(result.summary())
     print(result.table(study.scorers[0]).to_string(index=False))
-    print(f"report: {args.out / 'report.html'}\nresults: {args.out / 'study.json'}\nmodels: {args.out / 'models'}")
+    print(f"report: {args.out / 'report.html'}\nresults: {args.out / 'result.json'}, {args.out / 'result.csv'}\nmodels: {args.out / 'models'}")
     return 0

@@ -472,44 +472,44 @@ _A2, _BINARY, _COUNT, _CONFOUNDED, _MIXED = AppendixA2(), BinarySFM(), CountSFM(
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})
-def make_appendix_a2(n: int = 5000, seed: int | None = None) -> SyntheticData:
+def make_appendix_a2(n: int = 5000, seed: int = 0) -> SyntheticData:
     """Sample the paper's Appendix A.2 SCM (Z empty, W = {w1, w2}, continuous Y)."""
     return _A2.sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})
-def make_binary_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
+def make_binary_sfm(n: int = 5000, seed: int = 0) -> SyntheticData:
     """Sample an SFM with Z = {z1, z2}, W = {w1, w2} and binary Y."""
     return _BINARY.sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})
-def make_count_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
+def make_count_sfm(n: int = 5000, seed: int = 0) -> SyntheticData:
     """Sample an SFM with binary Y, Z = {z1, z2} and W = {w1 (real), w2 (a count)}, the shape of COMPAS."""
     return _COUNT.sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})
-def make_confounded_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
+def make_confounded_sfm(n: int = 5000, seed: int = 0) -> SyntheticData:
     """Sample an SFM with continuous Y and a latent confounder of X and Z."""
     return _CONFOUNDED.sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed())})
-def make_mixed_sfm(n: int = 5000, seed: int | None = None) -> SyntheticData:
+def make_mixed_sfm(n: int = 5000, seed: int = 0) -> SyntheticData:
     """Sample an SFM with continuous Y, Z = {z1, region} (region: four named levels) and W = {w1, w2}:
     the shape of an administrative table, used by the scale benchmarks and tests."""
     return _MIXED.sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed()), "alpha_xw": Real(), "alpha_wy": Real(), "alpha_xy": Real()})
-def make_linear_sfm(n: int = 5000, seed: int | None = None, alpha_xw: float = 1.0, alpha_wy: float = 1.0, alpha_xy: float = 0.5) -> SyntheticData:
+def make_linear_sfm(n: int = 5000, seed: int = 0, alpha_xw: float = 1.0, alpha_wy: float = 1.0, alpha_xy: float = 0.5) -> SyntheticData:
     """Sample a linear SCM with Z empty; the causal effect of X on Y is α_XW·α_WY + α_XY."""
     return LinearSFM(alpha_xw, alpha_wy, alpha_xy).sample(n, seed)
 
 
 @validate_params({"n": Integer(1), "seed": Optional(Seed()), "levels": Integer(2, MAX_SYNTHETIC_LEVELS), "binary_outcome": Boolean()})
-def make_multilevel_sfm(n: int = 5000, seed: int | None = None, *, levels: int = 4, binary_outcome: bool = False) -> SyntheticData:
+def make_multilevel_sfm(n: int = 5000, seed: int = 0, *, levels: int = 4, binary_outcome: bool = False) -> SyntheticData:
     """Sample an SFM whose protected attribute X has ``levels`` levels 0 (the reference, the largest group:
     40% with four levels) to levels − 1 (the smallest: 10% from three levels on), Z = {z1, z2},
     W = {w1, w2} and continuous Y (``binary_outcome``: a 0/1 Y, logistic in the same linear predictor);

@@ -10,7 +10,6 @@ from fairpath._vocabulary import parse_bn
 from fairpath.parity._cookbook import DOCTRINE, CookbookResult, business_necessity_cookbook, holm, tost_p_value
 from fairpath.parity._ppm import Bins, PredictiveParity, predictive_parity, quantile_bins
 from fairpath.parity._ppm_decomposition import PPMDecomposition, ppm_decomposition
-from fairpath.parity._report import sfm_diagram
 
 __all__ = [
     "AuditConfig",
@@ -34,6 +33,5 @@ __all__ = [
     "ppm_decomposition",
     "predictive_parity",
     "quantile_bins",
-    "sfm_diagram",
     "tost_p_value",
 ]

@@ -10,56 +10,48 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._io import write_csv, replaces_outputs
+from fairpath._io import write_csv
 from fairpath._progress import progress as progress_bar
-from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
+from fairpath._results import ResultMixin, result_class, result_frame
 from fairpath._validation import (
     MAX_BOOTSTRAP_DRAWS, Boolean, Columns, Draws, Frame, Integer, Optional, Options, Probability, Real, SchedulerAddress, Seed, Splits, Text, check_columns_arg,
     check_comparable_scales, local_workers, validate_params,
 )
 from fairpath._vocabulary import parse_bn
-from fairpath.causal import CONTRASTS, METHODS
-from fairpath.parity._cookbook import business_necessity_cookbook
+from fairpath.causal import CONTRASTS, METHODS, SFM, CausalDecomposition
+from fairpath.parity._cookbook import CookbookResult, business_necessity_cookbook
 from fairpath.parity._multilevel import MultiLevelAudit
-from fairpath.parity._ppm import predictive_parity
+from fairpath.parity._ppm import PredictiveParity, predictive_parity
 from fairpath.parity._verdict import bn_parity_sentence, parity_sentence, verdict_sentence
 from fairpath.report import package_versions
 from fairpath.report import api_call
 from fairpath.report import provenance as make_provenance
 
+@result_class
 class AuditResult(ResultMixin):
     """Decomposition, predictive parity and Cookbook verdicts for one or more predictors.
 
     Attributes
     ----------
-    decomposition_ : :class:`fairpath.causal.CausalDecomposition` of Y and every predictor.
-    parity_ : dict predictor -> :class:`PredictiveParity`.
-    cookbook_ : :class:`CookbookResult` with the verdicts.
+    decomposition : :class:`fairpath.causal.CausalDecomposition` of Y and every predictor.
+    parity : dict predictor -> :class:`PredictiveParity`.
+    cookbook : :class:`CookbookResult` with the verdicts.
     settings : every setting needed to reproduce the audit, with counts and package versions.
-    notes_ : warnings worth reading (excluded rows, predictors equal to Y, trimmed rows, ...).
+    notes : warnings worth reading (excluded rows, predictors equal to Y, trimmed rows, ...).
     """
 
-    sfm = ReadOnly()
-    predictors = ReadOnly()
-    decomposition_ = ReadOnly()
-    parity_ = ReadOnly()
-    cookbook_ = ReadOnly()
-    settings = ReadOnly()
-    notes_ = ReadOnly()
-
-    def __init__(self, sfm, predictors, decomposition_, parity_, cookbook_, settings, notes_):
-        self.sfm = sfm
-        self.predictors = list(predictors)
-        self.decomposition_ = decomposition_
-        self.parity_ = parity_
-        self.cookbook_ = cookbook_
-        self.settings = settings
-        self.notes_ = notes_
+    sfm: SFM
+    predictors: list[str]
+    decomposition: CausalDecomposition
+    parity: dict[str, PredictiveParity]
+    cookbook: CookbookResult
+    settings: dict
+    notes: list[str]
 
     @property
     def status(self) -> dict[str, str]:
         """SUCCESS or FAIL per predictor (NOT ESTIMABLE where none of its tests is estimable)."""
-        return {p: overall["status"] for p, overall in self.cookbook_.overall_.items()}
+        return {p: overall["status"] for p, overall in self.cookbook.overall.items()}
 
     @property
     def outcome_label(self) -> str:
@@ -69,11 +61,11 @@ class AuditResult(ResultMixin):
     @property
     def percent(self) -> bool:
         """Whether effects are said in percentage points (a 0/1 outcome)."""
-        return all(p.settings["binary_y"] for p in self.parity_.values())
+        return all(p.settings["binary_y"] for p in self.parity.values())
 
     def summary_lines(self) -> list[str]:
-        return [self.decomposition_.summary_line(outcome, label=self.outcome_label if outcome == self.sfm.y else None)
-                for outcome in self.decomposition_.outcomes]
+        return [self.decomposition.summary_line(outcome, label=self.outcome_label if outcome == self.sfm.y else None)
+                for outcome in self.decomposition.outcomes]
 
     def verdict_lines(self) -> list[str]:
         """What was found, first: the verdict of every predictor with the p of its claim, then :meth:`parity_lines`."""
@@ -85,21 +77,21 @@ class AuditResult(ResultMixin):
 
     def verdict_line(self, predictor: str) -> str:
         """``predictor``'s Cookbook verdict in one sentence, in the outcome's units, with the p of its claim."""
-        return verdict_sentence(self.cookbook_, predictor, percent=self.percent)
+        return verdict_sentence(self.cookbook, predictor, percent=self.percent)
 
     def parity_line(self, predictor: str, original=None) -> str:
         """``predictor``'s iPPM with its interval and level; beside ``original``'s (a PredictiveParity on the same
         rows) as a gain or a loss when given."""
-        return parity_sentence(self.parity_[predictor], percent=self.percent, original=original)
+        return parity_sentence(self.parity[predictor], percent=self.percent, original=original)
 
     def bn_parity_line(self) -> str:
         """What the BN set implies for predictive parity (Theorem 1), with the outcome's effects on these data."""
-        return bn_parity_sentence(self.cookbook_.bn, self.sfm.y, self.cookbook_.outcome_effects_,
+        return bn_parity_sentence(self.cookbook.bn, self.sfm.y, self.cookbook.outcome_effects,
                                   data_label=self.settings["data_label"], percent=self.percent)
 
     def to_frame(self) -> pd.DataFrame:
         """All estimates in long form: subject (Y or a predictor), measure, estimate, se, ci_low, ci_high, level."""
-        frames = [self.decomposition_.to_frame(), *(p.to_frame() for p in self.parity_.values())]
+        frames = [self.decomposition.to_frame(), *(p.to_frame() for p in self.parity.values())]
         return result_frame(pd.concat(frames, ignore_index=True))
 
     def flat_settings(self) -> dict[str, str]:
@@ -118,10 +110,10 @@ class AuditResult(ResultMixin):
             "predictors": self.predictors,
             "status": self.status,
             "settings": self.settings,
-            "decomposition": self.decomposition_.to_dict(),
-            "predictive_parity": {p: r.to_dict() for p, r in self.parity_.items()},
-            "cookbook": self.cookbook_.to_dict(),
-            "notes": self.notes_,
+            "decomposition": self.decomposition.to_dict(),
+            "predictive_parity": {p: r.to_dict() for p, r in self.parity.items()},
+            "cookbook": self.cookbook.to_dict(),
+            "notes": self.notes,
         }
 
     def _repr_fields(self) -> dict:
@@ -129,9 +121,9 @@ class AuditResult(ResultMixin):
 
     def summary(self) -> str:
         lines = [*self.verdict_lines(), f"AuditResult for {self.sfm}", *self.summary_lines()]
-        lines += [p.summary() for p in self.parity_.values()]
-        lines.append(self.cookbook_.summary())
-        lines += [f"note: {note}" for note in self.notes_]
+        lines += [p.summary() for p in self.parity.values()]
+        lines.append(self.cookbook.summary())
+        lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
     def plot(self, ax=None):
@@ -139,7 +131,7 @@ class AuditResult(ResultMixin):
         pathway and one for TV, on ``ax`` (a sequence of four axes) when given."""
         from fairpath.parity._report import decomposition_figure
 
-        return decomposition_figure(self.decomposition_, self.cookbook_, ax)
+        return decomposition_figure(self.decomposition, self.cookbook, ax)
 
     def _repr_html_(self) -> str:
         from fairpath.parity._report import _cookbook_table, _status_html
@@ -148,31 +140,19 @@ class AuditResult(ResultMixin):
         return (
             f"<div><h4>fairpath audit: {html.escape(str(self.sfm))}</h4>{_status_html(self)}"
             f'<img src="{figure_to_data_uri(self.plot())}" style="max-width:100%">'
-            f"{table_html(_cookbook_table(self.cookbook_))}</div>"
+            f"{table_html(_cookbook_table(self.cookbook))}</div>"
         )
 
-    @replaces_outputs
-    def save(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write report.html, results.json and CSV tables to ``out_dir``; return their paths."""
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        """cookbook.csv (the Cookbook's tests) and ppm_bins.csv (every predictor's PPM bins)."""
+        bins = pd.concat([r.bins.assign(predictor=p) for p, r in self.parity.items()], ignore_index=True)
+        return {"cookbook": write_csv(self.cookbook.to_frame(), out / "cookbook.csv"),
+                "ppm_bins": write_csv(bins[["predictor", *[c for c in bins.columns if c != "predictor"]]], out / "ppm_bins.csv")}
+
+    def _write_report(self, path: Path) -> Path:
         from fairpath.parity._report import write_audit_report
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        bins = pd.concat([r.bins_.assign(predictor=p) for p, r in self.parity_.items()], ignore_index=True)
-        paths = {
-            "report": write_audit_report(self, out / "report.html"),
-            "results": write_json(self.to_dict(), out / "results.json"),
-        }
-        tables = {
-            "estimates": self.to_frame(),
-            "cookbook": self.cookbook_.to_frame(),
-            "ppm_bins": bins[["predictor", *[c for c in bins.columns if c != "predictor"]]],
-        }
-        for name, frame in tables.items():
-            paths[name] = out / f"{name}.csv"
-            write_csv(frame, paths[name])
-        return paths
-
+        return write_audit_report(self, path)
 
 def _keep_groups(data: pd.DataFrame, sfm, notes: list[str]) -> pd.DataFrame:
     """Rows whose X is x0 or x1, with a note for the others (decomposition and PPM then agree on rows); every row
@@ -310,20 +290,21 @@ def contrast_audit(sfm, predictors, decomposition, parity, cookbook, notes: list
         notes.append(f"E[Ŷ | x, z, w] of {', '.join(decomposition.settings['known_means'])} evaluated from the predictor's function "
                      "(exact, not estimated), so no regression error of that mean enters its measures")
     if not decomposition.estimable:
-        notes.append(f"NOT ESTIMABLE: {decomposition.overlap_['share_outside']:.0%} of rows have a {propensity} outside "
+        notes.append(f"NOT ESTIMABLE: {decomposition.overlap['share_outside']:.0%} of rows have a {propensity} outside "
                      f"[{eps}, {1 - eps}]; the groups barely overlap, so the effects are not estimable from these data "
                      "and the Cookbook certifies nothing")
-    if decomposition.n_trimmed_:
-        notes.append(f"{decomposition.n_trimmed_} rows trimmed from the decomposition ({propensity} outside [{eps}, {1 - eps}]); "
+    if decomposition.n_trimmed:
+        notes.append(f"{decomposition.n_trimmed} rows trimmed from the decomposition ({propensity} outside [{eps}, {1 - eps}]); "
                      "predictive parity uses all rows")
-    elif decomposition.n_extreme_ and decomposition.estimable:  # not estimable: said above, not "weak" positivity
-        notes.append(f"{decomposition.n_extreme_} rows have a {propensity} outside [{eps}, {1 - eps}] (weak positivity); "
+    elif decomposition.n_extreme and decomposition.estimable:  # not estimable: said above, not "weak" positivity
+        notes.append(f"{decomposition.n_extreme} rows have a {propensity} outside [{eps}, {1 - eps}] (weak positivity); "
                      "not trimmed")
     settings = {**settings, "sfm": str(sfm), "learner": decomposition.settings["learner"],
                 "known_means": decomposition.settings["known_means"], "n_rep": decomposition.settings["n_rep"],
-                "counts": {"n": decomposition.n_, "n_x0": decomposition.n_x0_, "n_x1": decomposition.n_x1_,
-                           "n_trimmed": decomposition.n_trimmed_}}
-    return AuditResult(sfm, predictors, decomposition, parity, cookbook, settings, notes)
+                "counts": {"n": decomposition.n, "n_x0": decomposition.n_x0, "n_x1": decomposition.n_x1,
+                           "n_trimmed": decomposition.n_trimmed}}
+    return AuditResult(sfm=sfm, predictors=list(predictors), decomposition=decomposition, parity=parity, cookbook=cookbook,
+                       settings=settings, notes=notes)
 
 
 def audit_levels(data, sfm, predictors, bn, *, options: dict, parity_options: dict, contrasts: str, alpha: float, margin,
@@ -346,8 +327,9 @@ def audit_levels(data, sfm, predictors, bn, *, options: dict, parity_options: di
     steps.close()
     settings = {**settings, "contrasts": contrasts, "levels": decomposition.levels, "learner": decomposition.settings["learner"],
                 "n_rep": decomposition.settings["n_rep"], "known_means": decomposition.settings["known_means"],
-                "counts": decomposition.counts_, "multiplicity": cookbook.multiplicity}
+                "counts": decomposition.counts, "multiplicity": cookbook.multiplicity}
     # what the family left out, then each contrast's own notes (overlap, trimming), named by the contrast
     notes = [*notes, *decomposition.notes,
-             *(f"{name}: {note}" for name, audit in audits.items() for note in audit.notes_ if note not in notes)]
-    return MultiLevelAudit(sfm, predictors, decomposition, cookbook, audits, settings, notes)
+             *(f"{name}: {note}" for name, audit in audits.items() for note in audit.notes if note not in notes)]
+    return MultiLevelAudit(sfm=sfm, predictors=list(predictors), decomposition=decomposition, cookbook=cookbook, audits=dict(audits),
+                           settings=settings, notes=notes)

@@ -18,12 +18,14 @@ Every test is computed by the tested quantity's :class:`~fairpath._stats.Estimat
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import Columns, Optional, Probability, Real, check_columns_arg, check_comparable_scales, validate_params  # noqa: E402
-from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame  # noqa: E402
+from fairpath._results import ResultMixin, result_class, interval_bars, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import equivalence_p_value, holm, p_clause  # noqa: E402
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, PATHWAY_NAMES, PATHWAYS, parse_bn  # noqa: E402
 
@@ -103,72 +105,63 @@ def _pathway_claim(row: dict, alpha: float, margin: float | None) -> str:
     )
 
 
+@result_class
 class CookbookResult(ResultMixin):
     """Verdicts of the Business Necessity Cookbook for one or more predictors.
 
     Attributes
     ----------
-    tests_ : DataFrame, one row per predictor and pathway (tested quantity, estimate, CI, raw and
+    tests : DataFrame, one row per predictor and pathway (tested quantity, estimate, CI, raw and
         Holm-adjusted p-values, equivalence test, verdict and the claim it makes).
-    overall_ : dict predictor -> {"status": "SUCCESS" | "FAIL" | "NOT ESTIMABLE" (no test estimable), "claim": ...,
+    overall : dict predictor -> {"status": "SUCCESS" | "FAIL" | "NOT ESTIMABLE" (no test estimable), "claim": ...,
         "reasons": [...]}.
     """
 
-    bn = ReadOnly()
-    estimable = ReadOnly()
-    alpha = ReadOnly()
-    margin = ReadOnly()
-    outcome = ReadOnly()
-    tests_ = ReadOnly()
-    overall_ = ReadOnly()
-    outcome_effects_ = ReadOnly()
-
-    def __init__(self, bn, alpha, margin, outcome, tests_, overall_, outcome_effects_, estimable=True, multiplicity: str | None = None):
-        self._multiplicity = multiplicity  # a contrast's tests (for_contrast): the family they were adjusted in
-        self.bn = bn
-        self.estimable = estimable
-        self.alpha = alpha
-        self.margin = margin
-        self.outcome = outcome
-        self.tests_ = tests_
-        self.overall_ = overall_
-        self.outcome_effects_ = outcome_effects_
+    bn: list[str]
+    alpha: float
+    margin: float
+    outcome: str
+    tests: pd.DataFrame
+    overall: dict
+    outcome_effects: dict
+    estimable: bool = True
+    adjusted_in: str | None = None  # a contrast's tests (for_contrast): the family they were adjusted in
 
     @property
     def predictors(self) -> list[str]:
-        return list(self.overall_)
+        return list(self.overall)
 
     def to_frame(self) -> pd.DataFrame:
-        """``tests_`` with the core columns first: subject (the predictor), measure (the tested quantity, see
+        """``tests`` with the core columns first: subject (the predictor), measure (the tested quantity, see
         column ``tested``: ``<measure>_difference``, the paired difference to the outcome, for a pathway in BN;
         the effect itself outside), its estimate, se, CI and level; then pathway, hypotheses, p-values, verdicts."""
-        tests = self.tests_.rename(columns={"predictor": "subject"})
+        tests = self.tests.rename(columns={"predictor": "subject"})
         tests["measure"] = [f"{m}_difference" if in_bn else m for m, in_bn in zip(tests["measure"], tests["in_bn"])]
         return result_frame(tests)
 
     @property
     def contrasts(self) -> list[str]:
         """The contrasts tested (empty for one binary contrast)."""
-        return list(dict.fromkeys(self.tests_["contrast"])) if "contrast" in self.tests_ else []
+        return list(dict.fromkeys(self.tests["contrast"])) if "contrast" in self.tests else []
 
     def for_contrast(self, contrast: str) -> "CookbookResult":
         """The tests of one contrast, with their p-values adjusted over every contrast, and that contrast's verdicts."""
         if contrast not in self.contrasts:
             raise FairpathInputError(f"no contrast {contrast!r}; the contrasts are {self.contrasts}")
-        tests = self.tests_[self.tests_["contrast"] == contrast].reset_index(drop=True)
+        tests = self.tests[self.tests["contrast"] == contrast].reset_index(drop=True)
         overall = {p: _overall(tests[tests["predictor"] == p].to_dict("records"), self.margin) for p in self.predictors}
         estimable = self.estimable and not (tests["verdict"] == NOT_ESTIMABLE).all()
-        return CookbookResult(self.bn, self.alpha, self.margin, self.outcome, tests, overall, self.outcome_effects_[contrast],
-                              estimable, self.multiplicity)
+        return dataclasses.replace(self, tests=tests, overall=overall, outcome_effects=self.outcome_effects[contrast],
+                                   estimable=estimable, adjusted_in=self.multiplicity)
 
     @property
     def multiplicity(self) -> str:
         if not self.contrasts:
             return "Holm over the three pathway tests of each predictor"
-        if self._multiplicity is not None:
-            return self._multiplicity
-        tested = self.tests_[self.tests_["verdict"] != NOT_ESTIMABLE].groupby("predictor").size().reindex(self.predictors, fill_value=0)
-        if tested.min() == len(self.tests_) // len(self.predictors):
+        if self.adjusted_in is not None:
+            return self.adjusted_in
+        tested = self.tests[self.tests["verdict"] != NOT_ESTIMABLE].groupby("predictor").size().reindex(self.predictors, fill_value=0)
+        if tested.min() == len(self.tests) // len(self.predictors):
             return f"Holm over the {tested.min()} contrast × pathway tests of each predictor"
         sizes = f"{tested.min()}" if tested.min() == tested.max() else f"{tested.min()} to {tested.max()}"
         return f"Holm over the {sizes} estimable contrast × pathway tests of each predictor; {NOT_ESTIMABLE} ones left out"
@@ -181,22 +174,22 @@ class CookbookResult(ResultMixin):
             "multiplicity": self.multiplicity,
             "estimable": self.estimable,
             "outcome": self.outcome,
-            "outcome_effects": self.outcome_effects_,
-            "tests": self.tests_.to_dict(orient="records"),
-            "overall": self.overall_,
+            "outcome_effects": self.outcome_effects,
+            "tests": self.tests.to_dict(orient="records"),
+            "overall": self.overall,
         }
 
     def _repr_fields(self) -> dict:
-        return {"bn": list(self.bn), "alpha": self.alpha, "status": {p: o["status"] for p, o in self.overall_.items()}}
+        return {"bn": list(self.bn), "alpha": self.alpha, "status": {p: o["status"] for p, o in self.overall.items()}}
 
     def summary(self) -> str:
         bn = "{" + ", ".join(self.bn) + "}" if self.bn else "∅"
         lines = [f"Business Necessity Cookbook, BN = {bn}, alpha = {self.alpha} ({self.multiplicity})"]
         if not self.estimable:
             lines.append("  NOT ESTIMABLE: most rows lack overlap between the groups; nothing is certified")
-        for predictor, overall in self.overall_.items():
+        for predictor, overall in self.overall.items():
             lines.append(f"  {predictor}: {overall['status']} ({overall['claim']})")
-            for _, row in self.tests_[self.tests_["predictor"] == predictor].iterrows():
+            for _, row in self.tests[self.tests["predictor"] == predictor].iterrows():
                 where = f"{row['contrast']}: " if "contrast" in row else ""
                 lines.append(
                     f"    {where}{row['pathway']} [{'in BN' if row['in_bn'] else 'not in BN'}] {row['tested']} = "
@@ -214,8 +207,8 @@ class CookbookResult(ResultMixin):
         from fairpath.report import new_figure, styled
 
         labels = [f"{p} [{c}]" for p in self.predictors for c in self.contrasts] if self.contrasts else self.predictors
-        tests = self.tests_.assign(row=[f"{p} [{c}]" for p, c in zip(self.tests_["predictor"], self.tests_["contrast"])]
-                                   if self.contrasts else self.tests_["predictor"])
+        tests = self.tests.assign(row=[f"{p} [{c}]" for p, c in zip(self.tests["predictor"], self.tests["contrast"])]
+                                   if self.contrasts else self.tests["predictor"])
         predictors = labels
 
         def make():
@@ -238,7 +231,7 @@ class CookbookResult(ResultMixin):
             panel.set_yticks(positions, predictors, fontsize=10)
             panel.xaxis.set_major_locator(MaxNLocator(3))  # few ticks: labels of three narrow panels must not collide
             panel.tick_params(axis="x", labelsize=10)
-        shown = (VIOLATION, NO_EVIDENCE, CERTIFIED) + ((NOT_ESTIMABLE,) if (self.tests_["verdict"] == NOT_ESTIMABLE).any() else ())
+        shown = (VIOLATION, NO_EVIDENCE, CERTIFIED) + ((NOT_ESTIMABLE,) if (self.tests["verdict"] == NOT_ESTIMABLE).any() else ())
         handles = [Line2D([], [], marker="o", linestyle="", color=VERDICT_COLOURS[v], label=v) for v in shown]
         if self.margin is not None:
             handles.append(Patch(color="#3ebd93", alpha=0.25, label=f"equivalence margin ±δ = ±{self.margin:g}"))
@@ -340,7 +333,7 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
     Parameters
     ----------
     decomposition : a ``CausalDecomposition`` holding the outcome and the predictor columns, or a
-        ``MultiLevelDecomposition`` (every contrast is tested, ``tests_`` gets a ``contrast`` column).
+        ``MultiLevelDecomposition`` (every contrast is tested, ``tests`` gets a ``contrast`` column).
     bn : the business-necessity set, pathways among "DE", "IE", "SE" (string "SE,IE" or iterable).
     predictors : predictor columns to judge (default: every outcome of the decomposition except Y).
     alpha : family-wise error level per predictor (Holm over the three pathway tests, or over contrasts × pathways).
@@ -360,7 +353,7 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
     if not predictors:
         raise FairpathInputError("no predictor to judge: pass predictors to decompose(..., predictors=[...])")
     for predictor in predictors:
-        check_comparable_scales(outcome, first.fits_[outcome].pseudo.y, predictor, first.fits_[predictor].pseudo.y)
+        check_comparable_scales(outcome, first.fits[outcome].pseudo.y, predictor, first.fits[predictor].pseudo.y)
     tested = {None: decomposition} if contrasts is None else contrasts
 
     def effects(d):
@@ -377,4 +370,5 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
         _judge(rows, alpha, margin, estimable, left_out)
         overall[predictor] = _overall(rows, margin)
         all_rows.extend(rows)
-    return CookbookResult(bn, alpha, margin, outcome, pd.DataFrame(all_rows), overall, outcome_effects, estimable)
+    return CookbookResult(bn=bn, alpha=alpha, margin=margin, outcome=outcome, tests=pd.DataFrame(all_rows), overall=overall,
+                          outcome_effects=outcome_effects, estimable=estimable)

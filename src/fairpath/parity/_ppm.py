@@ -19,7 +19,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 from fairpath._sfm import check_binary_sfm
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import ColumnName, Draws, Frame, Integer, Probability, Real, Seed, check_choice, validate_params  # noqa: E402
-from fairpath._results import ReadOnly, ResultMixin, confint_frame, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
+from fairpath._results import ResultMixin, result_class, confint_frame, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
 from fairpath._stats import Estimate  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
 
@@ -91,49 +91,37 @@ def _prepare(data: pd.DataFrame, sfm, predictor: str) -> _Prepared:
     return _Prepared(prepared.outcomes[sfm.y], prepared.outcomes[predictor], prepared.x.astype(np.intp), prepared.n_excluded)
 
 
+@result_class
 class PredictiveParity(ResultMixin):
     """Predictive parity of one predictor: PPM per bin, iPPM (unweighted and weighted), SPM and AUC.
 
     Attributes
     ----------
-    bins_ : DataFrame, one row per bin: label, edges, counts, E[Y] and mean ŷ per group, the PPM gap and its CI.
-    ippm_ : Estimate of the unweighted mean of the bin gaps (the paper's iPPM).
-    ippm_weighted_ : Estimate of the gaps weighted by each bin's share of rows.
-    spm_ : Estimate of E[ŷ | x1] − E[ŷ | x0] (the total variation of the predictor).
-    auc_ : Estimate of the AUC of ŷ for Y, or None when Y is not binary.
-    n_boot_incomplete_ : bootstrap draws in which some (bin, group) cell was empty; their iPPM
+    bins : DataFrame, one row per bin: label, edges, counts, E[Y] and mean ŷ per group, the PPM gap and its CI.
+    ippm : Estimate of the unweighted mean of the bin gaps (the paper's iPPM).
+    ippm_weighted : Estimate of the gaps weighted by each bin's share of rows.
+    spm : Estimate of E[ŷ | x1] − E[ŷ | x0] (the total variation of the predictor).
+    auc : Estimate of the AUC of ŷ for Y, or None when Y is not binary.
+    n_boot_incomplete : bootstrap draws in which some (bin, group) cell was empty; their iPPM
         averages the bins that remained.
     """
 
-    predictor = ReadOnly()
-    outcome = ReadOnly()
-    bins_ = ReadOnly()
-    ippm_ = ReadOnly()
-    ippm_weighted_ = ReadOnly()
-    spm_ = ReadOnly()
-    auc_ = ReadOnly()
-    n_ = ReadOnly()
-    n_excluded_ = ReadOnly()
-    n_boot_incomplete_ = ReadOnly()
-    settings = ReadOnly()
-
-    def __init__(self, predictor, outcome, bins_, ippm_, ippm_weighted_, spm_, auc_, n_, n_excluded_, n_boot_incomplete_, settings):
-        self.predictor = predictor
-        self.outcome = outcome
-        self.bins_ = bins_
-        self.ippm_ = ippm_
-        self.ippm_weighted_ = ippm_weighted_
-        self.spm_ = spm_
-        self.auc_ = auc_
-        self.n_ = n_
-        self.n_excluded_ = n_excluded_
-        self.n_boot_incomplete_ = n_boot_incomplete_
-        self.settings = settings
+    predictor: str
+    outcome: str
+    bins: pd.DataFrame
+    ippm: Estimate
+    ippm_weighted: Estimate
+    spm: Estimate
+    auc: Estimate | None
+    n: int
+    n_excluded: int
+    n_boot_incomplete: int
+    settings: dict
 
     def measures(self) -> dict[str, Estimate]:
-        found = {"ippm": self.ippm_, "ippm_weighted": self.ippm_weighted_, "spm": self.spm_}
-        if self.auc_ is not None:
-            found["auc"] = self.auc_
+        found = {"ippm": self.ippm, "ippm_weighted": self.ippm_weighted, "spm": self.spm}
+        if self.auc is not None:
+            found["auc"] = self.auc
         return found
 
     def to_frame(self) -> pd.DataFrame:
@@ -148,8 +136,8 @@ class PredictiveParity(ResultMixin):
 
     @validate_params({"null": Real()})
     def p_value(self, measure: str, *, null: float = 0.0) -> float:
-        """Two-sided p-value of H0: ``measure`` (ippm, ippm_weighted, spm, auc) equals ``null`` (normal approximation
-        with the bootstrap SE)."""
+        """Two-sided p-value of H0: ``measure`` (ippm, ippm_weighted, spm, auc) equals ``null``, by the bootstrap draws
+        (:meth:`Estimate.p_value`: p < α exactly when the percentile interval at 1 − α excludes ``null``)."""
         measures = self.measures()
         return measures[check_choice("measure", measure, measures)].p_value(null)
 
@@ -158,22 +146,22 @@ class PredictiveParity(ResultMixin):
             "predictor": self.predictor,
             "outcome": self.outcome,
             "measures": {name: est.to_dict() for name, est in self.measures().items()},
-            "bins": self.bins_.to_dict(orient="records"),
-            "n": self.n_,
-            "n_excluded": self.n_excluded_,
-            "n_boot_incomplete": self.n_boot_incomplete_,
+            "bins": self.bins.to_dict(orient="records"),
+            "n": self.n,
+            "n_excluded": self.n_excluded,
+            "n_boot_incomplete": self.n_boot_incomplete,
             "settings": self.settings,
         }
 
     def _repr_fields(self) -> dict:
-        return {"predictor": self.predictor, "outcome": self.outcome, "bins": len(self.bins_)}
+        return {"predictor": self.predictor, "outcome": self.outcome, "bins": len(self.bins)}
 
     def summary(self) -> str:
-        auc = f", AUC = {self.auc_.estimate:.3f}" if self.auc_ is not None else ""
+        auc = f", AUC = {self.auc.estimate:.3f}" if self.auc is not None else ""
         return (
-            f"PredictiveParity({self.predictor!r} for {self.outcome!r}, {len(self.bins_)} bins): "
-            f"iPPM = {self.ippm_.estimate:.4f} [{self.ippm_.ci_low:.4f}, {self.ippm_.ci_high:.4f}], "
-            f"SPM = {self.spm_.estimate:.4f}{auc}"
+            f"PredictiveParity({self.predictor!r} for {self.outcome!r}, {len(self.bins)} bins): "
+            f"iPPM = {self.ippm.estimate:.4f} [{self.ippm.ci_low:.4f}, {self.ippm.ci_high:.4f}], "
+            f"SPM = {self.spm.estimate:.4f}{auc}"
         )
 
     def plot(self, ax=None):
@@ -196,13 +184,13 @@ class PredictiveParity(ResultMixin):
 def plot_ppm_bins(result: PredictiveParity, ax) -> None:
     from fairpath.report import legend_below
 
-    bins = result.bins_
+    bins = result.bins
     positions = np.arange(len(bins))
     centre, half = interval_bars(bins["ci_low"], bins["ci_high"])
     ax.bar(positions, bins["gap"], color="#829ab1", edgecolor="#243b53")
     ax.errorbar(positions, centre, yerr=half, fmt="none", ecolor="#102a43", capsize=3)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.axhline(result.ippm_.estimate, color="#b42318", linestyle="--", label=f"iPPM = {result.ippm_.estimate:.3f}")
+    ax.axhline(result.ippm.estimate, color="#b42318", linestyle="--", label=f"iPPM = {result.ippm.estimate:.3f}")
     ax.set_xticks(positions, bins["bin"], rotation=45, ha="right", fontsize=9)
     ax.set_ylabel("PPM: E[Y | x1, bin] − E[Y | x0, bin]", fontsize=10)
     ax.set_title(f"Predictive parity per bin of {result.predictor}", fontsize=11)
@@ -212,7 +200,7 @@ def plot_ppm_bins(result: PredictiveParity, ax) -> None:
 def plot_calibration(result: PredictiveParity, ax) -> None:
     from fairpath.report import legend_below
 
-    bins = result.bins_
+    bins = result.bins
     labels = result.settings["group_labels"]
     binary = result.settings.get("binary_y", False)
     for group, colour in (("x0", "#2f80ed"), ("x1", "#f2994a")):
@@ -345,13 +333,13 @@ def predictive_parity(
     return PredictiveParity(
         predictor=predictor,
         outcome=sfm.y,
-        bins_=table,
-        ippm_=estimate(bins.n_bins),
-        ippm_weighted_=estimate(bins.n_bins + 1),
-        spm_=estimate(bins.n_bins + 2),
-        auc_=auc,
-        n_=n,
-        n_excluded_=prepared.n_excluded,
-        n_boot_incomplete_=n_incomplete,
+        bins=table,
+        ippm=estimate(bins.n_bins),
+        ippm_weighted=estimate(bins.n_bins + 1),
+        spm=estimate(bins.n_bins + 2),
+        auc=auc,
+        n=n,
+        n_excluded=prepared.n_excluded,
+        n_boot_incomplete=n_incomplete,
         settings=settings,
     )

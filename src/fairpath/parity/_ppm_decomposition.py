@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import field
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ import pandas as pd
 from fairpath._sfm import check_binary_sfm
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import ColumnName, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, validate_params
-from fairpath._results import ReadOnly, ResultMixin, confint_frame, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, confint_frame, panel_axes, result_frame
 from fairpath._stats import Estimate
 from fairpath._vocabulary import LABELS
 from fairpath.parity._ppm import quantile_bins
@@ -32,72 +33,63 @@ INTEGRATED = {"term1": "iterm1", "term2": "iterm2", "ppm": "ippm"}
 _EMPTY_BIN_RULES = ("raise", "drop")
 
 
+@result_class
 class PPMDecomposition(ResultMixin):
     """Per-bin and integrated Term I, Term II and PPM of one predictor, with bootstrap intervals.
 
     Attributes
     ----------
-    per_bin_ : DataFrame
+    per_bin : DataFrame
         One row per bin of Ŷ: ``bin`` (1-based), ``lower``, ``upper``, ``n_x0``, ``n_x1`` and, for each of
         term1, term2, ppm, the columns ``<q>``, ``<q>_se``, ``<q>_ci_low``, ``<q>_ci_high``.
-    integrated_ : dict
+    integrated : dict
         ``iterm1``, ``iterm2``, ``ippm`` as :class:`~fairpath._stats.Estimate` (unweighted means over the
         bins that hold both groups).
-    incomplete_bins_ : tuple of int
+    incomplete_bins : tuple of int
         Bins without x0 or without x1 rows (only with ``empty_bins="drop"``); left out of the integrals.
     """
 
-    per_bin_ = ReadOnly()
-    integrated_ = ReadOnly()
-    predictor = ReadOnly()
-    outcome = ReadOnly()
-    x = ReadOnly()
-    x0 = ReadOnly()
-    x1 = ReadOnly()
-    n_x0_ = ReadOnly()
-    n_x1_ = ReadOnly()
-    n_ = ReadOnly()
-    n_excluded_ = ReadOnly()
-    incomplete_bins_ = ReadOnly()
-    settings = ReadOnly()
+    per_bin: pd.DataFrame
+    integrated: dict[str, Estimate]
+    bin_estimates: dict[str, list[Estimate]] = field(repr=False)  # quantity -> the Estimate of every bin, with its draws
+    predictor: str
+    outcome: str
+    x: str
+    x0: object
+    x1: object
+    n_x0: int
+    n_x1: int
+    n_excluded: int
+    incomplete_bins: tuple[int, ...]
+    settings: dict
 
-    def __init__(self, per_bin, integrated, *, predictor, outcome, x, x0, x1, n_x0, n_x1, n_excluded,
-                 incomplete_bins, settings, bin_estimates):
-        self.per_bin_ = per_bin
-        self._bin_estimates = bin_estimates  # quantity -> the Estimate of every bin, with its draws
-        self.integrated_ = integrated
-        self.predictor = predictor
-        self.outcome = outcome
-        self.x, self.x0, self.x1 = x, x0, x1
-        self.n_x0_, self.n_x1_ = int(n_x0), int(n_x1)
-        self.n_ = self.n_x0_ + self.n_x1_
-        self.n_excluded_ = int(n_excluded)
-        self.incomplete_bins_ = tuple(int(b) for b in incomplete_bins)
-        self.settings = dict(settings)
+    @property
+    def n(self) -> int:
+        return self.n_x0 + self.n_x1
 
     def estimate(self, quantity: str, bin: int | None = None) -> Estimate:
         """Estimate of ``iterm1``/``iterm2``/``ippm``, or of ``term1``/``term2``/``ppm`` in ``bin`` (1-based)."""
         if bin is None:
-            if quantity not in self.integrated_:
+            if quantity not in self.integrated:
                 raise FairpathInputError(
-                    f"unknown integrated quantity {quantity!r}; use one of {sorted(self.integrated_)} "
+                    f"unknown integrated quantity {quantity!r}; use one of {sorted(self.integrated)} "
                     f"(or pass bin=... for {list(QUANTITIES)})"
                 )
-            return self.integrated_[quantity]
+            return self.integrated[quantity]
         if quantity not in QUANTITIES:
             raise FairpathInputError(f"unknown per-bin quantity {quantity!r}; use one of {list(QUANTITIES)}")
-        rows = self.per_bin_.loc[self.per_bin_["bin"] == bin]
+        rows = self.per_bin.loc[self.per_bin["bin"] == bin]
         if rows.empty:
-            raise FairpathInputError(f"bin {bin!r} does not exist; bins are 1..{len(self.per_bin_)}")
-        return self._bin_estimates[quantity][rows.index[0]]
+            raise FairpathInputError(f"bin {bin!r} does not exist; bins are 1..{len(self.per_bin)}")
+        return self.bin_estimates[quantity][rows.index[0]]
 
     @validate_params({"level": Probability()})
     def confint(self, level: float = 0.95) -> pd.DataFrame:
         """Every interval at ``level``, the percentile interval of the kept bootstrap draws (NaN without draws):
         the rows of ``to_frame()`` (subject, measure, estimate, ci_low, ci_high, level, bin)."""
         per_bin = [({"subject": self.predictor, "measure": quantity, "bin": b}, self.estimate(quantity, b))
-                   for quantity in QUANTITIES for b in self.per_bin_["bin"]]
-        integrated = [({"subject": self.predictor, "measure": name, "bin": pd.NA}, est) for name, est in self.integrated_.items()]
+                   for quantity in QUANTITIES for b in self.per_bin["bin"]]
+        integrated = [({"subject": self.predictor, "measure": name, "bin": pd.NA}, est) for name, est in self.integrated.items()]
         frame = confint_frame(per_bin + integrated, level)
         frame["bin"] = frame["bin"].astype("Int64")
         return frame
@@ -114,14 +106,14 @@ class PPMDecomposition(ResultMixin):
         shared = ["bin", "label", "lower", "upper", "n_x0", "n_x1"]
         rows = []
         for quantity in QUANTITIES:
-            part = self.per_bin_[shared].assign(subject=self.predictor, measure=quantity, estimate=self.per_bin_[quantity],
+            part = self.per_bin[shared].assign(subject=self.predictor, measure=quantity, estimate=self.per_bin[quantity],
                                                 level=self.settings["level"])
-            for field in ("se", "ci_low", "ci_high"):
-                part[field] = self.per_bin_[f"{quantity}_{field}"]
+            for column in ("se", "ci_low", "ci_high"):
+                part[column] = self.per_bin[f"{quantity}_{column}"]
             rows.append(part)
-        for name, est in self.integrated_.items():
+        for name, est in self.integrated.items():
             rows.append(pd.DataFrame([{"subject": self.predictor, "measure": name, **est.to_dict(), "bin": pd.NA,
-                                       "n_x0": self.n_x0_, "n_x1": self.n_x1_}]))
+                                       "n_x0": self.n_x0, "n_x1": self.n_x1}]))
         frame = result_frame(pd.concat(rows, ignore_index=True))
         frame["bin"] = frame["bin"].astype("Int64")
         return frame[[*frame.columns[:7], *shared]]
@@ -133,28 +125,28 @@ class PPMDecomposition(ResultMixin):
             "x": self.x,
             "x0": self.x0,
             "x1": self.x1,
-            "n": self.n_,
-            "n_x0": self.n_x0_,
-            "n_x1": self.n_x1_,
-            "n_excluded": self.n_excluded_,
-            "incomplete_bins": list(self.incomplete_bins_),
-            "integrated": {name: est.to_dict() for name, est in self.integrated_.items()},
-            "per_bin": self.per_bin_.to_dict(orient="records"),
+            "n": self.n,
+            "n_x0": self.n_x0,
+            "n_x1": self.n_x1,
+            "n_excluded": self.n_excluded,
+            "incomplete_bins": list(self.incomplete_bins),
+            "integrated": {name: est.to_dict() for name, est in self.integrated.items()},
+            "per_bin": self.per_bin.to_dict(orient="records"),
             "settings": self.settings,
         }
 
     def _repr_fields(self) -> dict:
-        return {"predictor": self.predictor, "outcome": self.outcome, "n": self.n_, "bins": len(self.per_bin_)}
+        return {"predictor": self.predictor, "outcome": self.outcome, "n": self.n, "bins": len(self.per_bin)}
 
     def summary(self) -> str:
         lines = [
             f"PPMDecomposition(predictor={self.predictor!r}, outcome={self.outcome!r}, "
-            f"{self.x}: {self.x1!r} vs {self.x0!r}, n={self.n_}, bins={len(self.per_bin_)})"
+            f"{self.x}: {self.x1!r} vs {self.x0!r}, n={self.n}, bins={len(self.per_bin)})"
         ]
-        for name, est in self.integrated_.items():
+        for name, est in self.integrated.items():
             lines.append(f"  {LABELS[name]:<8} {est}")
-        if self.incomplete_bins_:
-            lines.append(f"  bins without both groups, left out: {list(self.incomplete_bins_)}")
+        if self.incomplete_bins:
+            lines.append(f"  bins without both groups, left out: {list(self.incomplete_bins)}")
         return "\n".join(lines)
 
     def plot(self, ax=None):
@@ -162,9 +154,9 @@ class PPMDecomposition(ResultMixin):
         from fairpath.report import legend_below, new_figure
 
         fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(7, 4)))
-        table = self.per_bin_
+        table = self.per_bin
         for quantity, color in zip(QUANTITIES, ("tab:blue", "tab:orange", "tab:green")):
-            label = f"{LABELS[quantity]} (integrated {self.integrated_[INTEGRATED[quantity]].estimate:.3f})"
+            label = f"{LABELS[quantity]} (integrated {self.integrated[INTEGRATED[quantity]].estimate:.3f})"
             ax.plot(table["bin"], table[quantity], marker="o", color=color, label=label)
             if np.isfinite(table[f"{quantity}_ci_low"]).any():
                 ax.fill_between(table["bin"], table[f"{quantity}_ci_low"], table[f"{quantity}_ci_high"],
@@ -248,9 +240,9 @@ def ppm_decomposition(
                 "empty_bins": empty_bins,
                 "y_x0": y_x0 if isinstance(y_x0, str) else ("adaptation" if y_x0 is None else "array"),
                 "bootstrap": "rows resampled within each (bin, group) cell, Y_x0 taken as given; percentile intervals"}
-    return PPMDecomposition(per_bin, integrated, predictor=predictor, outcome=sfm.y, x=sfm.x, x0=sfm.x0, x1=sfm.x1,
-                            n_x0=(~is_x1).sum(), n_x1=is_x1.sum(), n_excluded=(~keep).sum(),
-                            incomplete_bins=incomplete + 1, settings=settings, bin_estimates=bin_estimates)
+    return PPMDecomposition(per_bin=per_bin, integrated=integrated, bin_estimates=bin_estimates, predictor=predictor, outcome=sfm.y,
+                            x=sfm.x, x0=sfm.x0, x1=sfm.x1, n_x0=int((~is_x1).sum()), n_x1=int(is_x1.sum()),
+                            n_excluded=int((~keep).sum()), incomplete_bins=tuple(int(b) for b in incomplete + 1), settings=settings)
 
 
 def _select_rows(data, sfm, predictor) -> tuple[np.ndarray, np.ndarray]:
@@ -301,7 +293,7 @@ def _adapted_outcome(frame, sfm, seed, adaptation) -> np.ndarray:
     outcome of an x1 row is its fair twin's outcome."""
     from fairpath.adaptation import FairAdapt, graph_from_sfm  # the adaptation subpackage is only needed here
 
-    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x0, sfm.y, resolving=(), random_state=seed, **adaptation)
+    adapter = FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=sfm.x0, y=sfm.y, resolving=(), random_state=seed, **adaptation)
     adapter.fit(frame[[sfm.x, *sfm.w, sfm.y]])
     return adapter.adapted_train_[sfm.y].to_numpy(dtype=float)
 

@@ -113,7 +113,7 @@ def decomposition_figure(decomposition, cookbook, ax=None):
     """
     outcomes = list(decomposition.outcomes)
     frame = decomposition.to_frame().set_index(["subject", "measure"])
-    verdicts = cookbook.tests_.set_index(["predictor", "pathway"])["verdict"]
+    verdicts = cookbook.tests.set_index(["predictor", "pathway"])["verdict"]
     panels = [(p, MEASURE_OF_PATHWAY[p]) for p in PATHWAYS] + [("TV", "tv")]
 
     def make():
@@ -153,18 +153,18 @@ def decomposition_figure(decomposition, cookbook, ax=None):
 
 
 def _status_html(audit) -> str:
-    bn = "{" + ", ".join(audit.cookbook_.bn) + "}" if audit.cookbook_.bn else "∅ (statistical parity)"
+    bn = "{" + ", ".join(audit.cookbook.bn) + "}" if audit.cookbook.bn else "∅ (statistical parity)"
     items = []
-    for predictor, overall in audit.cookbook_.overall_.items():
+    for predictor, overall in audit.cookbook.overall.items():
         css = STATUS_CLASSES.get(overall["status"], "")
         items.append(
             f'<li><code>{html.escape(predictor)}</code>: <span class="{css}">{overall["status"]}</span> '
-            f"— {html.escape(verdict_finding(audit.cookbook_, predictor, percent=audit.percent))}</li>"
+            f"— {html.escape(verdict_finding(audit.cookbook, predictor, percent=audit.percent))}</li>"
         )
     return (
         f"<p>Business-necessity set BN = <strong>{html.escape(bn)}</strong>; tests at family-wise level "
-        f"α = {audit.cookbook_.alpha} per predictor ({audit.cookbook_.multiplicity})"
-        + (f", equivalence margin δ = {audit.cookbook_.margin:g}" if audit.cookbook_.margin is not None else "")
+        f"α = {audit.cookbook.alpha} per predictor ({audit.cookbook.multiplicity})"
+        + (f", equivalence margin δ = {audit.cookbook.margin:g}" if audit.cookbook.margin is not None else "")
         + f"; the outcome is {html.escape(audit.outcome_label)}.</p><ul>{''.join(items)}</ul>"
         + "".join(f"<p>{html.escape(line)}</p>" for line in audit.parity_lines())
     )
@@ -184,7 +184,7 @@ def _estimates_table(decomposition, outcome_label: str) -> pd.DataFrame:
 
 
 def _cookbook_table(cookbook, level: float = 0.95) -> pd.DataFrame:
-    tests = cookbook.tests_
+    tests = cookbook.tests
     table = pd.DataFrame(
         {
             "predictor": tests["predictor"],
@@ -205,7 +205,7 @@ def _cookbook_table(cookbook, level: float = 0.95) -> pd.DataFrame:
 
 def build_sections(audit) -> list[Section]:
     """The report's sections, in order."""
-    cookbook = audit.cookbook_
+    cookbook = audit.cookbook
     verdicts = Section("Verdicts", _status_html(audit), anchor="verdicts")
     diagram = Section(
         "Standard Fairness Model",
@@ -221,10 +221,10 @@ def build_sections(audit) -> list[Section]:
         "Causal decomposition: TV = Ctf-DE − Ctf-IE − Ctf-SE",
         "<p>" + "<br>".join(html.escape(line) for line in audit.summary_lines()) + "</p>" + MEASURE_DEFINITIONS,
         anchor="decomposition",
-    ).add_figure(decomposition_figure(audit.decomposition_, cookbook),
+    ).add_figure(decomposition_figure(audit.decomposition, cookbook),
                  f"Bars: estimates; whiskers: {level:.0%} confidence intervals; predictor bars coloured by the Cookbook verdict.")
-    decomposition.add_table(_estimates_table(audit.decomposition_, audit.outcome_label),
-                            f"Estimates with {level:.0%} CIs, in outcome units (every measure and SE: estimates.csv, results.json)")
+    decomposition.add_table(_estimates_table(audit.decomposition, audit.outcome_label),
+                            f"Estimates with {level:.0%} CIs, in outcome units (every measure and SE: result.csv, result.json)")
     parity = Section(
         "Predictive parity",
         "<p>PPM per bin of the predictor: E[Y | x1, ŷ ∈ bin] − E[Y | x0, ŷ ∈ bin], "
@@ -235,7 +235,7 @@ def build_sections(audit) -> list[Section]:
         anchor="predictive-parity",
     )
     parity.add_table(_parity_table(audit, level), f"Predictive parity measures with {level:.0%} CIs")
-    for predictor, result in audit.parity_.items():
+    for predictor, result in audit.parity.items():
         parity.add_figure(result.plot(), f"{predictor}: PPM per bin with {level:.0%} CIs (left) and calibration by group with "
                                          f"{level:.0%} bands (right; Wilson intervals of E[Y] in each bin, binary Y only).")
         parity.add_table(_bins_table(result), f"{predictor}: rows per bin and group (a bin with few rows of one group has a wide CI)")
@@ -251,14 +251,14 @@ def build_sections(audit) -> list[Section]:
                  + (f" Shaded band: the equivalence margin ±δ = ±{cookbook.margin:g}; a CI inside it (TOST) certifies "
                     "compliance." if cookbook.margin is not None else ""))
     cookbook_section.add_table(_cookbook_table(cookbook, level), f"Tests ({level:.0%} CIs), verdicts and the claim each makes")
-    notes_html = ("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in audit.notes_) + "</ul>"
-                  if audit.notes_ else "<p>No warnings.</p>")
+    notes_html = ("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in audit.notes) + "</ul>"
+                  if audit.notes else "<p>No warnings.</p>")
     notes = Section("Notes", notes_html, anchor="notes")
     return [verdicts, diagram, decomposition, parity, cookbook_section, notes]
 
 
 def _parity_table(audit, level: float) -> pd.DataFrame:
-    frame = pd.concat([p.to_frame() for p in audit.parity_.values()], ignore_index=True)
+    frame = pd.concat([p.to_frame() for p in audit.parity.values()], ignore_index=True)
     return pd.DataFrame({
         "predictor": frame["subject"],
         "measure": frame["measure"].map(lambda m: PARITY_LABELS.get(m, m)),
@@ -268,7 +268,7 @@ def _parity_table(audit, level: float) -> pd.DataFrame:
 
 
 def _bins_table(result) -> pd.DataFrame:
-    bins = result.bins_
+    bins = result.bins
     labels = result.settings["group_labels"]
     return pd.DataFrame({
         "bin": bins["bin"],
@@ -302,11 +302,11 @@ def cookbook_legend(margin, left_out: bool = False) -> dict[str, str]:
 def write_multilevel_audit_report(result, path) -> Path:
     """The audit of every contrast on one page: each predictor's verdict and its contrast × pathway matrix, the outcome's
     decomposition matrix and forest plot, links to each contrast's full audit, notes and settings."""
-    cookbook, level = result.cookbook_, result.settings["level"]
+    cookbook, level = result.cookbook, result.settings["level"]
     bn = "{" + ", ".join(cookbook.bn) + "}" if cookbook.bn else "∅ (statistical parity)"
     verdicts = Section("Verdicts", f"<p>{html.escape(str(result.sfm))}; BN = <strong>{html.escape(bn)}</strong>; α = {cookbook.alpha} "
                        f"per predictor ({html.escape(cookbook.multiplicity)}).</p>" + status_html(result), anchor="verdicts")
-    left_out = bool((cookbook.tests_["verdict"] == NOT_ESTIMABLE).any())
+    left_out = bool((cookbook.tests["verdict"] == NOT_ESTIMABLE).any())
     for predictor in result.predictors:
         verdicts.add_matrix(result.verdict_cells(predictor), cookbook_legend(cookbook.margin, left_out),
                             f"{predictor}: tested quantity [{level:.0%} CI] and Holm p per contrast and pathway", corner="contrast")
@@ -314,17 +314,17 @@ def write_multilevel_audit_report(result, path) -> Path:
     decomposition = Section("The outcome's decomposition per contrast",
                             "<p>What the outcome itself carries along each pathway, per contrast: the estimate with its "
                             f"simultaneous {level:.0%} interval over the contrasts.</p>", anchor="decomposition")
-    decomposition.add_matrix(result.decomposition_.verdict_cells(outcome), result.decomposition_.verdict_legend(),
+    decomposition.add_matrix(result.decomposition.verdict_cells(outcome), result.decomposition.verdict_legend(),
                              f"{outcome}: estimate [simultaneous {level:.0%} CI]", corner="contrast")
-    decomposition.add_figure(result.decomposition_.plot(outcome=outcome),
+    decomposition.add_figure(result.decomposition.plot(outcome=outcome),
                              f"{outcome}: dots are estimates, thick bars marginal and thin bars simultaneous {level:.0%} intervals.")
     links = "".join(f'<li><a href="contrasts/{html.escape(contrast_folder(i, name))}/report.html">{html.escape(name)} against '
                     f"{html.escape(str(result.sfm.x0))}</a>: {html.escape(', '.join(f'{p} {s}' for p, s in audit.status.items()))}</li>"
-                    for i, (name, audit) in enumerate(result.audits_.items(), start=1))
+                    for i, (name, audit) in enumerate(result.audits.items(), start=1))
     contrasts = Section("Each contrast's audit", "<p>The full audit of each contrast (decomposition, predictive parity on the "
                         f"pair's rows, Cookbook tests adjusted over every contrast):</p><ul>{links}</ul>", anchor="contrasts")
-    notes = Section("Notes", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in result.notes_) + "</ul>"
-                    if result.notes_ else "<p>No warnings.</p>", anchor="notes")
+    notes = Section("Notes", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in result.notes) + "</ul>"
+                    if result.notes else "<p>No warnings.</p>", anchor="notes")
     settings = {k: str(v) for k, v in result.settings.items() if k not in ("provenance", "descriptions")}
     settings.update(provenance_lines(result.settings["provenance"]))
     return write_report(path, result.settings["title"], [verdicts, decomposition, contrasts, notes], settings=settings)

@@ -45,14 +45,14 @@ def _with_interval(estimate, percent: bool) -> str:
 
 def verdict_sentence(cookbook, predictor: str, *, percent: bool) -> str:
     """The Cookbook's finding for ``predictor`` in one sentence: ``predictor: STATUS under BN = ...: finding``."""
-    return f"{predictor}: {cookbook.overall_[predictor]['status']} under BN = {bn_text(cookbook.bn)}: {verdict_finding(cookbook, predictor, percent=percent)}"
+    return f"{predictor}: {cookbook.overall[predictor]['status']} under BN = {bn_text(cookbook.bn)}: {verdict_finding(cookbook, predictor, percent=percent)}"
 
 
 def verdict_finding(cookbook, predictor: str, *, percent: bool) -> str:
     """What the verdict rests on, with the p of its claim: the violations shown (each with its Holm p),
     every pathway certified (the largest TOST Holm p), or no violation shown (the smallest Holm p,
     which is not a proof of compliance); each test not estimable is named with why, and left out."""
-    tests = cookbook.tests_[cookbook.tests_["predictor"] == predictor]
+    tests = cookbook.tests[cookbook.tests["predictor"] == predictor]
     left_out = tests[tests["verdict"] == NOT_ESTIMABLE]
     why = "".join(f" {claim}" for claim in dict.fromkeys(left_out["claim"]))
     if len(left_out) == len(tests):
@@ -83,13 +83,13 @@ def verdict_finding(cookbook, predictor: str, *, percent: bool) -> str:
 def parity_sentence(parity, *, percent: bool, original=None) -> str:
     """The predictor's iPPM with its interval and level; beside ``original``'s (another PredictiveParity
     on the same rows) when given, with the change in distance from 0 said as a gain or a loss."""
-    text = (f"Predictive parity of {parity.predictor}: iPPM = {_with_interval(parity.ippm_, percent)} "
+    text = (f"Predictive parity of {parity.predictor}: iPPM = {_with_interval(parity.ippm, percent)} "
             "(0: equally calibrated in both groups)")
     if original is None:
         return text + "."
-    change = abs(parity.ippm_.estimate) - abs(original.ippm_.estimate)
+    change = abs(parity.ippm.estimate) - abs(original.ippm.estimate)
     direction = "further from 0, a loss in predictive parity" if change > 0 else "closer to 0, a gain in predictive parity"
-    return (f"{text}, against {_with_interval(original.ippm_, percent)} for {original.predictor}: "
+    return (f"{text}, against {_with_interval(original.ippm, percent)} for {original.predictor}: "
             f"{amount(abs(change), percent).lstrip('+')} {direction} (point estimates on the same rows).")
 
 

@@ -5,14 +5,12 @@ from fairpath.repair._constrained import ConstrainedLearner, ConstrainedPath
 from fairpath.repair._frontier import BN_OF_RESOLVING, FrontierResult, decision_spm, frontier, parse_bn_sets
 from fairpath.repair._predictor import FairPredictor, encode_features, feature_encoder
 from fairpath.repair._repair import RepairResult, repair
-from fairpath.repair._report import frontier_section, write_frontier_report, write_repair_report
+from fairpath.repair._report import frontier_section
 
 __all__ = [
     "encode_features",
     "feature_encoder",
     "frontier_section",
-    "write_frontier_report",
-    "write_repair_report",
     "BN_OF_RESOLVING",
     "ConstrainedLearner",
     "ConstrainedPath",

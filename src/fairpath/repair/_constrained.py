@@ -37,7 +37,7 @@ from sklearn.metrics import roc_auc_score
 from fairpath._encoding import CategoryEncoder
 from fairpath._estimators import check_fitted
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, panel_axes, result_frame
 from fairpath._validation import (
     NonNegative, Probability, Real, Seed, check_columns_present, check_finite, check_fit_group_sizes, check_float, check_frame,
     check_nonnegative, check_outcome_varies, validate_params,
@@ -152,7 +152,7 @@ class ConstrainedLearner(BaseEstimator):
     AUC or R²), ``lambda_``, ``coef_``, ``effects_`` (in-sample DE, IE, SE at ``lambda_``).
     """
 
-    def __init__(self, sfm, bn=(), lambdas=DEFAULT_LAMBDAS, tolerance: float = 0.01, holdout: float = 0.3,
+    def __init__(self, sfm, *, bn=(), lambdas=DEFAULT_LAMBDAS, tolerance: float = 0.01, holdout: float = 0.3,
                  l2: float = 1e-3, smooth: float = 1e-4, targets: dict | None = None, random_state: int = 0):
         self.sfm = sfm
         self.bn = bn
@@ -326,20 +326,18 @@ class ConstrainedLearner(BaseEstimator):
         return np.column_stack([1 - scores, scores])
 
     def path_result(self) -> "ConstrainedPath":
-        return ConstrainedPath(self.path_, self.targets_, self.lambda_, self.tolerance, list(parse_bn(self.bn)))
+        return ConstrainedPath(path=self.path_, targets=self.targets_, chosen=self.lambda_, tolerance=self.tolerance, bn=list(parse_bn(self.bn)))
 
 
+@result_class
 class ConstrainedPath(ResultMixin):
     """The λ path of a constrained learner: held-out effects and accuracy per λ (``path``, one row per λ)."""
 
-    path = ReadOnly()
-    targets = ReadOnly()
-    chosen = ReadOnly()
-    tolerance = ReadOnly()
-    bn = ReadOnly()
-
-    def __init__(self, path: pd.DataFrame, targets: dict, chosen: float, tolerance: float, bn: list[str]):
-        self.path, self.targets, self.chosen, self.tolerance, self.bn = path, targets, chosen, tolerance, bn
+    path: pd.DataFrame
+    targets: dict
+    chosen: float
+    tolerance: float
+    bn: list[str]
 
     def to_frame(self) -> pd.DataFrame:
         """One row per λ (``subject`` ``lambda=<λ>``) and measure: the held-out effects (ctfde, ctfie, ctfse,

@@ -27,12 +27,12 @@ from sklearn.model_selection import StratifiedKFold
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import fingerprint
-from fairpath._io import locked_folder, write_csv
+from fairpath._io import locked_folder, save_figure, write_csv
 from fairpath._validation import (
     Boolean, Draws, Frame, Integer, Jobs, MAX_REPEATS, Optional, Options, Probability, SchedulerAddress, Seed, check_columns_present, check_finite,
     check_outcome_varies, check_output_dir, local_workers, validate_params,
 )
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, panel_axes, result_frame
 from fairpath._runs import RunFolder, run_all
 from fairpath._seeds import REPEATS, child_seed
 from fairpath._vocabulary import MEASURE_OF_PATHWAY, RESOLVING_NAMES, Engine, Reference, parse_bn, split_bn_sets
@@ -41,6 +41,7 @@ from fairpath.causal import decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
 from fairpath.repair._predictor import FairPredictor, check_fold_sizes, default_forest, encode_features, out_of_fold_scores
+from fairpath.report import provenance as make_provenance
 
 # Frontier BN sets are named by their resolving variables, as in the paper's figure.
 BN_OF_RESOLVING = {name: bn for bn, name in RESOLVING_NAMES.items()}
@@ -83,7 +84,7 @@ def score_metrics(data: pd.DataFrame, sfm, scores: np.ndarray, quantile: float, 
     frame["score"] = scores
     for bins in range(n_bins, 1, -1):
         try:
-            ippm = predictive_parity(frame, sfm, "score", n_bins=bins, n_boot=n_boot, seed=seed).ippm_.estimate
+            ippm = predictive_parity(frame, sfm, "score", n_bins=bins, n_boot=n_boot, seed=seed).ippm.estimate
             break
         except FairpathInputError:
             if bins == 2:
@@ -97,7 +98,7 @@ def _constrained_oof(data: pd.DataFrame, sfm, bn, targets: dict, n_folds: int, s
     scores = np.empty(len(data))
     folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
     for train_rows, test_rows in folds.split(data, data[sfm.y]):
-        learner = ConstrainedLearner(sfm, bn, targets=targets, random_state=seed).fit(data.iloc[train_rows])
+        learner = ConstrainedLearner(sfm, bn=bn, targets=targets, random_state=seed).fit(data.iloc[train_rows])
         scores[test_rows] = learner.predict_proba(data.iloc[test_rows])[:, 1]
     return scores
 
@@ -116,16 +117,13 @@ _METRICS = {"spm": "SPM", "ippm": "iPPM", "auc": "AUC"}
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
 
+@result_class
 class FrontierResult(ResultMixin):
     """Per-run metrics (``runs``) and their mean and sd over the seeds per point (``per_point()``, in long
     form ``to_frame()``); ``plot()`` draws Figure 6."""
 
-    runs = ReadOnly()
-    settings = ReadOnly()
-
-    def __init__(self, runs: pd.DataFrame, settings: dict):
-        self.runs = runs
-        self.settings = settings
+    runs: pd.DataFrame
+    settings: dict
 
     def per_point(self) -> pd.DataFrame:
         """One row per point: kind, bn_set, ``<metric>_mean`` and ``<metric>_std`` over the seeds, repeats."""
@@ -149,6 +147,18 @@ class FrontierResult(ResultMixin):
 
     def _repr_fields(self) -> dict:
         return {"repeats": self.settings.get("repeats"), "quantile": self.settings.get("quantile")}
+
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        """frontier.png (Figure 6)."""
+        from fairpath.report import styled
+
+        with styled():
+            return {"figure": save_figure(self.plot(), out / "frontier.png", bbox_inches="tight")}
+
+    def _write_report(self, path: Path) -> Path:
+        from fairpath.repair._report import write_frontier_report
+
+        return write_frontier_report(self, path)
 
     def summary(self) -> str:
         from fairpath.report import format_count
@@ -196,8 +206,10 @@ class FrontierResult(ResultMixin):
 def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repeats: int = 3, quantile: float = 0.68,
              reference: Reference = "x1", learner=None, engine: Engine | object = "forest", unconstrained: bool = True, constrained: bool = True, n_folds: int = 5,
              n_bins: int = 10, n_boot: int = 50, seed: int = 0, out_dir: str | Path | None = None, progress: bool = True,
-             n_jobs: int = 1, scheduler=None, workers: int | None = None) -> FrontierResult:
-    """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable.
+             n_jobs: int = 1, scheduler=None, workers: int | None = None, provenance: dict | None = None) -> FrontierResult:
+    """Compute the SPM–iPPM–AUC frontier; see the module docstring. ``out_dir`` makes the run resumable (its runs, not
+    the result's files: ``result.save(out)``). ``provenance`` (:func:`fairpath.report.provenance`) goes into the
+    settings; by default the call's.
 
     ``n_jobs`` threads, or a Dask ``scheduler`` (address or ``distributed.Client``) or a local cluster of
     ``workers`` processes, run the (point, seed) tasks; the numbers are those of a one-thread run.
@@ -217,7 +229,9 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
         runs = _computed_runs(data, sfm, tasks, settings, Path(out_dir) if out_dir is not None else None, progress,
                               n_jobs=n_jobs, scheduler=scheduler, workers=workers, reference=reference, learner=learner,
                               engine=engine, n_folds=n_folds, quantile=quantile, n_bins=n_bins, n_boot=n_boot)
-    return FrontierResult(runs, settings)
+    provenance = provenance or make_provenance(call=f"fairpath.repair.frontier(<DataFrame {len(data)} rows>, bn_sets={bn_sets!r}, seed={seed})",
+                                               seed=seed)
+    return FrontierResult(runs=runs, settings={**settings, "provenance": provenance})
 
 
 def _computed_runs(data, sfm, tasks, settings, out_dir, progress, *, n_jobs, scheduler, workers, **options) -> pd.DataFrame:
@@ -288,7 +302,7 @@ def _run(task, data, sfm, reference, learner, engine, n_folds, quantile, n_bins,
 def _scores(data, sfm, kind, bn_set, seed, reference, learner, engine, n_folds, targets) -> np.ndarray:
     if kind == "adaptation":
         bn = BN_OF_RESOLVING[bn_set]
-        predictor = FairPredictor(sfm, bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, random_state=seed)
+        predictor = FairPredictor(sfm, bn=bn, reference=reference, learner=learner, engine=engine, n_folds=n_folds, random_state=seed)
         return predictor.fit(data).oof_scores_
     if kind == "unconstrained":
         columns = [sfm.x, *sfm.z, *sfm.w]

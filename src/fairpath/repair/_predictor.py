@@ -133,7 +133,7 @@ class FairPredictor(BaseEstimator):
     (training rows), ``classes_`` (binary outcome).
     """
 
-    def __init__(self, sfm, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference = "x1", learner=None,
+    def __init__(self, sfm, *, bn=(), resolving=None, graph: CausalGraph | None = None, reference: Reference = "x1", learner=None,
                  engine: Engine | object = "forest", n_folds: int = 5, random_state: int = 0):
         self.sfm = sfm
         self.bn = bn
@@ -160,7 +160,7 @@ class FairPredictor(BaseEstimator):
         graph = self.graph if self.graph is not None else graph_from_sfm(sfm)
         resolving = resolving_for_bn(sfm, self.bn) if self.resolving is None else self._checked_resolving()
         baseline = sfm.x1 if self.reference == "x1" else sfm.x0
-        self.adapter_ = FairAdapt(graph, sfm.x, baseline, sfm.y, resolving=resolving, engine=self.engine, random_state=seed).fit(train)
+        self.adapter_ = FairAdapt(graph, x=sfm.x, baseline=baseline, y=sfm.y, resolving=resolving, engine=self.engine, random_state=seed).fit(train)
         self.binary_ = set(pd.unique(train[sfm.y])) <= {0, 1}
         if self.binary_:
             self.classes_ = np.array([0, 1])

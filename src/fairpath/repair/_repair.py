@@ -28,18 +28,18 @@ from scipy.stats import rankdata
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import train_test_split
 
-from fairpath._io import save_figure, write_csv, replaces_outputs
-from fairpath._results import ReadOnly, ResultMixin, interval_bars, panel_axes, result_frame, write_json
+from fairpath._io import save_figure, write_csv
+from fairpath._results import ResultMixin, result_class, interval_bars, panel_axes, result_frame
 from fairpath._validation import (
     Boolean, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, check_columns_present, check_fit_group_sizes, check_frame,
     is_numeric_column, validate_params,
 )
 from fairpath._vocabulary import RESOLVING_ROLE, Engine, Reference, parse_bn
 from fairpath.adaptation import CausalGraph, graph_from_sfm
-from fairpath._sfm import check_binary_sfm
+from fairpath._sfm import SFM, check_binary_sfm
 from fairpath._stats import Estimate
 from fairpath._exceptions import FairpathInputError
-from fairpath.parity import audit, quantile_bins
+from fairpath.parity import AuditResult, audit, quantile_bins
 from fairpath.repair._constrained import ConstrainedLearner
 from fairpath.repair._predictor import TWIN_LABEL, FairPredictor, default_forest, feature_encoder
 
@@ -54,6 +54,7 @@ HELD_OUT_OBSERVED = "held-out rows, observed"
 IN_SAMPLE_TWINS = f"fitting rows, {TWIN_LABEL}"
 
 
+@result_class
 class RepairResult(ResultMixin):
     """The fair predictor for a BN set, its outputs, and its verdict, cost and predictive parity on held-out rows.
 
@@ -64,56 +65,43 @@ class RepairResult(ResultMixin):
     bn : the BN set the predictor is judged under.
     tables : dict file name -> DataFrame: adapted_train.csv, fair_twins.csv, scores.csv (out-of-fold
         scores of every row), and adapted_test.csv, test_scores.csv, constrained_path.csv when computed.
-    held_out_ : the held-out rows' X, Y and every predictor's score (from the fits on the other rows).
-    accuracy_ : one row per predictor and accuracy measure on the held-out rows.
-    audit_ : the fair predictor's :class:`~fairpath.parity.AuditResult` on the held-out rows' fair twins.
-    in_sample_audit_ : the same predictor's audit on the fair twins of the rows it was fitted on (their
-        out-of-fold scores): beside ``audit_``, whether its fairness carried over to rows it never saw.
-    baseline_audit_ : the unconstrained (and constrained) predictors' audit on the observed held-out rows.
+    held_out : the held-out rows' X, Y and every predictor's score (from the fits on the other rows).
+    accuracy_table : one row per predictor and accuracy measure on the held-out rows.
+    audit : the fair predictor's :class:`~fairpath.parity.AuditResult` on the held-out rows' fair twins.
+    in_sample_audit : the same predictor's audit on the fair twins of the rows it was fitted on (their
+        out-of-fold scores): beside ``audit``, whether its fairness carried over to rows it never saw.
+    baseline_audit : the unconstrained (and constrained) predictors' audit on the observed held-out rows.
     settings : every setting of the call, with its provenance.
     """
 
-    sfm = ReadOnly()
-    bn = ReadOnly()
-    predictor = ReadOnly()
-    constrained = ReadOnly()
-    tables = ReadOnly()
-    held_out_ = ReadOnly()
-    accuracy_ = ReadOnly()
-    audit_ = ReadOnly()
-    in_sample_audit_ = ReadOnly()
-    baseline_audit_ = ReadOnly()
-    settings = ReadOnly()
-
-    def __init__(self, sfm, bn, predictor, constrained, tables, held_out_, accuracy_, audit_, in_sample_audit_, baseline_audit_, settings):
-        self.sfm = sfm
-        self.bn = bn
-        self.predictor = predictor
-        self.constrained = constrained
-        self.tables = tables
-        self.held_out_ = held_out_
-        self.accuracy_ = accuracy_
-        self.audit_ = audit_
-        self.in_sample_audit_ = in_sample_audit_
-        self.baseline_audit_ = baseline_audit_
-        self.settings = settings
+    sfm: SFM
+    bn: list[str]
+    predictor: FairPredictor
+    constrained: ConstrainedLearner | None
+    tables: dict[str, pd.DataFrame]
+    held_out: pd.DataFrame
+    accuracy_table: pd.DataFrame
+    audit: AuditResult
+    in_sample_audit: AuditResult
+    baseline_audit: AuditResult
+    settings: dict
 
     @property
     def binary(self) -> bool:
-        return self.audit_.percent
+        return self.audit.percent
 
     @property
     def status(self) -> str:
         """SUCCESS or FAIL: the fair predictor's Cookbook verdict on the held-out rows."""
-        return self.audit_.status[FAIR]
+        return self.audit.status[FAIR]
 
     @property
-    def parity_(self) -> dict:
+    def parity(self) -> dict:
         """Every predictor's :class:`~fairpath.parity.PredictiveParity` on the held-out rows."""
-        return {**self.audit_.parity_, **self.baseline_audit_.parity_}
+        return {**self.audit.parity, **self.baseline_audit.parity}
 
     def accuracy(self, predictor: str, measure: str) -> float:
-        rows = self.accuracy_[(self.accuracy_["predictor"] == predictor) & (self.accuracy_["measure"] == measure)]
+        rows = self.accuracy_table[(self.accuracy_table["predictor"] == predictor) & (self.accuracy_table["measure"] == measure)]
         return float(rows["estimate"].iloc[0])
 
     @property
@@ -125,20 +113,20 @@ class RepairResult(ResultMixin):
         """What was found, first: the fair predictor's verdict with the p of its claim, what it costs in
         accuracy, its predictive parity beside the unconstrained predictor's and what the BN set implies
         for it (Theorem 1), then the other predictors' verdicts."""
-        n = len(self.held_out_)
-        lines = [f"Repaired predictor ({FAIR}: a learner on the fair twins), judged on {n:,} held-out rows: {self.audit_.verdict_line(FAIR)}",
+        n = len(self.held_out)
+        lines = [f"Repaired predictor ({FAIR}: a learner on the fair twins), judged on {n:,} held-out rows: {self.audit.verdict_line(FAIR)}",
                  f"In sample, on the fair twins of the {self.settings['n'] - n:,} rows it was fitted on (out-of-fold scores): "
-                 f"{self.in_sample_audit_.verdict_line(FAIR)}", self.carry_over_sentence(),
-                 self.cost_sentence(), self.audit_.parity_line(FAIR, original=self.parity_[UNCONSTRAINED])]
+                 f"{self.in_sample_audit.verdict_line(FAIR)}", self.carry_over_sentence(),
+                 self.cost_sentence(), self.audit.parity_line(FAIR, original=self.parity[UNCONSTRAINED])]
         if self.constrained is not None:
-            lines.append(self.baseline_audit_.parity_line(CONSTRAINED, original=self.parity_[UNCONSTRAINED]))
-        lines.append(self.audit_.bn_parity_line())
-        lines += [f"For comparison, on the observed held-out rows: {self.baseline_audit_.verdict_line(p)}" for p in self.baseline_audit_.predictors]
+            lines.append(self.baseline_audit.parity_line(CONSTRAINED, original=self.parity[UNCONSTRAINED]))
+        lines.append(self.audit.bn_parity_line())
+        lines += [f"For comparison, on the observed held-out rows: {self.baseline_audit.verdict_line(p)}" for p in self.baseline_audit.predictors]
         return lines
 
     def carry_over_sentence(self) -> str:
         """Whether the verdict on the rows the predictor was fitted on held on the rows it never saw."""
-        held, fitted = self.status, self.in_sample_audit_.status[FAIR]
+        held, fitted = self.status, self.in_sample_audit.status[FAIR]
         if held == fitted:
             return f"The verdict carried over: {held} in sample and on the held-out rows."
         return f"The verdict did not carry over: {fitted} in sample, {held} on the held-out rows."
@@ -159,9 +147,9 @@ class RepairResult(ResultMixin):
     def to_frame(self) -> pd.DataFrame:
         """Accuracy on the held-out rows (bootstrap intervals), then both audits' estimates and Cookbook tests; the
         column ``data`` names the rows each was measured on, and the outcome's subject says it too."""
-        frames = [self.accuracy_.rename(columns={"predictor": "subject"}).assign(data=HELD_OUT_OBSERVED)]
-        for result, data in ((self.audit_, HELD_OUT_TWINS), (self.in_sample_audit_, IN_SAMPLE_TWINS), (self.baseline_audit_, HELD_OUT_OBSERVED)):
-            frame = pd.concat([result.to_frame(), result.cookbook_.to_frame()], ignore_index=True)
+        frames = [self.accuracy_table.rename(columns={"predictor": "subject"}).assign(data=HELD_OUT_OBSERVED)]
+        for result, data in ((self.audit, HELD_OUT_TWINS), (self.in_sample_audit, IN_SAMPLE_TWINS), (self.baseline_audit, HELD_OUT_OBSERVED)):
+            frame = pd.concat([result.to_frame(), result.cookbook.to_frame()], ignore_index=True)
             frame["subject"] = frame["subject"].replace({self.sfm.y: f"{self.sfm.y} ({data})"})
             frames.append(frame.assign(data=data))
         return result_frame(pd.concat(frames, ignore_index=True))
@@ -178,11 +166,11 @@ class RepairResult(ResultMixin):
             "adapted": adapter.order_,
             "tv_outcome": _tv(adapter.train_, self.sfm),
             "tv_adapted_outcome": _tv(adapter.adapted_train_, self.sfm),
-            "held_out": {"n": len(self.held_out_), "holdout": self.settings["holdout"]},
-            "accuracy": self.accuracy_.to_dict(orient="records"),
-            "audit": self.audit_.to_dict(),
-            "in_sample_audit": self.in_sample_audit_.to_dict(),
-            "baseline_audit": self.baseline_audit_.to_dict(),
+            "held_out": {"n": len(self.held_out), "holdout": self.settings["holdout"]},
+            "accuracy": self.accuracy_table.to_dict(orient="records"),
+            "audit": self.audit.to_dict(),
+            "in_sample_audit": self.in_sample_audit.to_dict(),
+            "baseline_audit": self.baseline_audit.to_dict(),
             "settings": self.settings,
         }
         if self.constrained is not None:
@@ -190,20 +178,20 @@ class RepairResult(ResultMixin):
         return found
 
     def _repr_fields(self) -> dict:
-        return {"bn": list(self.bn), "held_out": len(self.held_out_), "status": self.status}
+        return {"bn": list(self.bn), "held_out": len(self.held_out), "status": self.status}
 
     def summary(self) -> str:
         adapter = self.predictor.adapter_
         lines = [*self.verdict_lines(), f"RepairResult for {self.sfm}, BN = {list(self.bn)}",
                  f"adapted {adapter.order_} (resolving: {adapter.resolving_ or 'none'}); TV of {self.sfm.y}: "
                  f"{_tv(adapter.train_, self.sfm):.4f} -> {_tv(adapter.adapted_train_, self.sfm):.4f} after adaptation (all rows)"]
-        for row in self.accuracy_.itertuples():
+        for row in self.accuracy_table.itertuples():
             lines.append(f"  {row.predictor:<14} {row.measure:<9} {row.estimate:.4f} [{row.level:.0%} CI {row.ci_low:.4f}, {row.ci_high:.4f}] (held-out rows)")
-        lines += [f"Held-out rows, {TWIN_LABEL}:", self.audit_.cookbook_.summary(), f"Fitting rows, {TWIN_LABEL}:",
-                  self.in_sample_audit_.cookbook_.summary(), "Held-out rows, observed:", self.baseline_audit_.cookbook_.summary()]
+        lines += [f"Held-out rows, {TWIN_LABEL}:", self.audit.cookbook.summary(), f"Fitting rows, {TWIN_LABEL}:",
+                  self.in_sample_audit.cookbook.summary(), "Held-out rows, observed:", self.baseline_audit.cookbook.summary()]
         if self.constrained is not None:
             lines.append(self.constrained.path_result().summary())
-        notes = dict.fromkeys((*self.audit_.notes_, *self.in_sample_audit_.notes_, *self.baseline_audit_.notes_))
+        notes = dict.fromkeys((*self.audit.notes, *self.in_sample_audit.notes, *self.baseline_audit.notes))
         lines += [f"note: {note}" for note in notes]
         return "\n".join(lines)
 
@@ -216,12 +204,12 @@ class RepairResult(ResultMixin):
         from fairpath.report import SERIES_COLOURS, subplots
 
         fig, (left, right) = panel_axes(ax, 2, lambda: subplots(1, 2, width=9.0, height=3.4))
-        names = list(self.parity_)
+        names = list(self.parity)
         positions = np.arange(len(names))[::-1]
         measure, label = self.accuracy_measures[0]
-        accuracy = self.accuracy_[self.accuracy_["measure"] == measure].set_index("predictor")
+        accuracy = self.accuracy_table[self.accuracy_table["measure"] == measure].set_index("predictor")
         for pos, name, colour in zip(positions, names, SERIES_COLOURS):
-            ippm = self.parity_[name].ippm_
+            ippm = self.parity[name].ippm
             _point_with_interval(left, pos, ippm.estimate, ippm.ci_low, ippm.ci_high, colour)
             _point_with_interval(right, pos, *accuracy.loc[name, ["estimate", "ci_low", "ci_high"]], colour)
         left.axvline(0, color="black", linewidth=0.8)
@@ -230,36 +218,28 @@ class RepairResult(ResultMixin):
             panel.set_ylim(-0.5, len(names) - 0.5)
             panel.xaxis.set_major_locator(MaxNLocator(nbins=4))
         right.tick_params(axis="y", labelleft=False)  # the rows of the left panel
-        left.set_xlabel(f"iPPM (outcome units), {self.parity_[FAIR].ippm_.level:.0%} CI\n0: equally calibrated")
+        left.set_xlabel(f"iPPM (outcome units), {self.parity[FAIR].ippm.level:.0%} CI\n0: equally calibrated")
         left.set_title("Predictive parity (held-out rows)")
         right.set_xlabel(f"{label}, {accuracy['level'].iloc[0]:.0%} CI (bootstrap)\nhigher is better")
         right.set_title(f"Accuracy (held-out rows): {label}")
         fig.tight_layout()
         return fig
 
-    @replaces_outputs
-    def save(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write the tables (CSV), held_out.csv, result.csv (``to_frame()``), repair.json (``to_dict()``),
-        constrained_path.png when computed and report.html to ``out_dir``; return their paths."""
-        from fairpath.repair._report import write_repair_report
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        """The tables (CSV), held_out.csv and constrained_path.png when computed."""
         from fairpath.report import styled
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {name: out / name for name in self.tables}
-        for name, frame in self.tables.items():
-            write_csv(frame, paths[name])
-        paths["held_out"] = out / "held_out.csv"
-        write_csv(self.held_out_, paths["held_out"])
-        paths["table"] = out / "result.csv"
-        write_csv(self.to_frame(), paths["table"])
-        paths["results"] = write_json(self.to_dict(), out / "repair.json")
+        paths = {name: write_csv(frame, out / name) for name, frame in self.tables.items()}
+        paths["held_out"] = write_csv(self.held_out, out / "held_out.csv")
         if self.constrained is not None:
             with styled():
                 paths["constrained_path"] = save_figure(self.constrained.path_result().plot(), out / "constrained_path.png", bbox_inches="tight")
-        paths["report"] = write_repair_report(self, out / "report.html")
         return paths
 
+    def _write_report(self, path: Path) -> Path:
+        from fairpath.repair._report import write_repair_report
+
+        return write_repair_report(self, path)
 
 def _point_with_interval(panel, position: float, estimate: float, low: float, high: float, colour: str) -> None:
     centre, half = interval_bars(low, high)
@@ -424,7 +404,7 @@ def _held_out_scores(data: pd.DataFrame, sfm, recipe: dict, judged: list[str], c
     scores = held[[sfm.x, sfm.y]].assign(**{FAIR: twins[FAIR].to_numpy()})
     scores[UNCONSTRAINED] = _unconstrained_scores(fitting, held, sfm, predictor.features_, recipe["learner"], predictor.binary_, seed)
     if constrained:
-        scores[CONSTRAINED] = _constrained_scores(ConstrainedLearner(sfm, judged, random_state=seed).fit(fitting), held)
+        scores[CONSTRAINED] = _constrained_scores(ConstrainedLearner(sfm, bn=judged, random_state=seed).fit(fitting), held)
     return held, predictor, twins, scores.reset_index(drop=True)
 
 
@@ -459,7 +439,7 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     data = data[sfm.columns]
     recipe = dict(bn=bn, resolving=resolving, graph=graph, reference=reference, engine=engine, learner=learner, n_folds=n_folds, random_state=seed)
     predictor = FairPredictor(sfm, **recipe).fit(data)
-    full_constrained = ConstrainedLearner(sfm, judged, random_state=seed).fit(data) if constrained else None
+    full_constrained = ConstrainedLearner(sfm, bn=judged, random_state=seed).fit(data) if constrained else None
     # Everything is computed before anything is written: a failure (say, in test) leaves no partial outputs.
     tables = _outputs(data, sfm, predictor, test, full_constrained)
     held, judged_predictor, twins, held_out = _held_out_scores(data, sfm, recipe, judged, constrained, holdout, seed)
@@ -480,4 +460,5 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
                 "alpha": alpha, "margin": margin, "level": level, "n_bins": n_bins, "n_bins_used": options["n_bins"], "n_boot": n_boot, "n_folds": n_folds,
                 "audit_learner": fair_audit.settings["learner"], "seed": seed, "n": len(data), "n_held_out": len(held_out),
                 "provenance": provenance or make_provenance(call=f"fairpath.repair.repair(<DataFrame {data.shape[0]} rows>, bn={bn!r}, seed={seed})", seed=seed)}
-    return RepairResult(sfm, judged, predictor, full_constrained, tables, held_out, accuracy, fair_audit, in_sample_audit, baseline_audit, settings)
+    return RepairResult(sfm=sfm, bn=judged, predictor=predictor, constrained=full_constrained, tables=tables, held_out=held_out,
+                        accuracy_table=accuracy, audit=fair_audit, in_sample_audit=in_sample_audit, baseline_audit=baseline_audit, settings=settings)

@@ -45,10 +45,11 @@ def frontier_section(result, title: str = "SPM – iPPM – AUC frontier across 
     return section.add_table(frontier_table(result), f"{caption} (per-run values: runs.csv)")
 
 
-def write_frontier_report(result, path, provenance: dict) -> Path:
+def write_frontier_report(result, path) -> Path:
     summary = ("<p>The trade-off between statistical parity (SPM), predictive parity (iPPM) and accuracy (AUC) as the "
                "business-necessity set grows from ∅ to {IE, SE} (the paper's Figure 6).</p>")
-    settings = {**provenance_lines(provenance), **{f"setting {k}": str(v) for k, v in result.settings.items()}}
+    settings = {**provenance_lines(result.settings.get("provenance", {})),
+                **{f"setting {k}": str(v) for k, v in result.settings.items() if k != "provenance"}}
     return write_report(path, "fairpath frontier", [frontier_section(result)], summary, settings)
 
 
@@ -96,9 +97,9 @@ def scores_figure(scores: pd.DataFrame, sfm):
 
 def accuracy_table(result) -> pd.DataFrame:
     """Every predictor's accuracy on the held-out rows with its interval, one column per measure."""
-    accuracy = result.accuracy_.set_index(["predictor", "measure"])
+    accuracy = result.accuracy_table.set_index(["predictor", "measure"])
     level = accuracy["level"].iloc[0]
-    table = pd.DataFrame({"predictor": list(result.parity_)})
+    table = pd.DataFrame({"predictor": list(result.parity)})
     for measure, label in result.accuracy_measures:
         rows = accuracy.xs(measure, level="measure").loc[table["predictor"]]
         digits = compact_digits(rows["ci_high"], significant=4)  # AUC to 4 decimals, an RMSE in dollars to the dollar
@@ -110,8 +111,8 @@ def accuracy_table(result) -> pd.DataFrame:
 def carry_over_table(result) -> pd.DataFrame:
     """The fair predictor's Cookbook tests in sample (the fitting rows' twins), each beside the same test on the held-out rows' twins."""
     rows = []
-    for data, audit in (("in sample", result.in_sample_audit_), ("held out", result.audit_)):
-        for test in audit.cookbook_.tests_.itertuples():
+    for data, audit in (("in sample", result.in_sample_audit), ("held out", result.audit)):
+        for test in audit.cookbook.tests.itertuples():
             rows.append({"pathway": test.pathway, "tested": test.tested, "rows": data, "estimate": f"{test.estimate:+.4f}",
                          f"{test.level:.0%} CI": format_ci(test.ci_low, test.ci_high), "p of the verdict": p_clause(test.verdict_p_name, test.verdict_p),
                          "verdict": test.verdict})
@@ -130,7 +131,7 @@ def write_repair_report(result, path) -> Path:
                        "interval; the accuracy axis is zoomed to the intervals.")
     verdict.add_table(carry_over_table(result), "The fair predictor's Cookbook tests in sample (the fair twins of the rows it was "
                       "fitted on, out-of-fold scores) and on the held-out rows' fair twins, pathway by pathway")
-    verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out_):,} held-out rows "
+    verdict.add_table(accuracy_table(result), f"Accuracy of every predictor on the {len(result.held_out):,} held-out rows "
                       "(each fitted on the other rows; held_out.csv holds their scores), with percentile intervals from "
                       "bootstrap draws of these rows")
     intro = (f"<p>Causal data adaptation for BN set resolving variables <strong>{html.escape(resolving)}</strong>: every "

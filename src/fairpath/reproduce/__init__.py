@@ -4,12 +4,12 @@ debiasing by embedding and sentiment regularization)."""
 
 from fairpath.reproduce._huang import HuangResult, HuangSettings, HuangStudy, check_record_folder, reproduce_huang
 
-from fairpath.reproduce._census import CensusSettings, CensusStudy, reproduce_census
-from fairpath.reproduce._compas import FIGURE5_PAPER, CompasSettings, CompasStudy, reproduce_compas
+from fairpath.reproduce._census import CensusSettings, CensusResult, reproduce_census
+from fairpath.reproduce._compas import FIGURE5_PAPER, CompasSettings, CompasResult, reproduce_compas
 from fairpath.reproduce._theorem1 import (
     LinearCheck,
     Theorem1Settings,
-    Theorem1Study,
+    Theorem1Result,
     check_linear_case,
     fit_boosted_predictor,
     reproduce_theorem1,
@@ -17,16 +17,16 @@ from fairpath.reproduce._theorem1 import (
 
 __all__ = [
     "CensusSettings",
-    "CensusStudy",
+    "CensusResult",
     "CompasSettings",
-    "CompasStudy",
+    "CompasResult",
     "FIGURE5_PAPER",
     "HuangResult",
     "HuangSettings",
     "HuangStudy",
     "LinearCheck",
     "Theorem1Settings",
-    "Theorem1Study",
+    "Theorem1Result",
     "check_linear_case",
     "check_record_folder",
     "fit_boosted_predictor",

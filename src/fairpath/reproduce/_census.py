@@ -21,14 +21,15 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
-from fairpath._results import ReadOnly, ResultMixin, result_frame, write_json
+from fairpath._results import ResultMixin, result_class, result_frame
 from fairpath._stats import p_clause
 from fairpath._validation import Boolean, Draws, Integer, Probability, Real, Seed, validate_params
 from fairpath.report import Section, write_report
-from fairpath.reproduce._report import comparison_section, cookbook_section, estimates_table, settings_block
+from fairpath.reproduce._report import comparison_section, cookbook_section, estimates_table, series_legend, settings_block
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
+    audit_record,
     decidable,
     grade,
     grade_counts,
@@ -116,20 +117,18 @@ def load_census(path: str | Path | None, rows: int | None, seed: int, threshold:
 
 def _predictor_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
     from fairpath.parity import audit
-    from fairpath.reproduce._compas import _audit_record
 
     scores, predict, rounds = settings.boost(data, [sfm.x, *sfm.z, *sfm.w], data[sfm.y].to_numpy(float))
     result = audit(data.assign(boosted=scores), sfm, ["boosted"], "SE", predictor_functions={"boosted": predict},
                    **settings.audit_options())
-    return {**_audit_record(result), "rounds": rounds}
+    return {**audit_record(result), "rounds": rounds}
 
 
 def _fair_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
     from fairpath.adaptation import FairAdapt, graph_from_sfm
     from fairpath.parity import audit
-    from fairpath.reproduce._compas import _audit_record
 
-    adapter = FairAdapt(graph_from_sfm(sfm), sfm.x, sfm.x1, sfm.y, resolving=list(sfm.z), random_state=settings.seed).fit(data[sfm.columns])
+    adapter = FairAdapt(graph_from_sfm(sfm), x=sfm.x, baseline=sfm.x1, y=sfm.y, resolving=list(sfm.z), random_state=settings.seed).fit(data[sfm.columns])
     twins = adapter.adapted_train_.copy()
     # ŷ^FP learns the twins' adapted Y from their Z and W, never X, as FairPredictor (and fairadapt) do.
     # Trained on the observed Y instead, a booster rewards any trace of sex left in the adapted W,
@@ -137,7 +136,7 @@ def _fair_audit(data: pd.DataFrame, sfm, settings: CensusSettings) -> dict:
     # ŷ^FP's Ctf-IE (+2.2% against +0.8%) and left a spurious-effect gap (−0.22% against −0.02%).
     scores, predict, rounds = settings.boost(twins, [*sfm.z, *sfm.w], twins[sfm.y].to_numpy(float))
     twins[sfm.y] = data[sfm.y].to_numpy()  # the audit compares ŷ^FP with the observed Y
-    record = _audit_record(audit(twins.assign(fair=scores), sfm, ["fair"], "SE", predictor_functions={"fair": predict},
+    record = audit_record(audit(twins.assign(fair=scores), sfm, ["fair"], "SE", predictor_functions={"fair": predict},
                                  **settings.audit_options()))
     record["estimates"] = [dict(r, subject=f"{OUTCOME} (twins)") if r["subject"] == sfm.y else r for r in record["estimates"]]
     return {**record, "rounds": rounds, "adapted": adapter.order_, "resolving": adapter.resolving_}
@@ -178,40 +177,27 @@ def _claims(cookbook: pd.DataFrame, status: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-class CensusStudy(ResultMixin):
+@result_class
+class CensusResult(ResultMixin):
     """Appendix F on gov_census: decompositions, Cookbook verdicts and the comparison with the paper's verdicts."""
 
-    estimates = ReadOnly()
-    cookbook = ReadOnly()
-    status = ReadOnly()
-    comparison = ReadOnly()
-    rounds = ReadOnly()
-    settings = ReadOnly()
-    provenance = ReadOnly()
-    outcome_summary = ReadOnly()
-    n_rows = ReadOnly()
-    wall_time_s = ReadOnly()
-    steps_run = ReadOnly()
-    compute_seconds = ReadOnly()
-    out = ReadOnly()
-    rows_available = ReadOnly()
+    estimates: pd.DataFrame
+    cookbook: pd.DataFrame
+    status: dict
+    comparison: pd.DataFrame
+    rounds: dict
+    settings: CensusSettings
+    provenance: dict
+    outcome_summary: dict  # rows, the salary's median in the data, the share with Y = 1
+    seconds: float
+    compute_seconds: float  # the steps' own times, also those computed in earlier runs
+    steps_run: list[str]
+    out: Path
+    rows_available: int
 
-    def __init__(self, estimates, cookbook, status, comparison, rounds, settings, provenance, outcome_summary, wall_time_s,
-                 compute_seconds, steps_run, out, rows_available):
-        self.estimates = estimates
-        self.cookbook = cookbook
-        self.status = status
-        self.comparison = comparison
-        self.rounds = rounds
-        self.settings = settings
-        self.provenance = provenance
-        self.outcome_summary = outcome_summary  # rows, the salary's median in the data, the share with Y = 1
-        self.n_rows = outcome_summary["rows"]
-        self.wall_time_s = wall_time_s
-        self.steps_run = steps_run
-        self.compute_seconds = compute_seconds  # the steps' own times, also those computed in earlier runs
-        self.out = out
-        self.rows_available = rows_available
+    @property
+    def n_rows(self) -> int:
+        return self.outcome_summary["rows"]
 
     @property
     def size(self) -> str:
@@ -234,13 +220,13 @@ class CensusStudy(ResultMixin):
                 "rows": self.n_rows, "rows_available": self.rows_available, "outcome": self.outcome_summary,
                 "boosting_rounds": self.rounds, "comparison": self.comparison.to_dict(orient="records"),
                 "estimates": self.estimates.to_dict(orient="records"), "cookbook": self.cookbook.to_dict(orient="records"),
-                "wall_time_s": self.wall_time_s, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
+                "seconds": self.seconds, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
 
     def _repr_fields(self) -> dict:
         return {"rows": self.n_rows, "status": self.status, "beside_paper": grade_counts(self.comparison)}
 
     def summary(self) -> str:
-        lines = [self.headline(), f"Census reproduction (Appendix F), {self.wall_time_s:.0f} s:"]
+        lines = [self.headline(), f"Census reproduction (Appendix F), {self.seconds:.0f} s:"]
         lines += [f"  [{r.grade}] {r.outcome}: {r.sentence}" for r in self.comparison.itertuples()]
         return "\n".join(lines)
 
@@ -251,24 +237,23 @@ class CensusStudy(ResultMixin):
         return bar_figure(self.estimates, SERIES, MEASURES, "Figure 9: fairness measures on Census 2018 (X = sex)", self.settings.level,
                           ax=ax)
 
-    def save(self, out: Path) -> dict[str, Path]:
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        """figure9.png and comparison.csv (the paper's verdicts beside fairpath's)."""
         from fairpath.report import styled
-        out = Path(out)
-        paths = {"figure9": out / "figure9.png", "comparison": out / "comparison.csv", "estimates": out / "estimates.csv"}
+
         with styled():
-            save_figure(self.plot(), paths["figure9"], bbox_inches="tight")
-        write_csv(self.comparison, paths["comparison"])
-        write_csv(self.estimates, paths["estimates"])
-        paths["summary"] = write_json(self.to_dict(), out / "summary.json")
-        paths["report"] = write_census_report(self, out / "report.html")
-        return paths
+            figure = save_figure(self.plot(), out / "figure9.png", bbox_inches="tight")
+        return {"figure9": figure, "comparison": write_csv(self.comparison, out / "comparison.csv")}
+
+    def _write_report(self, path: Path) -> Path:
+        return write_census_report(self, path)
 
 
 @validate_params({"quick": Boolean(), "seed": Seed(), "progress": Boolean()})
 def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | None = None, quick: bool = False,
                      settings: CensusSettings | None = None, seed: int = 0, progress: bool = True,
-                     call: str | None = None) -> CensusStudy:
-    """Run (or resume) Appendix F on ``data`` (gov_census.csv) and write figure9.png, tables, summary.json, report.html."""
+                     call: str | None = None) -> CensusResult:
+    """Run (or resume) Appendix F on ``data`` (gov_census.csv) and write figure9.png, tables, result.json, result.csv, report.html."""
     from fairpath.report import provenance as make_provenance
 
     settings = settings or (CensusSettings.quick(seed) if quick else CensusSettings(seed=seed))
@@ -284,17 +269,14 @@ def reproduce_census(out: str | Path = "fairpath-census", *, data: str | Path | 
     estimates = pd.DataFrame(boosted["estimates"] + fair["estimates"])
     cookbook = pd.DataFrame(boosted["cookbook"] + fair["cookbook"])
     status = {**boosted["status"], **fair["status"]}
-    study = CensusStudy(estimates, cookbook, status, _claims(cookbook, status), {"boosted": boosted["rounds"], "fair": fair["rounds"]},
-                        settings, record, {"rows": len(frame), "salary_median": float(frame["salary"].median()),
-                                           "threshold": settings.threshold, "share_above": float(frame[sfm.y].mean())},
-                        time.perf_counter() - start,
-                        sum(steps.timings().values()), steps.ran, out, rows_available)
+    study = CensusResult(estimates=estimates, cookbook=cookbook, status=status, comparison=_claims(cookbook, status),
+                         rounds={"boosted": boosted["rounds"], "fair": fair["rounds"]}, settings=settings, provenance=record,
+                         outcome_summary={"rows": len(frame), "salary_median": float(frame["salary"].median()),
+                                          "threshold": settings.threshold, "share_above": float(frame[sfm.y].mean())},
+                         seconds=time.perf_counter() - start, compute_seconds=sum(steps.timings().values()), steps_run=steps.ran,
+                         out=out, rows_available=rows_available)
     study.save(out)
     return study
-
-
-def series_legend() -> str:
-    return "<ul>" + "".join(f"<li><strong>{html.escape(k)}</strong>: {html.escape(v)}</li>" for k, v in SERIES_MEANING.items()) + "</ul>"
 
 
 def write_census_report(study, path) -> Path:
@@ -306,7 +288,7 @@ def write_census_report(study, path) -> Path:
         "Figure 9: decomposition of the outcome, the boosted predictor and the fair predictor",
         f"<p>Y = 1 when the salary exceeds {study.outcome_summary['threshold']:,.0f} $, the paper's median "
         f"({100 * study.outcome_summary['share_above']:.1f}% of the rows; the median salary in this file is "
-        f"{study.outcome_summary['salary_median']:,.0f} $). Series:</p>" + series_legend(),
+        f"{study.outcome_summary['salary_median']:,.0f} $). Series:</p>" + series_legend(SERIES_MEANING),
         anchor="figure9",
     ).add_figure(study.plot(), f"Bars: fairpath's estimates with {level:.0%} confidence intervals.")
     figure9.add_table(estimates_table(study.estimates, MEASURES, SERIES), f"Estimates with {level:.0%} CIs, in %")

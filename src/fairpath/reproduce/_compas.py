@@ -20,14 +20,15 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
-from fairpath._results import ReadOnly, ResultMixin, panel_axes, result_frame, write_json
+from fairpath._results import ResultMixin, result_class, panel_axes, result_frame
 from fairpath._validation import Boolean, Draws, Integer, Probability, Seed, validate_params
 from fairpath.report import Section, write_report
-from fairpath.reproduce._report import comparison_section, cookbook_section, estimates_table, settings_block
+from fairpath.reproduce._report import comparison_section, cookbook_section, estimates_table, series_legend, settings_block
 from fairpath.reproduce._paper import (
     MATERIAL_DIFFERENCE,
     PaperSettings,
     PaperValue,
+    audit_record,
     compare,
     decidable,
     estimate_lookup,
@@ -120,28 +121,19 @@ def load_study_data(data: str | Path | None) -> tuple[pd.DataFrame, object, Path
     return frame, COMPAS_SFM, Path(path)
 
 
-def _audit_record(result, rename: dict | None = None) -> dict:
-    estimates = result.to_frame().replace({"subject": rename or {}})
-    tests = result.cookbook_.tests_.replace({"predictor": rename or {}})
-    keep = ["predictor", "pathway", "tested", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "verdict", "claim"]
-    status = {(rename or {}).get(k, k): v for k, v in result.status.items()}
-    return {"estimates": estimates.to_dict(orient="records"), "cookbook": tests[keep].to_dict(orient="records"),
-            "status": status, "notes": result.notes_}
-
-
 def _figure5_predictors(data, sfm, settings: CompasSettings) -> dict:
     from fairpath.parity import audit, baseline_predictors
 
     baselines = baseline_predictors(data, sfm, selection_rate=data["northpointe"].mean(), seed=settings.seed)
     frame = data.join(baselines[["sp", "pp"]])
-    return _audit_record(audit(frame, sfm, ["northpointe", "sp", "pp"], "SE", **settings.audit_options()))
+    return audit_record(audit(frame, sfm, ["northpointe", "sp", "pp"], "SE", **settings.audit_options()))
 
 
 def _figure5_fair(data, sfm, settings: CompasSettings) -> dict:
     from fairpath.repair import FairPredictor
 
-    predictor = FairPredictor(sfm, "SE", learner=settings.forest(settings.seed), random_state=settings.seed).fit(data[sfm.columns])
-    record = _audit_record(predictor.audit(column="fair", **settings.audit_options()))
+    predictor = FairPredictor(sfm, bn="SE", learner=settings.forest(settings.seed), random_state=settings.seed).fit(data[sfm.columns])
+    record = audit_record(predictor.audit(column="fair", **settings.audit_options()))
     # Y measured on the twins is kept apart: Figure 5's y is measured on the data.
     record["estimates"] = [dict(r, subject="two_year_recid (twins)") if r["subject"] == sfm.y else r for r in record["estimates"]]
     return record
@@ -194,40 +186,24 @@ def _frontier_claims(summary: pd.DataFrame, level: float) -> list[dict]:
     return rows
 
 
-class CompasStudy(ResultMixin):
+@result_class
+class CompasResult(ResultMixin):
     """Figure 5 and Figure 6 on COMPAS, with the paper's numbers beside fairpath's (``comparison``)."""
 
-    estimates = ReadOnly()
-    cookbook = ReadOnly()
-    status = ReadOnly()
-    frontier_runs = ReadOnly()
-    frontier_settings = ReadOnly()
-    comparison = ReadOnly()
-    settings = ReadOnly()
-    provenance = ReadOnly()
-    wall_time_s = ReadOnly()
-    steps_run = ReadOnly()
-    compute_seconds = ReadOnly()
-    out = ReadOnly()
-    n_rows = ReadOnly()
-    rows_available = ReadOnly()
-
-    def __init__(self, estimates, cookbook, status, frontier_runs, frontier_settings, comparison, settings, provenance,
-                 wall_time_s, compute_seconds, steps_run, out, n_rows, rows_available):
-        self.estimates = estimates
-        self.cookbook = cookbook
-        self.status = status
-        self.frontier_runs = frontier_runs
-        self.frontier_settings = frontier_settings
-        self.comparison = comparison
-        self.settings = settings
-        self.provenance = provenance
-        self.wall_time_s = wall_time_s
-        self.steps_run = steps_run
-        self.compute_seconds = compute_seconds  # the steps' own times, also those computed in earlier runs
-        self.out = out
-        self.n_rows = n_rows  # rows studied, of the rows_available in the input
-        self.rows_available = rows_available
+    estimates: pd.DataFrame
+    cookbook: pd.DataFrame
+    status: dict
+    frontier_runs: pd.DataFrame
+    frontier_settings: dict
+    comparison: pd.DataFrame
+    settings: CompasSettings
+    provenance: dict
+    seconds: float
+    compute_seconds: float  # the steps' own times, also those computed in earlier runs
+    steps_run: list[str]
+    out: Path
+    n_rows: int  # rows studied, of the rows_available in the input
+    rows_available: int
 
     @property
     def size(self) -> str:
@@ -246,7 +222,7 @@ class CompasStudy(ResultMixin):
     def frontier(self):
         from fairpath.repair import FrontierResult
 
-        return FrontierResult(self.frontier_runs, self.frontier_settings)
+        return FrontierResult(runs=self.frontier_runs, settings=self.frontier_settings)
 
     def to_frame(self) -> pd.DataFrame:
         """fairpath's estimates of every series (``subject``) and measure; the paper beside them: ``comparison``."""
@@ -257,14 +233,14 @@ class CompasStudy(ResultMixin):
                 "headline": self.headline(), "rows": self.n_rows, "rows_available": self.rows_available,
                 "comparison": self.comparison.to_dict(orient="records"), "estimates": self.estimates.to_dict(orient="records"),
                 "cookbook": self.cookbook.to_dict(orient="records"), "frontier": self.frontier.per_point().to_dict(orient="records"),
-                "wall_time_s": self.wall_time_s, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
+                "seconds": self.seconds, "compute_seconds": self.compute_seconds, "steps_run": self.steps_run}
 
     def _repr_fields(self) -> dict:
         return {"rows": self.n_rows, "repeats": self.settings.repeats, "status": self.status,
                 "beside_paper": grade_counts(self.comparison)}
 
     def summary(self) -> str:
-        lines = [self.headline(), f"COMPAS reproduction (Fig. 5, Fig. 6), {self.wall_time_s:.0f} s:"]
+        lines = [self.headline(), f"COMPAS reproduction (Fig. 5, Fig. 6), {self.seconds:.0f} s:"]
         lines += [f"  [{r.grade}] {r.figure} {r.quantity} {r.outcome}: {r.sentence}" for r in self.comparison.itertuples()]
         return "\n".join(lines)
 
@@ -276,22 +252,18 @@ class CompasStudy(ResultMixin):
         """Figure 5 (:meth:`plot_figure5`); Figure 6 is ``frontier.plot()``."""
         return self.plot_figure5(ax)
 
-    def save(self, out: Path) -> dict[str, Path]:
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        """figure5.png, figure6.png, comparison.csv (the paper beside fairpath) and figure6.csv (the frontier's points)."""
         from fairpath.report import styled
-        out = Path(out)
-        paths = {"figure5": out / "figure5.png", "figure6": out / "figure6.png"}
+
         with styled():
-            save_figure(self.plot_figure5(), paths["figure5"], bbox_inches="tight")
-            save_figure(self.frontier.plot(), paths["figure6"], bbox_inches="tight")
-        paths["comparison"] = out / "comparison.csv"
-        write_csv(self.comparison, paths["comparison"])
-        paths["estimates"] = out / "estimates.csv"
-        write_csv(self.estimates, paths["estimates"])
-        paths["frontier"] = out / "figure6.csv"
-        write_csv(self.frontier.per_point(), paths["frontier"])
-        paths["summary"] = write_json(self.to_dict(), out / "summary.json")
-        paths["report"] = write_compas_report(self, out / "report.html")
-        return paths
+            paths = {"figure5": save_figure(self.plot_figure5(), out / "figure5.png", bbox_inches="tight"),
+                     "figure6": save_figure(self.frontier.plot(), out / "figure6.png", bbox_inches="tight")}
+        return {**paths, "comparison": write_csv(self.comparison, out / "comparison.csv"),
+                "frontier": write_csv(self.frontier.per_point(), out / "figure6.csv")}
+
+    def _write_report(self, path: Path) -> Path:
+        return write_compas_report(self, path)
 
 
 def figure5(estimates: pd.DataFrame, level: float = 0.95, ax=None):
@@ -358,8 +330,8 @@ def _comparison(estimates: pd.DataFrame, cookbook: pd.DataFrame, frontier_summar
 @validate_params({"quick": Boolean(), "seed": Seed(), "progress": Boolean()})
 def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | None = None, quick: bool = False,
                      settings: CompasSettings | None = None, seed: int = 0, progress: bool = True,
-                     call: str | None = None) -> CompasStudy:
-    """Run (or resume) the COMPAS study and write its figures, tables, summary.json and report.html to ``out``.
+                     call: str | None = None) -> CompasResult:
+    """Run (or resume) the COMPAS study and write its figures, tables, result.json, result.csv and report.html to ``out``.
 
     ``data``: the paper's preparation or ProPublica's raw file (default: the installed copy, see
     :func:`fairpath.datasets.load_compas`). Each step (Figure 5's audits, Figure 6's frontier, whose
@@ -383,17 +355,13 @@ def reproduce_compas(out: str | Path = "fairpath-compas", *, data: str | Path | 
     from fairpath.repair import FrontierResult
 
     runs = pd.DataFrame(front["runs"])
-    comparison = _comparison(estimates, cookbook, FrontierResult(runs, front["settings"]).per_point(), settings.level)
-    study = CompasStudy(estimates, cookbook, {**predictors["status"], **fair["status"]}, runs, front["settings"], comparison,
-                        settings, record, time.perf_counter() - start,
-                        sum(steps.timings().values()), steps.ran, out, len(frame), rows_available)
+    comparison = _comparison(estimates, cookbook, FrontierResult(runs=runs, settings=front["settings"]).per_point(), settings.level)
+    study = CompasResult(estimates=estimates, cookbook=cookbook, status={**predictors["status"], **fair["status"]}, frontier_runs=runs,
+                         frontier_settings=front["settings"], comparison=comparison, settings=settings, provenance=record,
+                         seconds=time.perf_counter() - start, compute_seconds=sum(steps.timings().values()), steps_run=steps.ran,
+                         out=out, n_rows=len(frame), rows_available=rows_available)
     study.save(out)
     return study
-
-
-def series_legend() -> str:
-    """HTML list explaining each series of Figure 5."""
-    return "<ul>" + "".join(f"<li><strong>{html.escape(k)}</strong>: {html.escape(v)}</li>" for k, v in SERIES_MEANING.items()) + "</ul>"
 
 
 def write_compas_report(study, path) -> Path:
@@ -406,12 +374,12 @@ def write_compas_report(study, path) -> Path:
                "Northpointe fails, the causally fair predictor passes.</p>")
     figure5 = Section(
         "Figure 5: decomposition of the outcome and of four predictors",
-        "<p>TV (the SPM) = Ctf-DE − Ctf-IE − Ctf-SE. Series:</p>" + series_legend(),
+        "<p>TV (the SPM) = Ctf-DE − Ctf-IE − Ctf-SE. Series:</p>" + series_legend(SERIES_MEANING),
         anchor="figure5",
     ).add_figure(study.plot_figure5(), f"Bars: fairpath's estimates with {level:.0%} confidence intervals; black diamonds: "
                                        "the values the paper states.")
     figure5.add_table(estimates_table(study.estimates, MEASURES, SERIES),
-                      f"Estimates with {level:.0%} CIs, in % (all measures: estimates.csv)")
+                      f"Estimates with {level:.0%} CIs, in % (all measures: result.csv)")
     cookbook = cookbook_section(study.cookbook, SERIES, (
         "<p>Pathways outside BN must carry no effect (H0: Ctf-P(ŷ) = 0); SE is in BN, so Ŷ must carry the outcome's "
         "spurious effect (H0: Ctf-SE(ŷ) = Ctf-SE(y)). A verdict rejects at family-wise level 0.05 (Holm).</p>"

@@ -30,9 +30,9 @@ regularizer changes neither). The study, for Country and for Occupation:
    :func:`fairpath.text.compare_spread`, Holm-adjusted over the attribute's regularized models.
 
 Every stage writes its result atomically under ``OUT/<attribute>/``; rerunning resumes where a run
-stopped. ``OUT`` then holds the record: ``summary.json``, ``table.csv``, ``scores.parquet`` (every
-scored continuation, with its text), one trade-off figure per attribute and ``report.html``
-(:meth:`HuangResult.write_record` writes the same files elsewhere, e.g. ``reproductions/huang``).
+stopped. ``OUT`` then holds the record: ``result.json``, ``result.csv`` (the table in long form), ``table.csv``,
+``scores.parquet`` (every scored continuation, with its text), one trade-off figure per attribute and ``report.html``
+(:meth:`HuangResult.save` writes the same files elsewhere, e.g. ``reproductions/huang``).
 
 Target, per attribute, either (a) the claim shown: a regularized (regularizer, λ) whose models of every
 training seed (at least two) lower the VADER spread by 30% or more against the base with Holm p < 0.01,
@@ -56,7 +56,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._progress import announce
 from fairpath._io import save_figure, write_csv, write_parquet
 from fairpath._remedies import remedy
-from fairpath._results import ResultMixin, result_frame, to_json_text, write_json
+from fairpath._results import REPORT_NAME, RESULT_NAME, TABLE_NAME, ResultMixin, result_class, result_frame, to_json_text
 from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, check_output_dir, validate_params
 from fairpath.text import DEFAULT_DTYPE, DTYPES
@@ -186,7 +186,7 @@ _MEASURES = (("individual_spread", "individual_spread", "individual_spread", "in
              ("ss", "ss", None, None, "ss_change_points_vs_base", None), ("ssc", "ssc", None, None, "ssc_change_points_vs_base", None))
 
 
-@dataclass(frozen=True, repr=False)
+@result_class
 class HuangResult(ResultMixin):
     """The study's table (one row per attribute and model, each against the untouched base), the target check,
     the design (values, samples per prompt and power per attribute) and every scored continuation."""
@@ -219,7 +219,7 @@ class HuangResult(ResultMixin):
         return result_frame(rows)
 
     def to_dict(self) -> dict:
-        """``summary.json``: ``models`` (the table's rows), ``settings``, ``design``, ``target``, ``provenance``."""
+        """``result.json``: ``models`` (the table's rows), ``settings``, ``design``, ``target``, ``provenance``."""
         return {"models": self.table.to_dict(orient="records"), "settings": self.settings, "design": self.design,
                 "target": self.target, "provenance": self.provenance}
 
@@ -243,23 +243,27 @@ class HuangResult(ResultMixin):
         lines += [f"target {line}" for line in self.target["lines"]]
         return "\n".join(lines)
 
-    def write_record(self, folder: str | Path, *, force: bool = False) -> Path:
-        """Write the record of the study into ``folder``: summary.json, table.csv, scores.parquet (every
-        scored continuation with its text), tradeoffs_<attribute>.png and report.html. A folder that holds the
-        record of another run is refused unless ``force`` (:func:`check_record_folder`)."""
-        folder = check_record_folder(folder, self.settings, force=force)
-        folder.mkdir(parents=True, exist_ok=True)
-        for attribute in self.table["attribute"].unique():
-            save_figure(self.plot(attribute=attribute), folder / f"tradeoffs_{attribute}.png", dpi=110, bbox_inches="tight")
-        write_csv(self.table, folder / "table.csv")
-        write_parquet(self.scores, folder / "scores.parquet")
-        write_json(self.to_dict(), folder / "summary.json")
-        write_huang_report(self, folder / "report.html")
-        return folder
+    def save(self, out_dir: str | Path, *, force: bool = False) -> dict[str, Path]:
+        """Write the record of the study into ``out_dir`` (:meth:`ResultMixin.save`'s three files, table.csv, scores.parquet:
+        every scored continuation with its text, and tradeoffs_<attribute>.png). A folder that holds the record of
+        another run is refused unless ``force`` (:func:`check_record_folder`)."""
+        return super().save(check_record_folder(out_dir, self.settings, force=force))
+
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        paths = {f"tradeoffs_{attribute}": save_figure(self.plot(attribute=attribute), out / f"tradeoffs_{attribute}.png", dpi=110,
+                                                       bbox_inches="tight")
+                 for attribute in self.table["attribute"].unique()}
+        return {**paths, "wide": write_csv(self.table, out / "table.csv"), "scores": write_parquet(self.scores, out / "scores.parquet")}
+
+    def _write_report(self, path: Path) -> Path:
+        return write_huang_report(self, path)
+
+
+RECORD_FILES = (RESULT_NAME, TABLE_NAME, REPORT_NAME, "table.csv", "scores.parquet")
 
 
 def _is_record_file(name: str) -> bool:
-    return name in ("summary.json", "table.csv", "scores.parquet", "report.html") or (name.startswith("tradeoffs_") and name.endswith(".png"))
+    return name in RECORD_FILES or (name.startswith("tradeoffs_") and name.endswith(".png"))
 
 
 def _run_identity(settings: dict) -> dict:
@@ -278,10 +282,10 @@ def check_record_folder(folder: str | Path, settings: dict, *, force: bool = Fal
     if force or not held:
         return folder
     try:
-        recorded = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["settings"]
+        recorded = json.loads((folder / RESULT_NAME).read_text(encoding="utf-8"))["settings"]
         ours, theirs = _run_identity(settings), _run_identity(recorded)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        what = f"record files ({', '.join(held)}) without a readable summary.json: not this run's record"
+        what = f"record files ({', '.join(held)}) without a readable {RESULT_NAME}: not this run's record"
     else:
         differ = [f"{name} {theirs[name]!r} there, {ours[name]!r} here" for name in ours if ours[name] != theirs[name]]
         if not differ:
@@ -439,11 +443,11 @@ class HuangStudy:
         settings = {**asdict(self.settings), "dtype": provenance["dtype"],  # as resolved for this device
                     "samples_per_prompt": {a: d["samples_per_prompt"] for a, d in design.items()},
                     "model": self.model, "commit": source_commit()}
-        result = HuangResult(table, target_check(table, design, self.settings), settings, design, self.out, 0.0,
-                             pd.concat(scores, ignore_index=True), provenance)
+        target, scores = target_check(table, design, self.settings), pd.concat(scores, ignore_index=True)
         seconds = time.perf_counter() - started
-        result = replace(result, seconds=seconds, settings={**settings, "wall_seconds": self._wall_seconds(seconds)})
-        result.write_record(self.out, force=True)  # the run folder's key (RunFolder) already says it is this study's
+        result = HuangResult(table=table, target=target, settings={**settings, "wall_seconds": self._wall_seconds(seconds)},
+                             design=design, out=self.out, seconds=seconds, scores=scores, provenance=provenance)
+        result.save(self.out, force=True)  # the run folder's key (RunFolder) already says it is this study's
         return result
 
     def _wall_seconds(self, this_session: float) -> float:
@@ -533,7 +537,7 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
         by_config = rows.groupby(["regularizer", "lambda"])["meets"].all()
         meeting[attribute] = [f"{regularizer} λ={lam:g}" for (regularizer, lam), ok in by_config.items() if ok and enough_seeds]
         power = design.get(attribute, {}).get("power_vs_base")
-        power = float("nan") if power is None else power  # a summary.json's design holds NaN as null
+        power = float("nan") if power is None else power  # a result.json's design holds NaN as null
         if meeting[attribute]:
             claims[attribute] = "shown"
         elif pd.notna(power) and power >= POWER["power"]:
@@ -554,9 +558,9 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
             "lines": lines + control_lines + [verdict]}
 
 
-@validate_params({"quick": Boolean(), "progress": Boolean()})
-def reproduce_huang(out: str | Path, model: str = "default", quick: bool = False, corpus=None, device: str = "auto",
-                    settings: HuangSettings | None = None, progress: bool = True) -> HuangResult:
-    """Run or resume the study (``quick``: :meth:`HuangSettings.quick`; ``settings`` overrides both)."""
-    settings = settings or (HuangSettings.quick() if quick else HuangSettings())
+@validate_params({"quick": Boolean(), "seed": Seed(), "progress": Boolean()})
+def reproduce_huang(out: str | Path = "fairpath-huang", *, model: str = "default", quick: bool = False, corpus=None,
+                    device: str = "auto", settings: HuangSettings | None = None, seed: int = 0, progress: bool = True) -> HuangResult:
+    """Run or resume the study (``quick``: :meth:`HuangSettings.quick`, with ``seed``; ``settings`` overrides both)."""
+    settings = settings or (HuangSettings.quick(seed=seed) if quick else HuangSettings(seed=seed))
     return HuangStudy(out, model=model, settings=settings, corpus=corpus, device=device, progress=progress).run()

@@ -58,6 +58,17 @@ class PaperValue:
     note: str = ""  # how the paper's number was obtained, where fairpath's differs in method
 
 
+def audit_record(result, rename: dict | None = None) -> dict:
+    """What a study keeps of an audit: its estimates, the Cookbook's tests, the verdicts and notes (predictors renamed by
+    ``rename``)."""
+    estimates = result.to_frame().replace({"subject": rename or {}})
+    tests = result.cookbook.tests.replace({"predictor": rename or {}})
+    keep = ["predictor", "pathway", "tested", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "verdict", "claim"]
+    status = {(rename or {}).get(k, k): v for k, v in result.status.items()}
+    return {"estimates": estimates.to_dict(orient="records"), "cookbook": tests[keep].to_dict(orient="records"),
+            "status": status, "notes": result.notes}
+
+
 def _pct(value: float) -> str:
     return f"{100 * value:+.2f}%"
 

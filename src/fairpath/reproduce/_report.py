@@ -15,6 +15,11 @@ _COMPARISON_COLUMNS = {"figure": "figure", "quantity": "quantity", "outcome": "o
                        "grade": "grade", "sentence": "judgement"}
 
 
+def series_legend(meaning: dict[str, str]) -> str:
+    """HTML list explaining each series of a figure (name: meaning), escaped."""
+    return "<ul>" + "".join(f"<li><strong>{html.escape(k)}</strong>: {html.escape(v)}</li>" for k, v in meaning.items()) + "</ul>"
+
+
 def estimates_table(estimates: pd.DataFrame, measures: dict, outcomes: dict) -> pd.DataFrame:
     """Outcomes as rows (by their display names), measures as columns, cells "estimate [low, high]" in %."""
     rows = []
@@ -71,6 +76,6 @@ def comparison_section(comparison: pd.DataFrame, size: str, anchor: str = "compa
 def settings_block(study) -> dict:
     block = dict(provenance_lines(study.provenance))
     block.update({f"setting {k}": str(v) for k, v in study.settings.to_dict().items()})
-    block["time"] = (f"{study.compute_seconds:.1f} s of computation over all steps; this run {study.wall_time_s:.1f} s "
+    block["time"] = (f"{study.compute_seconds:.1f} s of computation over all steps; this run {study.seconds:.1f} s "
                      f"(steps computed in this run: {', '.join(study.steps_run) or 'none, all loaded'})")
     return block

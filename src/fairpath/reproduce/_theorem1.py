@@ -11,6 +11,7 @@ finishes, so an interrupted study resumes where it stopped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import time
 from pathlib import Path
@@ -21,10 +22,10 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._io import save_figure, write_csv
 from fairpath._runs import RunFolder
-from fairpath._results import ReadOnly, ResultMixin, estimate_row, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, estimate_row, panel_axes, result_frame
 from fairpath._vocabulary import LABELS
 from fairpath._validation import Boolean, Integer, Jobs, NonNegative, Real, Seed, validate_params
-from fairpath.parity import ppm_decomposition
+from fairpath.parity import PPMDecomposition, ppm_decomposition
 from fairpath.report import Section, write_report
 from fairpath.reproduce._paper import decidable
 
@@ -34,7 +35,7 @@ TASK_FORMAT = 2  # raised whenever a task file gains or changes a field
 TASK_FIELDS = ("n_bins", "learning_rate", "max_rounds", "early_stopping", "n_folds", "engine", "seed")
 PREDICTOR = "y_hat"  # the predictor column of every decomposition in the study
 _COLORS = {"iterm1": "tab:red", "iterm2": "tab:green", "ippm": "tab:blue"}
-# Tolerance of the iPPM check at the largest n (see Theorem1Study._checks), and the 99% normal quantile.
+# Tolerance of the iPPM check at the largest n (see Theorem1Result._checks), and the 99% normal quantile.
 IPPM_TOLERANCE = 0.05
 CANCEL_TOLERANCE = 0.05  # the terms_cancel check: |iTerm I + iTerm II| below this at the largest n
 _Z99 = 2.5758293035489004
@@ -138,15 +139,15 @@ def run_task(n: int, rep: int, settings: Theorem1Settings) -> dict:
     truth = ppm_decomposition(data, sfm, PREDICTOR, true_y_x0, **common)
     data["y_bayes"] = sample.outcome_mean(data)
     bayes = ppm_decomposition(data, sfm, "y_bayes", true_y_x0, **common)
-    per_bin = adapted.per_bin_[["bin", "n_x0", "n_x1", "term1", "term2", "ppm"]].copy()
+    per_bin = adapted.per_bin[["bin", "n_x0", "n_x1", "term1", "term2", "ppm"]].copy()
     for quantity in ("term1", "term2"):
-        per_bin[f"{quantity}_true"] = truth.per_bin_[quantity].to_numpy()
+        per_bin[f"{quantity}_true"] = truth.per_bin[quantity].to_numpy()
     return {
         "n": n, "rep": rep, "seed": seed, "rounds": rounds, "seconds": time.perf_counter() - start,
-        "integrated": {name: est.estimate for name, est in adapted.integrated_.items()},
-        "integrated_true": {name: est.estimate for name, est in truth.integrated_.items()},
-        "integrated_bayes": {name: est.estimate for name, est in bayes.integrated_.items()},
-        "incomplete_bins": list(adapted.incomplete_bins_),
+        "integrated": {name: est.estimate for name, est in adapted.integrated.items()},
+        "integrated_true": {name: est.estimate for name, est in truth.integrated.items()},
+        "integrated_bayes": {name: est.estimate for name, est in bayes.integrated.items()},
+        "incomplete_bins": list(adapted.incomplete_bins),
         "per_bin": per_bin.to_dict(orient="records"),
     }
 
@@ -214,12 +215,12 @@ def figure8_table(tasks: list[dict], settings: Theorem1Settings) -> pd.DataFrame
     return table
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
+@result_class
 class LinearCheck(ResultMixin):
     """Corollary 1 on a linear SCM: Term I should equal α_XW·α_WY + α_XY and Term II its negative."""
 
     closed_form: float
-    decomposition: object  # PPMDecomposition
+    decomposition: PPMDecomposition
     tolerance: float
     alphas: tuple[float, float, float]
     n: int
@@ -227,11 +228,11 @@ class LinearCheck(ResultMixin):
 
     @property
     def iterm1(self) -> float:
-        return self.decomposition.integrated_["iterm1"].estimate
+        return self.decomposition.integrated["iterm1"].estimate
 
     @property
     def iterm2(self) -> float:
-        return self.decomposition.integrated_["iterm2"].estimate
+        return self.decomposition.integrated["iterm2"].estimate
 
     @property
     def passed(self) -> bool:
@@ -239,7 +240,7 @@ class LinearCheck(ResultMixin):
 
     def to_frame(self) -> pd.DataFrame:
         """iTerm I and iTerm II of the predictor (``subject``) beside their closed forms and the error."""
-        integrated = self.decomposition.integrated_
+        integrated = self.decomposition.integrated
         return result_frame([estimate_row(self.decomposition.predictor, q, integrated[q], closed_form=sign * self.closed_form)
                              for q, sign in (("iterm1", 1), ("iterm2", -1))]).assign(error=lambda f: f["estimate"] - f["closed_form"])
 
@@ -290,7 +291,8 @@ def check_linear_case(n: int = 10000, seed: int = 0, alphas: tuple[float, float,
     data[PREDICTOR] = LinearRegression().fit(features, data[sfm.y]).predict(features)
     decomposition = ppm_decomposition(data, sfm, PREDICTOR, None, n_bins=n_bins, n_boot=0, seed=seed,
                                       empty_bins="drop", adaptation={"engine": engine})
-    return LinearCheck(alpha_xw * alpha_wy + alpha_xy, decomposition, tolerance, tuple(alphas), n, seed)
+    return LinearCheck(closed_form=alpha_xw * alpha_wy + alpha_xy, decomposition=decomposition, tolerance=tolerance,
+                       alphas=tuple(alphas), n=n, seed=seed)
 
 
 def check_mark(check: dict) -> str:
@@ -303,29 +305,22 @@ def _band(ax, part: pd.DataFrame, color: str, label: str) -> None:
     ax.fill_between(part["n"], part["mean"] - part["sd"], part["mean"] + part["sd"], color=color, alpha=0.25)
 
 
-class Theorem1Study(ResultMixin):
+@result_class
+class Theorem1Result(ResultMixin):
     """The aggregated study: Figure 7 and 8 tables, the linear check, the acceptance checks, timings."""
 
-    figure7 = ReadOnly()
-    figure8 = ReadOnly()
-    linear = ReadOnly()
-    settings = ReadOnly()
-    wall_time_s = ReadOnly()
-    task_seconds = ReadOnly()
-    n_tasks_run = ReadOnly()
-    out = ReadOnly()
-    checks = ReadOnly()
+    figure7: pd.DataFrame
+    figure8: pd.DataFrame
+    linear: LinearCheck
+    settings: Theorem1Settings
+    seconds: float
+    compute_seconds: float  # the tasks' own times, also those computed in earlier runs
+    n_tasks_run: int
+    out: Path
 
-    def __init__(self, figure7, figure8, linear, settings, wall_time_s, task_seconds, n_tasks_run, out):
-        self.figure7 = figure7
-        self.figure8 = figure8
-        self.linear = linear
-        self.settings = settings
-        self.wall_time_s = wall_time_s
-        self.task_seconds = task_seconds
-        self.n_tasks_run = n_tasks_run
-        self.out = out
-        self.checks = self._checks()
+    @functools.cached_property
+    def checks(self) -> dict:
+        return self._checks()
 
     def _value(self, quantity: str, n: int, column: str = "mean") -> float:
         table = self.figure7
@@ -434,7 +429,7 @@ class Theorem1Study(ResultMixin):
 
     def to_dict(self) -> dict:
         return {"settings": self.settings.to_dict(), "headline": self.headline(), "checks": self.checks, "passed": self.passed,
-                "wall_time_s": self.wall_time_s, "task_seconds_total": self.task_seconds,
+                "seconds": self.seconds, "compute_seconds": self.compute_seconds,
                 "tasks_run_now": self.n_tasks_run, "figure7": self.figure7.to_dict(orient="records"),
                 "figure8": self.figure8.to_dict(orient="records"), "linear_check": self.linear.to_dict()}
 
@@ -442,10 +437,10 @@ class Theorem1Study(ResultMixin):
         return {"n_grid": list(self.settings.n_grid), "n_reps": self.settings.n_reps, "passed": self.passed}
 
     def summary(self) -> str:
-        lines = [self.headline(), f"Theorem1Study(n = {list(self.settings.n_grid)}, {self.settings.n_reps} repetitions, "
-                 f"{self.settings.n_bins} bins; wall time {self.wall_time_s:.1f} s "
+        lines = [self.headline(), f"Theorem1Result(n = {list(self.settings.n_grid)}, {self.settings.n_reps} repetitions, "
+                 f"{self.settings.n_bins} bins; wall time {self.seconds:.1f} s "
                  f"for {self.n_tasks_run} new tasks, "
-                 f"{self.task_seconds:.1f} s of task time in all)"]
+                 f"{self.compute_seconds:.1f} s of task time in all)"]
         lines += [f"  [{check_mark(c)}] {name}: {c['detail']}" + (f"; {c['reason']}" if not c["graded"] else "")
                   for name, c in self.checks.items()]
         return "\n".join(lines)
@@ -500,27 +495,21 @@ class Theorem1Study(ResultMixin):
         """Figure 7 (the integrated terms against n; ``ax``: two axes); see also :meth:`plot_figure8`."""
         return self.plot_figure7(ax)
 
-    def save(self, out: Path) -> dict[str, Path]:
-        """Write figure7.png, figure8.png, the tables as CSV, summary.json and report.html; return their paths."""
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"figure7": out / "figure7.png", "figure8": out / "figure8.png", "linear": out / "linear_check.png"}
-        figures = {"figure7": self.plot_figure7, "figure8": self.plot_figure8, "linear": self.linear.plot}
-        for key, draw in figures.items():
-            fig = draw()
-            save_figure(fig, paths[key], dpi=130, bbox_inches="tight")
-        paths["figure7_csv"] = out / "figure7.csv"
-        write_csv(self.figure7, paths["figure7_csv"])
-        paths["figure8_csv"] = out / "figure8.csv"
-        write_csv(self.figure8, paths["figure8_csv"])
-        paths["summary"] = out / "summary.json"
-        self.to_json(paths["summary"])
-        paths["report"] = write_theorem1_report(self, out / "report.html")
-        return paths
+    def _save_files(self, out: Path) -> dict[str, Path]:
+        """figure7.png, figure8.png, linear_check.png and the two figures' tables as the paper draws them (figure7.csv,
+        figure8.csv; result.csv holds Figure 7's in long form)."""
+        figures = {"figure7": (self.plot_figure7, "figure7.png"), "figure8": (self.plot_figure8, "figure8.png"),
+                   "linear": (self.linear.plot, "linear_check.png")}
+        paths = {key: save_figure(draw(), out / name, dpi=130, bbox_inches="tight") for key, (draw, name) in figures.items()}
+        return {**paths, "figure7_csv": write_csv(self.figure7, out / "figure7.csv"), "figure8_csv": write_csv(self.figure8, out / "figure8.csv")}
+
+    def _write_report(self, path: Path) -> Path:
+        return write_theorem1_report(self, path)
 
 
 @validate_params({"quick": Boolean(), "n_jobs": Jobs(), "seed": Seed(), "progress": Boolean()})
 def reproduce_theorem1(out: str | Path = "fairpath-theorem1", *, quick: bool = False, n_jobs: int = 2, seed: int = 0,
-                       settings: Theorem1Settings | None = None, progress: bool = True) -> Theorem1Study:
+                       settings: Theorem1Settings | None = None, progress: bool = True) -> Theorem1Result:
     """Run (or resume) the Appendix A.2 study and the Corollary 1 check, write figures and summary to ``out``."""
     if settings is None:
         settings = Theorem1Settings.quick(seed) if quick else Theorem1Settings(seed=seed)
@@ -529,9 +518,9 @@ def reproduce_theorem1(out: str | Path = "fairpath-theorem1", *, quick: bool = F
     tasks, n_run = task_results(out, settings, n_jobs=n_jobs, progress=progress)
     linear = check_linear_case(settings.linear_n, seed=settings.seed, alphas=settings.linear_alphas,
                                n_bins=settings.n_bins)
-    study = Theorem1Study(figure7_table(tasks, settings), figure8_table(tasks, settings), linear, settings,
-                          wall_time_s=time.perf_counter() - start,
-                          task_seconds=float(sum(task["seconds"] for task in tasks)), n_tasks_run=n_run, out=out)
+    study = Theorem1Result(figure7=figure7_table(tasks, settings), figure8=figure8_table(tasks, settings), linear=linear,
+                           settings=settings, seconds=time.perf_counter() - start,
+                           compute_seconds=float(sum(task["seconds"] for task in tasks)), n_tasks_run=n_run, out=out)
     study.save(out)
     return study
 
@@ -555,7 +544,7 @@ def write_theorem1_report(study, path) -> Path:
                "decomposition (Appendix A.2, Figures 7 and 8) and of Corollary 1 rerun by fairpath. A check is graded only "
                "where its interval can decide it: narrower than the check's window, or wholly outside it (the rule of every "
                "reproduction); otherwise it is <em>not graded at this size</em> and says why.</p>")
-    claims = Section("The paper's claims, checked", "", anchor="checks").add_table(checks, "Acceptance checks (summary.json)")
+    claims = Section("The paper's claims, checked", "", anchor="checks").add_table(checks, "Acceptance checks (result.json)")
     settings = study.settings
     figure7 = Section("Figure 7: iTerm I, iTerm II and iPPM against n",
                       "<p>Means over repetitions with ±1 sd bands; the zoom shows the iPPM beside that of the exact E[Y | X, W] with "
@@ -568,7 +557,7 @@ def write_theorem1_report(study, path) -> Path:
     linear = Section("Corollary 1 on a linear SCM", f"<p>{html.escape(study.linear.summary())}</p>", anchor="linear").add_figure(
         study.linear.plot(), "Term I, Term II and PPM per bin; dashed: the closed forms.")
     block = {f"setting {k}": str(v) for k, v in settings.to_dict().items()}
-    block["time"] = (f"{study.wall_time_s:.1f} s this run for {study.n_tasks_run} new tasks; "
-                     f"{study.task_seconds:.1f} s of task time in all (finished tasks are loaded, not recomputed)")
+    block["time"] = (f"{study.seconds:.1f} s this run for {study.n_tasks_run} new tasks; "
+                     f"{study.compute_seconds:.1f} s of task time in all (finished tasks are loaded, not recomputed)")
     return write_report(path, "fairpath reproduce theorem1: the paper's Appendix A.2", [claims, figure7, figure8, linear],
                         summary, block)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, panel_axes, result_frame
 from fairpath._validation import Boolean, Frame, Optional, Text, check_list_arg, validate_params
 from fairpath.text._parameters import QUALITY_SETTINGS, TEST_SETTINGS, GenerationSettings
 from fairpath.text._metrics import _METRICS, FairnessResult, PermutationTest, _family, counterfactual_fairness
@@ -23,7 +23,7 @@ from fairpath.text._spec import FairnessSpec
 DEFAULT_SCORERS = ("vader", "textblob", "opinion")
 
 
-@dataclass(frozen=True, repr=False)
+@result_class
 class TextAuditResult(ResultMixin):
     """Everything an audit measured: scored samples, fairness per scorer, quality and settings.
 
@@ -213,7 +213,7 @@ class TextAuditResult(ResultMixin):
         picked = rows.sort_values(["value", "sample_index"]).groupby("value").head(k)
         return picked[["value", "prompt", "text", column]].rename(columns={column: "score"}).reset_index(drop=True)
 
-    def write_report(self, path: str | Path) -> Path:
+    def _write_report(self, path: Path) -> Path:
         from fairpath.text._report import write_text_report
 
         return write_text_report(self, path)
@@ -447,7 +447,8 @@ def _measure(spec, validation, samples, scorer_objects, model_id, run_settings, 
     timings["quality"] = time.perf_counter() - started
     run_settings = {**run_settings, "versions": _versions(), "n_permutations": n_permutations, "alpha": alpha, "metrics_seed": seed,
                     "scorers": names, "spec": spec.source}
-    return TextAuditResult(spec, model_id, samples, fairness, quality_numbers, validation, run_settings, timings)
+    return TextAuditResult(spec=spec, model_id=model_id, samples=samples, fairness=fairness, quality=quality_numbers,
+                           validation=validation, settings=run_settings, timings=timings)
 
 
 _VERSIONED = ("fairpath", "numpy", "pandas", "scipy", "torch", "transformers", "vaderSentiment", "textblob")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._results import ResultMixin, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, panel_axes, result_frame
 from fairpath._stats import holm
 from fairpath._validation import Frame, Optional, Text, validate_params
 from fairpath.text._parameters import TEST_SETTINGS
@@ -423,7 +423,7 @@ def _test(observed: float, null: np.ndarray, n_permutations: int, alpha: float, 
     return PermutationTest(float(observed), float(np.mean(null)), p, p, 1, n_permutations, alpha, two_sided, reason, null_draws=null)
 
 
-@dataclass(frozen=True, repr=False)
+@result_class
 class FairnessResult(ResultMixin):
     """Individual and group fairness of one scorer, each with its permutation test, and breakdowns.
 
@@ -596,7 +596,7 @@ def counterfactual_fairness(frame: pd.DataFrame, score: str = "score", *, scorer
 
 # ----------------------------------------------------------------------------------------------
 # Two models on the same prompts
-@dataclass(frozen=True, repr=False)
+@result_class
 class ModelComparison(ResultMixin):
     """Paired comparison of two models' fairness on the same prompts: model A minus model B.
 

@@ -22,7 +22,6 @@ _LAZY = {
     "SentimentProjection": "_sentiment_head",
     "fit_sentiment_projection": "_sentiment_head",
     "BASE": "_study",
-    "SCORES_NAME": "_study",
     "DebiasStudy": "_study",
     "DebiasStudyResult": "_study",
     "base_test_phrase": "_study",
@@ -36,7 +35,6 @@ __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "BASE",
-    "SCORES_NAME",
     "CounterfactualPair",
     "DebiasConfig",
     "DebiasCorpus",

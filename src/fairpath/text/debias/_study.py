@@ -13,7 +13,7 @@ interrupted training from its checkpoint.
 
 Layout of ``out_dir``: ``corpus.json``, ``sentiment_head.pt``, ``models/<name>/`` (Hugging Face
 folders), ``checkpoints/<name>/``, ``audits/<name>/`` (samples, audit JSON, evaluation JSON),
-``study.json`` and ``report.html``. The folder is a :class:`fairpath._runs.RunFolder`: each stage is a step
+and the result's ``result.json``, ``result.csv`` and ``report.html``. The folder is a :class:`fairpath._runs.RunFolder`: each stage is a step
 saved atomically as it finishes, ``run_key.json`` holds what the stages were computed with and a rerun under
 another key is refused, naming what differs (see ``DebiasStudy.run_folder``).
 """
@@ -28,7 +28,7 @@ import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -38,7 +38,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._fingerprint import digest
 from fairpath._io import write_parquet
-from fairpath._results import ResultMixin, panel_axes, result_frame
+from fairpath._results import ResultMixin, result_class, panel_axes, result_frame
 from fairpath._runs import RunFolder
 from fairpath._stats import holm
 from fairpath._validation import MAX_PERMUTATIONS, Boolean, Integer, Options, check_float, check_int, check_list_arg, check_seed, validate_params
@@ -66,7 +66,7 @@ def model_name(regularizer: str, lam: float, seed: int) -> str:
     return f"{CONTROL if lam == 0 else f'{regularizer}-lambda{lam:g}'}-seed{seed}"
 
 
-@dataclass(frozen=True, repr=False)
+@result_class
 class DebiasStudyResult(ResultMixin):
     """Fairness and quality of the base model and of each fine-tuned model, each judged against the base.
 
@@ -229,10 +229,12 @@ class DebiasStudyResult(ResultMixin):
         fig.tight_layout()
         return fig
 
-    def write_report(self, path: str | Path, scorer: str = "vader") -> Path:
+    def _write_report(self, path: Path) -> Path:
+        """The report on the study's first scorer (the settings' ``scorers``; else the evaluations' first)."""
         from fairpath.report import Section, write_report
 
-        scorer = scorer if scorer in set(self.evaluations["scorer"]) else self.evaluations["scorer"].iloc[0]
+        measured = list(dict.fromkeys(self.evaluations["scorer"]))
+        scorer = next((s for s in self.settings.get("scorers", []) if s in measured), measured[0])
         changes = self.table(scorer)
         summary = "".join(f"<p>{html.escape(r['model'])} against the base: {_change_sentence(r, scorer)}</p>"
                           for _, r in changes[changes["model"] != BASE].iterrows())
@@ -575,8 +577,7 @@ class DebiasStudy:
             settings=self.settings(),
             timings=self.timings(),
         )
-        result.to_json(self.out_dir / "study.json")
-        result.write_report(self.out_dir / "report.html", scorer=self.scorers[0])
+        result.save(self.out_dir)
         return result
 
     def settings(self) -> dict:
