@@ -185,13 +185,12 @@ class ResultMixin:
         overrides it."""
         import html
 
+        from fairpath._stats import format_p
         from fairpath.report import Section, styled, write_report
 
         summary = "".join(f"<p>{html.escape(line)}</p>" for line in self.summary().splitlines() if line.strip())
         settings = getattr(self, "settings", None)
         settings = settings.to_dict() if hasattr(settings, "to_dict") else settings if isinstance(settings, dict) else None
-        from fairpath._stats import format_p
-
         with styled():
             figure = self.plot()
         frame = self.to_frame()

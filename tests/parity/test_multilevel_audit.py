@@ -10,7 +10,7 @@ import pytest
 
 from fairpath.causal import SFM
 from fairpath.cli import main
-from fairpath.datasets import make_multilevel_sfm
+from fairpath.datasets import make_binary_sfm, make_multilevel_sfm
 from fairpath.parity import MultiLevelAudit, audit, holm
 from fairpath.report import compact_digits
 
@@ -148,3 +148,13 @@ def test_fail_on_violation_does_not_exit_3_for_a_contrast_not_estimable(tmp_path
     printed = capsys.readouterr()
     assert status == 0 and "failing" not in printed.err
     assert "two_only: SUCCESS under BN = {DE, IE, SE}" in printed.out and "contrast 'two' is not estimable" in printed.out
+
+
+def test_a_loop_over_the_contrasts_runs_on_a_binary_audit_too():
+    sample = make_binary_sfm(800, seed=2)
+    data = sample.data.assign(oracle=sample.outcome_mean(sample.data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        binary = audit(data, sample.sfm, ["oracle"], "SE", learner="linear", n_folds=2, n_boot=20, seed=1, progress=False)
+    assert binary.contrasts == ["1"] and binary.audits == {"1": binary}
+    assert {name: a.parity["oracle"].ippm.estimate for name, a in binary.audits.items()} == {"1": binary.parity["oracle"].ippm.estimate}

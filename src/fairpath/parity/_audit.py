@@ -49,6 +49,17 @@ class AuditResult(ResultMixin):
     notes: list[str]
 
     @property
+    def contrasts(self) -> list[str]:
+        """Its one contrast (named by x1), as a K-level audit lists each of its contrasts."""
+        return self.decomposition.contrasts
+
+    @property
+    def audits(self) -> dict[str, "AuditResult"]:
+        """{its contrast: itself}: a K-level audit's ``audits`` holds one audit per contrast, so a loop over them runs
+        on a binary X too."""
+        return {self.contrasts[0]: self}
+
+    @property
     def status(self) -> dict[str, str]:
         """SUCCESS or FAIL per predictor (NOT ESTIMABLE where none of its tests is estimable)."""
         return {p: overall["status"] for p, overall in self.cookbook.overall.items()}
