@@ -27,11 +27,8 @@ def comma_list(text: str | None) -> list[str]:
 
 
 def print_saved(out, paths: dict) -> None:
-    """The files a result's ``save(out)`` wrote, one line (their paths relative to ``out``)."""
-    from pathlib import Path
-
-    names = [str(Path(path).relative_to(Path(out))) if Path(path).is_relative_to(Path(out)) else str(path) for path in paths.values()]
-    print(f"wrote {out}/: {', '.join(names)}")
+    """The files a result's ``save(out)`` wrote, one line (their paths, all under ``out``, relative to it)."""
+    print(f"wrote {out}/: {', '.join(str(path.relative_to(out)) for path in paths.values())}")
 
 
 def number_list(flag: str, text: str) -> list[float]:

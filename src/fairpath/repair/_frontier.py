@@ -41,7 +41,6 @@ from fairpath.causal import decompose
 from fairpath.parity import predictive_parity
 from fairpath.repair._constrained import ConstrainedLearner
 from fairpath.repair._predictor import FairPredictor, check_fold_sizes, default_forest, encode_features, out_of_fold_scores
-from fairpath.report import provenance as make_provenance
 
 # Frontier BN sets are named by their resolving variables, as in the paper's figure.
 BN_OF_RESOLVING = {name: bn for bn, name in RESOLVING_NAMES.items()}
@@ -229,8 +228,9 @@ def frontier(data: pd.DataFrame, sfm, bn_sets=("none", "Z", "W", "ZW"), *, repea
         runs = _computed_runs(data, sfm, tasks, settings, Path(out_dir) if out_dir is not None else None, progress,
                               n_jobs=n_jobs, scheduler=scheduler, workers=workers, reference=reference, learner=learner,
                               engine=engine, n_folds=n_folds, quantile=quantile, n_bins=n_bins, n_boot=n_boot)
-    provenance = provenance or make_provenance(call=f"fairpath.repair.frontier(<DataFrame {len(data)} rows>, bn_sets={bn_sets!r}, seed={seed})",
-                                               seed=seed)
+    from fairpath.report import api_call, provenance as make_provenance  # Jinja2 with it: only when a result is made
+
+    provenance = provenance or make_provenance(call=api_call("fairpath.repair.frontier", data, bn_sets=bn_sets, seed=seed), seed=seed)
     return FrontierResult(runs=runs, settings={**settings, "provenance": provenance})
 
 

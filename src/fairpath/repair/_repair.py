@@ -427,7 +427,7 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
     ``margin``, ``level``, ``n_bins``, ``n_boot``, ``n_folds`` and ``audit_learner`` (the decomposition's
     learner) go to :func:`fairpath.parity.audit`. Every random step is seeded by ``seed``.
     """
-    from fairpath.report import provenance as make_provenance
+    from fairpath.report import api_call, provenance as make_provenance
 
     sfm = check_binary_sfm(sfm, "repair")
     check_columns_present(data, sfm.columns)
@@ -459,6 +459,6 @@ def repair(data: pd.DataFrame, sfm, *, bn="none", resolving=None, graph: CausalG
                 "learner": "forest" if learner is None else type(learner).__name__, "constrained": constrained, "holdout": holdout,
                 "alpha": alpha, "margin": margin, "level": level, "n_bins": n_bins, "n_bins_used": options["n_bins"], "n_boot": n_boot, "n_folds": n_folds,
                 "audit_learner": fair_audit.settings["learner"], "seed": seed, "n": len(data), "n_held_out": len(held_out),
-                "provenance": provenance or make_provenance(call=f"fairpath.repair.repair(<DataFrame {data.shape[0]} rows>, bn={bn!r}, seed={seed})", seed=seed)}
+                "provenance": provenance or make_provenance(call=api_call("fairpath.repair.repair", data, bn=bn, seed=seed), seed=seed)}
     return RepairResult(sfm=sfm, bn=judged, predictor=predictor, constrained=full_constrained, tables=tables, held_out=held_out,
                         accuracy_table=accuracy, audit=fair_audit, in_sample_audit=in_sample_audit, baseline_audit=baseline_audit, settings=settings)
