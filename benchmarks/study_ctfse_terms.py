@@ -33,7 +33,8 @@ from fairpath._parallel import run_tasks
 from fairpath._stats import z_value
 from fairpath.causal import SFM, decompose
 from fairpath.causal._data import prepare_data
-from fairpath.causal._decompose import _Fitter, contrast_codes, resolve_n_folds
+from fairpath._levels import contrast_codes
+from fairpath.causal._decompose import _Fitter, resolve_n_folds
 from fairpath.causal._methods import Debiasing
 from fairpath.causal._nuisance import OutcomeNuisances, pair_rows
 from fairpath.causal._pseudo import PseudoOutcomes
@@ -84,7 +85,7 @@ def replicate(rep: int, *, levels: int, binary: bool, n: int, learner: str, n_fo
     prepared = prepare_data(sample.data, sfm, ["y"])
     codes = contrast_codes(levels, "reference")
     fitter = _Fitter(["y"], learner, resolve_n_folds(n_folds, prepared.n), 0.01, False, Debiasing(), 1, False,
-                     ("x", prepared.levels), codes, balanced_bounds=True)
+                     "x", codes, balanced_bounds=True)
     fits = fitter(prepared, rep)  # decompose's first split: the same seed
     for contrast, fit in zip(codes, fits):
         label = str(prepared.levels[contrast[1]])

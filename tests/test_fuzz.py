@@ -31,7 +31,7 @@ from fairpath._io import read_table
 from fairpath._levels import match_level, recode_levels
 from fairpath.causal import SFM
 from fairpath.causal._data import level_counts, prepare_data
-from fairpath.causal._decompose import contrast_codes, contrast_labels
+from fairpath._levels import contrast_codes, contrast_labels
 from fairpath.cli import main
 from fairpath.cli._common import parse_level_names
 from fairpath.datasets import make_binary_sfm
@@ -81,7 +81,7 @@ def decompose_csv(text: bytes, capsys, extra=()) -> tuple[int, str, dict | None]
         path, out = Path(folder) / "data.csv", Path(folder) / "result.json"
         path.write_bytes(text)
         code, err = run(["decompose", str(path), *SFM_ARGS, *FAST_DECOMPOSE, *extra, "--json", str(out)], capsys)
-        return code, err, json.loads(out.read_text())["estimates"] if code == 0 else None
+        return code, err, json.loads(out.read_text())["contrasts"]["1"]["estimates"] if code == 0 else None
 
 
 _CLEAN: dict[str, str] = {}

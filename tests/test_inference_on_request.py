@@ -134,7 +134,7 @@ def test_an_estimate_made_from_its_numbers_answers_at_its_own_level():
 def test_decomposition_confint_at_its_level_is_to_frame_exactly(normal, bootstrap):
     for result in (normal, bootstrap):
         frame, stored = result.confint(0.95), result.to_frame()
-        assert list(frame.columns) == ["subject", "measure", "estimate", "ci_low", "ci_high", "level"]
+        assert list(frame.columns) == ["subject", "measure", "estimate", "ci_low", "ci_high", "level", "contrast"]
         pd.testing.assert_frame_equal(frame, stored[list(frame.columns)])
 
 
@@ -149,11 +149,22 @@ def test_decomposition_confint_at_another_level_by_hand(normal):
 def test_decomposition_confint_equals_a_fit_at_that_level(sample, normal, bootstrap):
     for result, settings in ((normal, {}), (bootstrap, {"n_boot": 60})):
         refit = _decompose(sample, level=0.8, **settings).to_frame()
-        pd.testing.assert_frame_equal(result.confint(0.8), refit[["subject", "measure", "estimate", "ci_low", "ci_high", "level"]])
+        pd.testing.assert_frame_equal(result.confint(0.8), refit[["subject", "measure", "estimate", "ci_low", "ci_high", "level", "contrast"]])
+
+
+def test_one_contrast_has_its_marginal_interval_and_p_as_its_simultaneous_ones_percentile_included(bootstrap):
+    # nothing to adjust over one contrast: the simultaneous interval of a percentile estimate is its percentile interval,
+    # not estimate ± z·se
+    frame = bootstrap.to_frame()
+    assert frame["simultaneous_low"].equals(frame["ci_low"]) and frame["simultaneous_high"].equals(frame["ci_high"])
+    assert frame["p_simultaneous"].equals(frame["p_value"])
+    est = bootstrap.estimate("ctfde")
+    assert bootstrap.simultaneous("ctfde", level=0.9) == {"1": est.confint(0.9)}
+    assert est.confint(0.9) != (est.estimate - 1.6448536269514722 * est.se, est.estimate + 1.6448536269514722 * est.se)
 
 
 def test_bootstrap_decomposition_confint_is_the_quantiles_of_the_draws(bootstrap):
-    draws = bootstrap.fits["y"].draws["ctfde"].to_numpy()
+    draws = bootstrap.for_contrast().fits["y"].draws["ctfde"].to_numpy()
     row = bootstrap.confint(0.9).set_index(["subject", "measure"]).loc[("y", "ctfde")]
     assert (row["ci_low"], row["ci_high"]) == _percentile(draws, 0.9)
 
@@ -182,7 +193,7 @@ def test_paired_difference_se_comes_from_the_row_differences(normal, sample):
 
 def test_paired_bootstrap_difference_uses_the_paired_draws(bootstrap, sample):
     _, _, predictors = sample
-    draws = bootstrap.fits[predictors[0]].draws["ctfie"].to_numpy() - bootstrap.fits["y"].draws["ctfie"].to_numpy()
+    draws = bootstrap.for_contrast().fits[predictors[0]].draws["ctfie"].to_numpy() - bootstrap.for_contrast().fits["y"].draws["ctfie"].to_numpy()
     diff = bootstrap.difference("ctfie", predictors[0])
     assert diff.se == draws.std(ddof=1)
     assert diff.confint(0.9) == _percentile(draws, 0.9)

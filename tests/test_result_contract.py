@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-import io
 import json
 import pickle
 import warnings
@@ -21,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from frames import as_read
 from huang_tables import debias_study, huang_result
 
 from fairpath._exceptions import FairpathInputError
@@ -30,8 +30,10 @@ from fairpath.text import compare_models, counterfactual_fairness
 
 PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
 # Panels a plot draws: plot(ax=...) then takes a sequence of that many axes (one Axes when 1).
-PANELS = {"RepairResult": 2, "PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "FrontierResult": 2, "ConstrainedPath": 2,
-          "DebiasStudyResult": 2, "Theorem1Result": 2, "HuangResult": 4, "MultiLevelDecomposition": 4, "MultiLevelAudit": 4}
+# A decomposition of several contrasts draws the forest plot (four panels); of one contrast, its bars (one panel).
+PANELS = {"RepairResult": 2, "PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "ContrastAudit": 4, "FrontierResult": 2,
+          "ConstrainedPath": 2, "DebiasStudyResult": 2, "Theorem1Result": 2, "HuangResult": 4, "CausalDecomposition[K=3]": 4,
+          "AuditResult[K=3]": 4}
 
 
 def _result_classes() -> list[type]:
@@ -66,8 +68,9 @@ def _shape_faults(cls) -> list[str]:
 
 def test_the_contract_covers_every_public_result_class():
     names = {cls.__name__ for cls in RESULT_CLASSES}
-    assert {"CausalDecomposition", "AuditResult", "PPMDecomposition", "FrontierResult", "FairnessResult"} <= names
-    assert set(PANELS) <= names and len(names) >= 15
+    assert {"CausalDecomposition", "ContrastDecomposition", "AuditResult", "ContrastAudit", "PPMDecomposition", "FrontierResult",
+            "FairnessResult"} <= names
+    assert {name.split("[")[0] for name in PANELS} <= names and len(names) >= 15
 
 
 @pytest.mark.parametrize("cls", RESULT_CLASSES, ids=lambda cls: cls.__name__)
@@ -98,7 +101,7 @@ def audited():
 
 @pytest.fixture(scope="module")
 def audited_levels():
-    """An audit of every level of a three-level X (its decomposition is the MultiLevelDecomposition instance)."""
+    """An audit of every level of a three-level X (its decomposition is the CausalDecomposition instance)."""
     from fairpath.causal import SFM
     from fairpath.datasets import make_multilevel_sfm
     from fairpath.parity import audit
@@ -189,9 +192,11 @@ def _theorem1_study():
 
 MAKERS = {
     "CausalDecomposition": lambda audited: audited.decomposition,
-    "PredictiveParity": lambda audited: audited.parity["oracle"],
+    "ContrastDecomposition": lambda audited: audited.decomposition.for_contrast(),
+    "PredictiveParity": lambda audited: audited.for_contrast().parity["oracle"],
     "CookbookResult": lambda audited: audited.cookbook,
     "AuditResult": lambda audited: audited,
+    "ContrastAudit": lambda audited: audited.for_contrast(),
     "PPMDecomposition": lambda _: _ppm_decomposition(),
     "FrontierResult": lambda _: _frontier(),
     "RepairResult": lambda _: _repair(),
@@ -204,7 +209,7 @@ MAKERS = {
     "HuangResult": lambda _: huang_result(),
     "Theorem1Result": lambda _: _theorem1_study(),
 }
-LEVEL_MAKERS = {"MultiLevelAudit": lambda levels: levels, "MultiLevelDecomposition": lambda levels: levels.decomposition}
+LEVEL_MAKERS = {"AuditResult[K=3]": lambda levels: levels, "CausalDecomposition[K=3]": lambda levels: levels.decomposition}
 
 
 @pytest.fixture(params=sorted([*MAKERS, *LEVEL_MAKERS]))
@@ -214,8 +219,13 @@ def result(request, audited, audited_levels):
     return MAKERS[request.param](audited)
 
 
+def _panels(result) -> int:
+    name = type(result).__name__
+    return PANELS.get(f"{name}[K=3]" if getattr(result, "single", True) is False else name, 1)
+
+
 def test_every_class_without_a_real_instance_here_is_a_paper_study():
-    assert {cls.__name__ for cls in RESULT_CLASSES} - set(MAKERS) - set(LEVEL_MAKERS) == {"CompasResult", "CensusResult"}
+    assert {cls.__name__ for cls in RESULT_CLASSES} - set(MAKERS) == {"CompasResult", "CensusResult"}
 
 
 def test_to_frame_starts_with_the_core_columns_and_states_levels_only_beside_intervals(result):
@@ -253,7 +263,7 @@ def test_save_writes_the_three_files_then_the_declared_ones(result, tmp_path):
     assert [paths[name] for name in ("result", "table", "report")] == [out / "result.json", out / "result.csv", out / "report.html"]
     assert all(path.exists() for path in paths.values()) and len(set(paths.values())) == len(paths)
     assert json.loads(paths["result"].read_text()) == json.loads(result.to_json())
-    written = pd.read_csv(io.StringIO(result.to_frame().to_csv(index=False)))  # to_frame() as CSV holds it (types aside)
+    written = as_read(result.to_frame())  # to_frame() as CSV holds it (types aside)
     pd.testing.assert_frame_equal(pd.read_csv(paths["table"]), written)
     page = paths["report"].read_text(encoding="utf-8")
     assert page.lower().startswith("<!doctype html>") and "</html>" in page
@@ -268,11 +278,10 @@ def test_no_result_class_keeps_a_writer_beside_save():
 
 
 def test_plot_returns_a_figure_and_draws_on_given_axes(result):
-    name = type(result).__name__
     figure = result.plot()
     assert isinstance(figure, matplotlib.figure.Figure)
     plt.close(figure)
-    panels = PANELS.get(name, 1)
+    panels = _panels(result)
     given, axes = plt.subplots(1, panels)
     drawn = result.plot(ax=axes)
     assert drawn is given and all(ax.has_data() for ax in np.atleast_1d(axes))

@@ -1,5 +1,6 @@
-"""A protected attribute with several levels: the product of two or more columns (``race/sex``), and
-merged or explicitly dropped levels.
+"""A protected attribute with several levels: the product of two or more columns (``race/sex``),
+merged or explicitly dropped levels, and the contrasts compared (each level against the reference, or every pair)
+with their names.
 
 A level's name is its cells' text (``str``): what ``merge`` / ``--merge``, ``drop_levels`` /
 ``--drop-levels`` and ``--x0`` / ``--x1`` take and what every table shows. One rule for every name:
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
+from fairpath._remedies import remedy
 from fairpath._validation import (
     ColumnName, Columns, Frame, _first_row, check_columns_arg, check_columns_present, check_list_arg, python_value,
     validate_params,
@@ -272,3 +274,49 @@ def _spacing_hint(names, levels: list[str]) -> str:
         return ""
     examples = ", ".join(f"{name!r} is not {level!r}" for name, level in near.items())
     return f" (level names are matched exactly as written, spaces included: {examples})"
+
+
+# The most contrasts of one run: every pair of 46 levels. Beyond, a run takes hours (each contrast fits its own
+# propensities) and a family-wise interval over thousands of contrasts says nothing; compare each level with the reference.
+MAX_CONTRASTS = 1_035
+
+
+def contrast_codes(n_levels: int, contrasts: str) -> tuple[tuple[int, int], ...]:
+    """The contrasts as pairs of level codes: every level against the reference (code 0), or every pair (a < b)."""
+    if contrasts == "pairs":
+        if n_levels * (n_levels - 1) // 2 > MAX_CONTRASTS:
+            instead = remedy('contrasts="reference"', "--contrasts", "--contrasts reference")
+            merge = remedy("merge={...}", "--merge", '--merge "A=other,..."')
+            raise FairpathInputError(
+                f"every pair of {n_levels} levels is {n_levels * (n_levels - 1) // 2:,} contrasts, more than {MAX_CONTRASTS:,} (every "
+                "pair of 46 levels), each with its own fits: compare each level with the reference"
+                + (f" ({instead})" if instead else "") + (f", or merge levels ({merge})" if merge else ""))
+        return tuple((a, b) for a in range(n_levels) for b in range(a + 1, n_levels))
+    return tuple((0, b) for b in range(1, n_levels))
+
+
+PAIR_SEPARATOR = " vs "
+
+
+def _contrast_label(levels: tuple, code: tuple[int, int]) -> str:
+    """A contrast's name: its level against the reference (``"black"``), or ``"b vs a"`` for a pair without the reference."""
+    a, b = code
+    return str(levels[b]) if a == 0 else f"{levels[b]}{PAIR_SEPARATOR}{levels[a]}"
+
+
+def contrast_labels(column: str, levels: tuple, codes) -> list[str]:
+    """The contrasts' names (:func:`_contrast_label`), one per contrast. Refused, before anything is fitted: two contrasts
+    with one name, from a level whose text contains " vs " (``"c vs b"`` beside ``c`` and ``b``, compared in pairs) or two
+    levels written alike (the number 1 and the text "1")."""
+    labels = [_contrast_label(levels, code) for code in codes]
+    if len(set(labels)) == len(labels):
+        return labels
+    times = Counter(labels)
+    clash = next(label for label in labels if times[label] > 1)
+    named = [f"{levels[b]!r} against {levels[a]!r}" for (a, b), label in zip(codes, labels) if label == clash]
+    with_separator = [str(level) for level in levels if PAIR_SEPARATOR in str(level)]
+    remedy = (f"rename the level(s) {with_separator} whose text contains {PAIR_SEPARATOR!r}, which separates a pair's levels, e.g. "
+              f"merge={{{with_separator[0]!r}: {with_separator[0].replace(PAIR_SEPARATOR, '-')!r}}} (command line: --merge "
+              f"\"{with_separator[0]}={with_separator[0].replace(PAIR_SEPARATOR, '-')}\")") if with_separator else \
+        "make the column's values one type first (two levels are written alike)"
+    raise FairpathInputError(f"two contrasts of column {column!r} would share the name {clash!r} ({' and '.join(named)}); {remedy}")

@@ -41,7 +41,7 @@ class SFM:
     x : protected attribute column; ``x0`` is its baseline (reference) level, ``x1`` the comparison level,
         or None to compare every other level of ``x`` with ``x0`` (or every pair of levels, with
         ``contrasts="pairs"`` where an estimator takes it): one contrast per level, see
-        :class:`fairpath.causal.MultiLevelDecomposition`.
+        :class:`fairpath.causal.CausalDecomposition`.
     z : confounders (may be empty); ``w`` : mediators (may be empty); ``y`` : outcome column.
 
     Each column plays one role. An X named as :func:`fairpath._levels.combine_attributes` names an intersection

@@ -135,7 +135,7 @@ def test_empty_confounders_or_mediators(drop):
 def test_meddml_identities_and_bootstrap_draws():
     sample = make_binary_sfm(2000, seed=12)
     result = decompose(sample.data, sample.sfm, method="medDML", nboot1=2, nboot2=50, seed=1)
-    fit = result.fits["y"]
+    fit = result.for_contrast().fits["y"]
     assert len(fit.draws) == 100
     d = fit.draws
     assert np.abs(d["tv"] - (d["ctfde"] - d["ctfie"] - d["ctfse"])).max() < 1e-10
@@ -159,25 +159,29 @@ def test_trimming_is_counted_never_silent():
     sample = make_confounded_sfm(2000, seed=1)
     loose = decompose(sample.data, sample.sfm, seed=1, eps=0.2)
     trimmed = decompose(sample.data, sample.sfm, seed=1, eps=0.2, trim=True)
-    assert loose.n_extreme > 0 and loose.n_trimmed == 0
-    assert trimmed.n_trimmed == loose.n_extreme
-    assert len(trimmed.pseudo_outcomes()) == trimmed.n - trimmed.n_trimmed
-    assert f"{loose.n_extreme} rows with a propensity outside" in loose.summary()
+    assert loose.for_contrast().n_extreme > 0 and loose.for_contrast().n_trimmed == 0
+    assert trimmed.for_contrast().n_trimmed == loose.for_contrast().n_extreme
+    assert len(trimmed.pseudo_outcomes()) == trimmed.n - trimmed.for_contrast().n_trimmed
+    assert f"{loose.for_contrast().n_extreme} rows with a propensity outside" in loose.summary()
 
 
 def test_result_presentation():
     sample = make_appendix_a2(1000, seed=1)
     result = decompose(sample.data, sample.sfm, seed=1)
     frame = result.to_frame()
-    assert list(frame.columns) == ["subject", "measure", "estimate", "se", "ci_low", "ci_high", "level"]
+    # one contrast (x1 = 1): its simultaneous interval and p are the marginal ones
+    assert list(frame.columns) == ["subject", "measure", "estimate", "se", "ci_low", "ci_high", "level", "contrast", "simultaneous_low",
+                                   "simultaneous_high", "p_value", "p_simultaneous"]
+    assert (frame["contrast"] == "1").all() and frame["simultaneous_low"].equals(frame["ci_low"])
+    assert frame["p_simultaneous"].equals(frame["p_value"])
     assert (frame["ci_low"] <= frame["estimate"]).all() and (frame["estimate"] <= frame["ci_high"]).all()
     assert (frame["subject"] == "y").all() and (frame["level"] == 0.95).all()
     assert "TV (" in result.summary() and "CtfDE (" in result.summary()
     ctfde = result.estimate("ctfde")
-    assert repr(result).startswith("CausalDecomposition(method='debiasing', n=1000,") and "\n" not in repr(result)
+    assert repr(result).startswith("CausalDecomposition(method='debiasing', contrasts=1, n=1000,") and "\n" not in repr(result)
     assert f"y ctfde={ctfde.estimate:.4g} [95% CI {ctfde.ci_low:.4g}, {ctfde.ci_high:.4g}]" in repr(result)
     payload = result.to_dict()
-    assert set(payload["estimates"]["y"]["ctfde"]) == {"estimate", "se", "ci_low", "ci_high"}
+    assert set(payload["contrasts"]["1"]["estimates"]["y"]["ctfde"]) == {"estimate", "se", "ci_low", "ci_high"}
     assert payload["counts"]["n"] == 1000
     fig = result.plot()
     assert len(fig.axes[0].patches) == 4
@@ -192,7 +196,7 @@ def test_nested_means_are_fitted_only_when_a_measure_needs_them():
     sample = make_binary_sfm(1500, seed=3)
     full = decompose(sample.data, sample.sfm, seed=5)
     short = decompose(sample.data, sample.sfm, seed=5, measures=COUNTERFACTUAL)
-    assert short.measures == COUNTERFACTUAL and not short.fits["y"].pseudo.nuisances.nested
+    assert short.measures == COUNTERFACTUAL and not short.for_contrast().fits["y"].pseudo.nuisances.nested
     for measure in COUNTERFACTUAL:
         a, b = full.estimate(measure), short.estimate(measure)
         assert b.estimate == pytest.approx(a.estimate, abs=1e-12) and b.se == pytest.approx(a.se, abs=1e-12)
@@ -210,8 +214,8 @@ def test_nested_means_are_fitted_only_when_a_measure_needs_them():
 
 def test_overlap_diagnostic_is_in_every_result(fitted):
     _, result = fitted
-    overlap = result.to_dict()["overlap"]
-    assert overlap["n_outside"] == result.n_extreme and overlap["share_outside"] == pytest.approx(result.n_extreme / result.n)
+    overlap = result.to_dict()["contrasts"][result.contrasts[0]]["overlap"]
+    assert overlap["n_outside"] == result.for_contrast().n_extreme and overlap["share_outside"] == pytest.approx(result.for_contrast().n_extreme / result.n)
     for group in ("x0", "x1"):
         r = overlap["propensity"][group]
         assert 0 <= r["p_x1_z_min"] <= r["p_x1_z_max"] <= 1 and 0 <= r["p_x1_zw_min"] <= r["p_x1_zw_max"] <= 1
@@ -226,10 +230,10 @@ def test_no_overlap_is_flagged_not_estimable():
     with pytest.warns(UserWarning, match=r"rows \(\d+%\) have a propensity outside \[0.01, 0.99\]: the groups barely overlap, "
                                          "so the effects are not estimable"):
         result = decompose(data, sample.sfm, seed=1, measures=COUNTERFACTUAL)
-    assert result.overlap["share_outside"] > 0.9
+    assert result.for_contrast().overlap["share_outside"] > 0.9
     assert not result.estimable and result.to_dict()["estimable"] is False
     assert "NOT ESTIMABLE" in result.summary()
-    assert result.overlap["propensity"]["x0"]["p_x1_zw_min"] < 0.01 and result.overlap["propensity"]["x1"]["p_x1_zw_max"] > 0.99
+    assert result.for_contrast().overlap["propensity"]["x0"]["p_x1_zw_min"] < 0.01 and result.for_contrast().overlap["propensity"]["x1"]["p_x1_zw_max"] > 0.99
 
 
 def test_extreme_propensities_are_clipped_at_eps_with_a_warning():
@@ -242,8 +246,8 @@ def test_extreme_propensities_are_clipped_at_eps_with_a_warning():
                                          r"they are clipped to \[0.01, 0.99\]"):
         result = decompose(sample.data, sample.sfm, seed=1, learner=RandomForestRegressor(n_estimators=10),
                            measures=COUNTERFACTUAL)
-    assert result.n_extreme > 0
-    pseudo = result.fits["y"].pseudo
+    assert result.for_contrast().n_extreme > 0
+    pseudo = result.for_contrast().fits["y"].pseudo
     assert pseudo.p_zw[1].min() >= 0.01 and pseudo.p_zw[1].max() <= 0.99
     assert abs(result.estimate("ctfie").estimate) < 10
 
@@ -252,7 +256,7 @@ def test_meddml_trims_at_eps_by_default():
     sample = make_confounded_sfm(1500, seed=2)
     with pytest.warns(UserWarning, match="propensity outside"):
         result = decompose(sample.data, sample.sfm, method="medDML", seed=1, eps=0.2, nboot2=20, measures=COUNTERFACTUAL)
-    assert result.settings["trim"] and result.n_trimmed == result.n_extreme > 0
+    assert result.settings["trim"] and result.for_contrast().n_trimmed == result.for_contrast().n_extreme > 0
     assert not decompose(sample.data, sample.sfm, seed=1, measures=["tv"]).settings["trim"]
 
 
@@ -272,4 +276,4 @@ def test_bootstrap_streams_in_chunks_with_the_numbers_of_one_dense_draw(monkeypa
     small = decompose(sample.data, sample.sfm, seed=3, n_folds=3, n_boot=25, measures=COUNTERFACTUAL)
     monkeypatch.setattr(_methods, "_BOOTSTRAP_CHUNK_CELLS", 1 << 22)
     large = decompose(sample.data, sample.sfm, seed=3, n_folds=3, n_boot=25, measures=COUNTERFACTUAL)
-    np.testing.assert_allclose(small.fits["y"].draws.to_numpy(), large.fits["y"].draws.to_numpy(), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(small.for_contrast().fits["y"].draws.to_numpy(), large.for_contrast().fits["y"].draws.to_numpy(), rtol=0, atol=1e-13)

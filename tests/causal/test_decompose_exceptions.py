@@ -162,7 +162,7 @@ def test_string_covariates_are_encoded():
     data = sample.data.assign(z2=np.where(sample.data["z2"] > 0, "high", "low"), x=np.where(sample.data["x"] > 0, "b", "a"))
     sfm = SFM(x="x", x0="a", x1="b", z=["z1", "z2"], w=["w1", "w2"], y="y")
     result = decompose(data, sfm, n_folds=3)
-    assert result.encoded["z"] == ["z1", "z2=low"]
+    assert result.for_contrast().encoded["z"] == ["z1", "z2=low"]
     assert isinstance(pd.Series(result.estimate("tv").estimate).iloc[0], float)
 
 

@@ -39,9 +39,9 @@ def test_meddml_draws_are_those_of_a_manual_two_level_bootstrap(sample):
     reported estimate is the mean of all draws (faircause's convention)."""
     result = decompose(sample.data, sample.sfm, method="medDML", learner="linear", nboot1=3, nboot2=15, seed=5,
                        measures=COUNTERFACTUAL)
-    draws = result.fits["y"].draws
+    draws = result.for_contrast().fits["y"].draws
     assert draws.shape == (45, 3)
-    rows = result.fits["y"].rows
+    rows = result.for_contrast().fits["y"].rows
     first = bootstrap_means({"y": rows.to_numpy()}, 15, child_rng(5, REFITS, 0))["y"]
     np.testing.assert_allclose(draws.to_numpy()[:15], first, rtol=0, atol=1e-12)
     assert result.estimate("ctfie").estimate == pytest.approx(draws["ctfie"].mean(), rel=1e-12)
@@ -50,10 +50,10 @@ def test_meddml_draws_are_those_of_a_manual_two_level_bootstrap(sample):
 def test_debiasing_draws_come_in_fixed_blocks_of_their_own_streams(sample):
     n_boot = DRAWS_PER_TASK + 7
     result = decompose(sample.data, sample.sfm, learner="linear", n_boot=n_boot, seed=6, measures=COUNTERFACTUAL)
-    rows = result.fits["y"].rows.to_numpy()
+    rows = result.for_contrast().fits["y"].rows.to_numpy()
     expected = np.vstack([bootstrap_means({"y": rows}, size, child_rng(6, BOOTSTRAP, block))["y"]
                           for block, size in enumerate([DRAWS_PER_TASK, 7])])
-    np.testing.assert_allclose(result.fits["y"].draws.to_numpy(), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(result.for_contrast().fits["y"].draws.to_numpy(), expected, rtol=0, atol=1e-12)
     # the reported estimate stays the mean of the per-row contributions
     assert result.estimate("ctfde").estimate == pytest.approx(rows[:, 0].mean(), rel=1e-12)
 
@@ -67,9 +67,9 @@ def test_meddml_refits_and_bootstrap_blocks_on_a_dask_local_cluster_equal_the_lo
             distributed.Client(cluster) as client:
         dask_med = decompose(sample.data, sample.sfm, method="medDML", nboot1=3, nboot2=10, scheduler=client, **settings)
         dask_boot = decompose(sample.data, sample.sfm, n_boot=DRAWS_PER_TASK + 3, scheduler=client, **settings)
-    pd.testing.assert_frame_equal(dask_med.fits["y"].draws, local_med.fits["y"].draws)
-    pd.testing.assert_frame_equal(dask_boot.fits["y"].draws, local_boot.fits["y"].draws)
-    assert local_med.fits["y"].draws["ctfde"].nunique() == 30  # three refits, ten draws each, all distinct
+    pd.testing.assert_frame_equal(dask_med.for_contrast().fits["y"].draws, local_med.for_contrast().fits["y"].draws)
+    pd.testing.assert_frame_equal(dask_boot.for_contrast().fits["y"].draws, local_boot.for_contrast().fits["y"].draws)
+    assert local_med.for_contrast().fits["y"].draws["ctfde"].nunique() == 30  # three refits, ten draws each, all distinct
 
 
 def test_repeated_cross_fitting_aggregates_the_splits_by_their_mean(sample):
@@ -79,8 +79,8 @@ def test_repeated_cross_fitting_aggregates_the_splits_by_their_mean(sample):
     measures = ["tv", *COUNTERFACTUAL]
     one = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=1, measures=measures)
     three = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=3, measures=measures)
-    fit = three.fits["y"]
-    pd.testing.assert_frame_equal(fit.rows, one.fits["y"].rows)
+    fit = three.for_contrast().fits["y"]
+    pd.testing.assert_frame_equal(fit.rows, one.for_contrast().fits["y"].rows)
     by_split = [rows["ctfie"].to_numpy() for rows in fit.all_rows]
     assert len(by_split) == 3 and len({float(r.mean()) for r in by_split}) == 3
     theta = np.array([r.mean() for r in by_split])
@@ -109,7 +109,7 @@ def test_auto_splits_follow_the_number_of_rows(sample):
     assert resolve_n_rep("auto", 100, med, n_boot=0) == 1 and resolve_n_rep("auto", 100, debiasing, n_boot=200) == 1
     assert resolve_n_rep(3, 10**6, debiasing, n_boot=0) == 3
     booted = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_boot=50, measures=COUNTERFACTUAL)
-    assert booted.settings["n_rep"] == 1 and len(booted.fits["y"].draws) == 50
+    assert booted.settings["n_rep"] == 1 and len(booted.for_contrast().fits["y"].draws) == 50
 
 
 def test_repeated_cross_fitting_on_dask_equals_the_local_run(sample):

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.causal import SFM, MultiLevelDecomposition, decompose
+from fairpath.causal import SFM, CausalDecomposition, decompose
 from fairpath.causal._data import prepare_data
 from fairpath.datasets import make_confounded_sfm, make_multilevel_sfm
 from fairpath._stats import z_value
@@ -37,7 +37,7 @@ def fitted(request):
 
 def test_every_contrast_is_within_four_se_of_its_truth(fitted):
     sample, result = fitted
-    assert isinstance(result, MultiLevelDecomposition)
+    assert isinstance(result, CausalDecomposition)
     assert result.contrasts == [str(k) for k in range(1, len(result.levels))]
     z_scores = []
     for contrast in result.contrasts:
@@ -109,7 +109,10 @@ def test_with_two_levels_the_simultaneous_intervals_are_the_marginal_ones():
 
 def test_a_binary_sfm_gives_the_output_it_gave_before_levels_existed():
     sample = make_confounded_sfm(800, seed=3)
-    result = json.loads(decompose(sample.data, sample.sfm, seed=2, learner="linear", n_rep=2).to_json())
+    # its one contrast holds what the binary result was, beside the simultaneous interval (the marginal one)
+    result = json.loads(decompose(sample.data, sample.sfm, seed=2, learner="linear", n_rep=2).to_json())["contrasts"]["1"]
+    simultaneous = result.pop("simultaneous")
+    assert simultaneous["y"]["ctfde"]["low"] == result["estimates"]["y"]["ctfde"]["ci_low"]
     result.pop("seconds")
     result["settings"].pop("provenance")
     # every key, count and text as frozen; every number to 12 digits (the last bits of a fit differ between CPUs' BLAS)
@@ -197,8 +200,8 @@ def test_a_separated_contrast_is_flagged_not_estimable_as_its_binary_analysis(se
     with pytest.warns(UserWarning, match=r"have a propensity outside \[0.01, 0.99\]: the groups barely overlap"):
         binary = decompose(data, SFM(x="x", x0=0, x1=3, z=sfm.z, w=sfm.w, y="y"), seed=2, measures=MAIN, n_rep=1)
     assert not binary.estimable and not result["3"].estimable
-    assert result["3"].overlap["share_outside"] == binary.overlap["share_outside"] == 1.0
-    assert result["3"].counts == binary.counts  # the same rows
+    assert result["3"].overlap["share_outside"] == binary.for_contrast().overlap["share_outside"] == 1.0
+    assert result["3"].counts == binary.for_contrast().counts  # the same rows
     assert result["1"].estimable and result["2"].estimable
     assert result.not_estimable == {"3": "100% of its rows have a share-balanced propensity outside [0.01, 0.99]"}
     assert result.family == ["1", "2"] and result.estimable  # the family is estimable; contrast 3 is left out of it
@@ -266,7 +269,7 @@ def test_a_learner_certain_of_the_level_flags_the_separated_contrast_as_the_bina
         warnings.simplefilter("ignore")
         result = decompose(data, sfm, **options)
         binary = decompose(data, SFM(x="x", x0=2, x1=0, z=sfm.z, w=sfm.w, y="y"), **options)
-    assert not binary.estimable and binary.overlap["share_outside"] == 1.0
+    assert not binary.estimable and binary.for_contrast().overlap["share_outside"] == 1.0
     assert not result["0"].estimable and result["0"].overlap["share_outside"] == 1.0
     assert result.family == ["1"] and np.isfinite(result.to_frame().query("contrast == '1'")[["estimate", "simultaneous_low"]]).all().all()
 

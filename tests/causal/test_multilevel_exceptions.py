@@ -110,7 +110,7 @@ def test_a_measure_whose_contributions_are_not_finite_is_left_out_instead_of_rai
 @pytest.mark.parametrize("correlation", [np.ones((2, 2)), np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])],
                          ids=["equal", "rank-2"])
 def test_a_singular_correlation_gives_the_critical_value_of_its_distinct_contrasts(correlation):
-    from fairpath.causal._levels import _max_t
+    from fairpath.causal._decomposition import _max_t
 
     draws = _max_t((0, 0), correlation, seed=3)
     # equal contrasts count once, independent ones multiply: P(max |T| ≤ c) = P(|T| ≤ c)^distinct
@@ -119,7 +119,7 @@ def test_a_singular_correlation_gives_the_critical_value_of_its_distinct_contras
 
 
 def test_the_correlation_of_huge_finite_contributions_is_finite():
-    from fairpath.causal._levels import column_correlation
+    from fairpath.causal._decomposition import column_correlation
 
     columns = np.random.default_rng(0).standard_normal((500, 3))
     columns[:, 2] = columns[:, 0] + 0.5 * columns[:, 2]
@@ -157,7 +157,7 @@ def test_levels_written_alike_are_refused(sample):
 
 def test_more_pairs_than_one_run_can_hold_are_refused_before_fitting():
     # 129 levels in pairs were 8,256 contrasts: a run of hours (the hostile pass timed out), refused now at once.
-    from fairpath.causal._decompose import MAX_CONTRASTS, contrast_codes
+    from fairpath._levels import MAX_CONTRASTS, contrast_codes
 
     assert len(contrast_codes(46, "pairs")) == MAX_CONTRASTS and len(contrast_codes(129, "reference")) == 128
     with pytest.raises(FairpathInputError, match=re.escape(

@@ -28,12 +28,13 @@ def test_decompose_writes_json_and_plot(csv_path, tmp_path, capsys):
                  "--y", "y", "--predictor", "score", "--seed", "4", "--json", str(out), "--plot", str(png)])
     assert code == 0
     payload = json.loads(out.read_text())
-    assert set(payload["estimates"]) == {"y", "score"}
-    assert set(payload["estimates"]["score"]["ctfse"]) == {"estimate", "se", "ci_low", "ci_high"}
+    contrast = payload["contrasts"]["b"]  # the one contrast, named by --x1
+    assert set(contrast["estimates"]) == {"y", "score"}
+    assert set(contrast["estimates"]["score"]["ctfse"]) == {"estimate", "se", "ci_low", "ci_high"}
     assert payload["settings"]["seed"] == 4 and payload["counts"]["n"] == 1200
     assert payload["settings"]["n_rep"] == 5  # --n-rep auto (default) on 1200 rows
-    assert {"n_x0", "n_x1", "n_trimmed"} <= set(payload["counts"])
-    e = payload["estimates"]["y"]
+    assert {"n_x0", "n_x1", "n_trimmed"} <= set(contrast["counts"])
+    e = contrast["estimates"]["y"]
     assert e["tv"]["estimate"] == pytest.approx(e["ctfde"]["estimate"] - e["ctfie"]["estimate"] - e["ctfse"]["estimate"])
     assert png.stat().st_size > 10_000
     assert "y: TV (" in capsys.readouterr().out
@@ -58,7 +59,7 @@ def test_meddml_refits_on_a_dask_scheduler_give_the_local_numbers(csv_path, tmp_
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
                                   dashboard_address=None) as cluster:
         assert main([*args, "--scheduler", cluster.scheduler_address, "--json", str(tmp_path / "dask.json")]) == 0
-    local, dask = (json.loads((tmp_path / f"{name}.json").read_text())["estimates"] for name in ("local", "dask"))
+    local, dask = (json.loads((tmp_path / f"{name}.json").read_text())["contrasts"]["b"]["estimates"] for name in ("local", "dask"))
     assert dask == local and local["y"]["ctfde"]["se"] > 0
 
 
@@ -71,7 +72,8 @@ def test_debiasing_on_a_dask_scheduler_reads_the_file_as_partitions_and_gives_th
                                   dashboard_address=None) as cluster:
         assert main([*args, "--scheduler", cluster.scheduler_address, "--json", str(tmp_path / "dask.json")]) == 0
     local, dask = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("local", "dask"))
-    assert dask["estimates"] == local["estimates"] and local["estimates"]["score"]["ctfde"]["se"] > 0
+    estimates = [run["contrasts"]["b"]["estimates"] for run in (dask, local)]
+    assert estimates[0] == estimates[1] and estimates[1]["score"]["ctfde"]["se"] > 0
     assert dask["settings"]["n_rep"] == 5  # a small table: five splits, each with its folds on the workers
 
 
@@ -83,7 +85,7 @@ def test_out_writes_report_and_results_that_open_with_the_finding(csv_path, tmp_
     printed = capsys.readouterr().out
     results = json.loads((out / "result.json").read_text())
     assert results["settings"]["share_outcomes"] == ["y", "score"]  # a 0/1 outcome and a probability: percentage points
-    tv = results["estimates"]["y"]["tv"]
+    tv = results["contrasts"]["b"]["estimates"]["y"]["tv"]
     finding = (f"y: TV {100 * tv['estimate']:+.2f} pp (95% CI [{100 * tv['ci_low']:+.2f}, {100 * tv['ci_high']:+.2f}] pp, "
                "p < 1e-16) = Ctf-DE ")
     # the terminal and the report open with the finding, before the detail

@@ -147,12 +147,14 @@ def test_a_rerun_into_the_same_folder_leaves_no_output_of_the_previous_run(tmp_p
     assert sorted(p.name for p in (out / "contrasts").iterdir()) == ["01-asian", "02-black"]
     (out / "contrasts" / "02-black" / "my-notes.txt").write_text("mine")  # a user's file is never removed
     (out / "data.csv").write_bytes(path.read_bytes())
+    # two levels left: one contrast, saved as a binary audit is (no contrast folder), the user's notes and data kept
     assert main([*audit[:-2], "--drop-levels", "asian", "--out", str(out)]) == 0
     capsys.readouterr()
-    assert sorted(p.name for p in (out / "contrasts").iterdir()) == ["01-black", "02-black"]
+    assert sorted(p.name for p in (out / "contrasts").iterdir()) == ["02-black"]
     assert [p.name for p in (out / "contrasts" / "02-black").iterdir()] == ["my-notes.txt"]
     assert list(json.loads((out / "result.json").read_text())["contrasts"]) == ["black"]
-    # a binary run after it: no contrast folder of fairpath's is left, the user's notes and data are
+    assert (out / "ppm_bins.csv").exists()
+    # a binary run after it leaves the same files
     assert main([*audit[:-2], "--x1", "black", "--out", str(out)]) == 0
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")) == [
         "contrasts/02-black/my-notes.txt", "cookbook.csv", "data.csv", "ppm_bins.csv", "report.html", "result.csv", "result.json"]

@@ -6,6 +6,7 @@ import warnings
 
 import pandas as pd
 import pytest
+from frames import as_read
 
 from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm
@@ -55,7 +56,7 @@ def test_a_command_saves_what_the_api_returns(command, data_file, tmp_path, caps
     printed = capsys.readouterr().out
     assert {"report.html", "result.json", "result.csv"} <= {path.name for path in out.iterdir()}
     expected = _api(command, pd.read_csv(data_file))
-    pd.testing.assert_frame_equal(pd.read_csv(out / "result.csv"), expected.to_frame(), check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "result.csv"), as_read(expected.to_frame()), check_dtype=False)
     saved = json.loads((out / "result.json").read_text())
     assert saved.keys() == expected.to_dict().keys()
     assert str(out / "result.json") in printed or f"{out}/" in printed  # the command says where it saved

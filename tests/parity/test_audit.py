@@ -34,7 +34,7 @@ def test_summary_opens_with_the_verdicts_then_judges_predictive_parity(result):
     z_only = result.cookbook.tests.query("predictor == 'z_only'")
     assert lines[1] == (f"z_only: SUCCESS under BN = {{SE}}: no violation is shown (smallest Holm p = {z_only['p_holm'].min():.3g} "
                         "≥ α = 0.05); this is absence of evidence, not a proof of compliance.")
-    ippm = result.parity["oracle"].ippm
+    ippm = result.for_contrast().parity["oracle"].ippm
     assert lines[2] == (f"Predictive parity of oracle: iPPM = {100 * ippm.estimate:+.1f} pp [95% CI {100 * ippm.ci_low:+.1f}, "
                         f"{100 * ippm.ci_high:+.1f} pp] (0: equally calibrated in both groups).")
     assert lines[3].startswith("Predictive parity of z_only: iPPM = ")
@@ -46,7 +46,7 @@ def test_summary_opens_with_the_verdicts_then_judges_predictive_parity(result):
 def test_result_combines_decomposition_parity_and_cookbook(result):
     assert isinstance(result, AuditResult)
     assert result.decomposition.outcomes == ["y", "oracle", "z_only"]
-    assert set(result.parity) == {"oracle", "z_only"}
+    assert set(result.for_contrast().parity) == {"oracle", "z_only"}
     assert result.status == {"oracle": "FAIL", "z_only": "SUCCESS"}
     frame = result.to_frame()
     assert {"ippm", "spm", "auc", "ctfde", "tv"} <= set(frame["measure"])
@@ -54,7 +54,7 @@ def test_result_combines_decomposition_parity_and_cookbook(result):
     spm = frame[(frame["subject"] == "oracle") & (frame["measure"] == "spm")]["estimate"].item()
     assert tv == pytest.approx(spm, abs=1e-10)  # TV of a predictor is its SPM
     assert "Business Necessity Cookbook" in result.summary()
-    assert repr(result).startswith("AuditResult(predictors=['oracle', 'z_only'], bn=['SE'], status=") and "\n" not in repr(result)
+    assert repr(result).startswith("AuditResult(predictors=['oracle', 'z_only'], bn=['SE'], contrasts=1, status=") and "\n" not in repr(result)
     html = result._repr_html_()
     assert "data:image/png;base64," in html and "FAIL" in html and "SUCCESS" in html
     assert len(result.plot().axes) == 4
@@ -126,5 +126,5 @@ def test_compas_court_example_northpointe_violates_direct_and_indirect(shared_di
     assert tests.loc[("northpointe", "IE"), "verdict"] == "violation"
     assert tests.loc[("northpointe", "DE"), "doctrine"] == "disparate treatment"
     assert result.status["northpointe"] == "FAIL"
-    assert result.parity["score"].ippm.estimate == pytest.approx(0.018, abs=0.002)
-    assert len(result.parity["score"].bins) == 9
+    assert result.for_contrast().parity["score"].ippm.estimate == pytest.approx(0.018, abs=0.002)
+    assert len(result.for_contrast().parity["score"].bins) == 9

@@ -48,7 +48,7 @@ def test_tested_quantities_are_the_paired_difference_in_bn_and_the_effect_outsid
     assert tests.loc[("oracle", "SE"), "null_hypothesis"] == "Ctf-SE(oracle) = Ctf-SE(y)"
     # the SE is that of the paired per-row differences (both columns share the rows), by hand, and
     # it is below the SE of two independent estimates since the two columns' contributions correlate
-    paired = decomposition.fits["oracle"].rows["ctfse"] - decomposition.fits["y"].rows["ctfse"]
+    paired = decomposition.for_contrast().fits["oracle"].rows["ctfse"] - decomposition.for_contrast().fits["y"].rows["ctfse"]
     assert in_bn.se == pytest.approx(paired.std(ddof=1) / np.sqrt(len(paired)), rel=1e-12)
     independent = np.hypot(decomposition.estimate("ctfse", "oracle").se, decomposition.estimate("ctfse").se)
     assert in_bn.se < independent

@@ -11,7 +11,7 @@ import pytest
 from fairpath.causal import SFM
 from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm, make_multilevel_sfm
-from fairpath.parity import MultiLevelAudit, audit, holm
+from fairpath.parity import AuditResult, audit, holm
 from fairpath.report import compact_digits
 
 
@@ -28,7 +28,7 @@ def audited():
 
 
 def test_the_cookbook_tests_every_contrast_and_adjusts_over_the_family(audited):
-    assert isinstance(audited, MultiLevelAudit) and audited.contrasts == ["one", "two"]
+    assert isinstance(audited, AuditResult) and audited.contrasts == ["one", "two"]
     tests = audited.cookbook.tests
     assert set(tests["contrast"]) == {"one", "two"} and len(tests) == 2 * 3 * 2
     for predictor, rows in tests.groupby("predictor"):
@@ -156,5 +156,6 @@ def test_a_loop_over_the_contrasts_runs_on_a_binary_audit_too():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         binary = audit(data, sample.sfm, ["oracle"], "SE", learner="linear", n_folds=2, n_boot=20, seed=1, progress=False)
-    assert binary.contrasts == ["1"] and binary.audits == {"1": binary}
-    assert {name: a.parity["oracle"].ippm.estimate for name, a in binary.audits.items()} == {"1": binary.parity["oracle"].ippm.estimate}
+    assert binary.contrasts == ["1"] and binary.audits == {"1": binary.for_contrast()} and binary.for_contrast("1") is binary.for_contrast()
+    assert {name: a.parity["oracle"].ippm.estimate for name, a in binary.audits.items()} == {
+        "1": binary.for_contrast().parity["oracle"].ippm.estimate}

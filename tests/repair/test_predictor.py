@@ -69,7 +69,7 @@ def test_audit_on_the_twins_passes_for_its_bn_set(synthetic):
     assert abs(tests.loc["SE", "estimate"]) < 0.03 and tests.loc["SE", "p_value"] > 0.05
     assert abs(result.decomposition.estimate("ctfse", sfm.y).estimate - synthetic.truth["ctfse"]) < 0.03
     # the outcome's effects on the twins differ from the observed data's, so its label names the data
-    assert result.summary_lines()[0].startswith("y (on the fair twins): TV (")
+    assert result.for_contrast().summary_lines()[0].startswith("y (on the fair twins): TV (")
 
 
 def _t_of_x_given_z(frame, sfm, column: str) -> float:
@@ -95,7 +95,7 @@ def test_new_rows_keep_the_removed_pathways_removed():
         assert abs(_t_of_x_given_z(predictor.twin_frame(column="fair"), sfm, column)) < 3, column
         assert abs(_t_of_x_given_z(new.data, sfm, column)) > 10  # in the data they do
     result = predictor.audit(new.data, learner="linear", n_boot=20, seed=0, progress=False)
-    assert result.decomposition.n == 3000 and result.summary_lines()[0].startswith("y (on the fair twins): TV (")
+    assert result.decomposition.n == 3000 and result.for_contrast().summary_lines()[0].startswith("y (on the fair twins): TV (")
     for measure in ("ctfde", "ctfie"):
         effect = result.decomposition.estimate(measure, "fair_predictor")
         assert abs(effect.estimate) < 3 * effect.se and abs(effect.estimate) < 0.01, (measure, effect)

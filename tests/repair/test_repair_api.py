@@ -4,6 +4,7 @@ and the `fairpath repair` command that prints and saves it."""
 import numpy as np
 import pandas as pd
 import pytest
+from frames import as_read
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss, roc_auc_score
 from sklearn.model_selection import train_test_split
@@ -102,7 +103,7 @@ def test_api_and_cli_give_the_same_numbers_and_the_cli_opens_with_the_verdict(sa
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == api.verdict_lines()[0] and printed[0].startswith("Repaired predictor")
     pd.testing.assert_frame_equal(pd.read_csv(out / "held_out.csv"), api.held_out, check_dtype=False)
-    pd.testing.assert_frame_equal(pd.read_csv(out / "result.csv"), api.to_frame(), check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "result.csv"), as_read(api.to_frame()), check_dtype=False)
     assert "Verdict" in (out / "report.html").read_text()
     assert np.isfinite(api.accuracy("fair", "auc"))
 

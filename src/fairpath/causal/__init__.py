@@ -11,11 +11,11 @@ from fairpath._validation import MIN_GROUP_ROWS_PER_FOLD
 from fairpath.causal._data import PreparedData, prepare_data
 from fairpath.causal._decompose import NON_ESTIMABLE_SHARE, decompose
 from fairpath.causal._methods import METHODS
-from fairpath.causal._levels import CONTRASTS, MultiLevelDecomposition
-from fairpath.causal._result import CausalDecomposition
+from fairpath.causal._contrast import ContrastDecomposition
+from fairpath.causal._decomposition import CONTRASTS, CausalDecomposition
 
 __all__ = [
-    "SFM", "decompose", "CausalDecomposition", "MultiLevelDecomposition", "CONTRASTS", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
+    "SFM", "decompose", "CausalDecomposition", "ContrastDecomposition", "CONTRASTS", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
     "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM",
     "StackedLearner", "combine_attributes", "recode_levels",
 ]

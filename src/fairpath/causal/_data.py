@@ -10,7 +10,10 @@ import pandas as pd
 
 from fairpath._encoding import CategoryEncoder
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import MIN_GROUP_ROWS, python_value, check_columns_present, check_finite, check_frame, check_group_sizes, check_outcome_varies
+from fairpath._validation import (
+    MIN_GROUP_ROWS, Integer, validate_params, python_value, check_columns_present, check_finite, check_fit_group_sizes, check_frame, check_group_sizes,
+    check_outcome_varies,
+)
 from fairpath._sfm import SFM, check_sfm
 
 @dataclass
@@ -40,6 +43,13 @@ class PreparedData:
     def binary(self, outcome: str) -> bool:
         values = self.outcomes[outcome]
         return bool(np.isin(values, (0.0, 1.0)).all())
+
+    @validate_params({"n_folds": Integer(2)})
+    def check_fold_sizes(self, column: str, n_folds: int) -> None:
+        """Refuse, before anything is fitted, a level of X (``column``) with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows
+        per cross-fitting fold, where the propensities of Z and W are fitted (without Z and W there are none)."""
+        if self.z.shape[1] or self.w.shape[1]:
+            check_fit_group_sizes({level: int((self.x == code).sum()) for code, level in enumerate(self.levels)}, column, n_folds)
 
 
 def _check_columns(data: pd.DataFrame, sfm: SFM, outcomes: list[str]) -> None:

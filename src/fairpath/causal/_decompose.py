@@ -5,20 +5,18 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._remedies import remedy
 from fairpath._parallel import run_tasks, task_client
 from fairpath._progress import stage
 from fairpath._seeds import SPLITS, child_seed
 from fairpath._validation import (
     Boolean, Columns, Draws, Folds, Frame, Integer, MAX_BOOTSTRAP_DRAWS, Optional, Options, Probability, Real, SchedulerAddress, Seed, Splits,
-    check_columns_arg, check_fit_group_sizes, is_partitioned_frame, local_workers, validate_params,
+    check_columns_arg, is_partitioned_frame, local_workers, validate_params,
 )
 from fairpath.causal._data import PreparedData, level_counts, prepare_data
 from fairpath.causal._distributed import prepare_partitioned
@@ -28,8 +26,9 @@ from fairpath._measures import MEASURES, measures_need_nested
 from fairpath.causal._methods import METHODS, DrawRequest, EstimationMethod, collect_in_order, measure_frame, resolve_method
 from fairpath.causal._nuisance import OutcomeNuisances, cross_fit, pair_rows
 from fairpath.causal._pseudo import PseudoOutcomes
-from fairpath.causal._levels import CONTRASTS, MultiLevelDecomposition
-from fairpath.causal._result import CausalDecomposition, OutcomeFit
+from fairpath.causal._contrast import ContrastDecomposition, OutcomeFit
+from fairpath.causal._decomposition import CONTRASTS, CausalDecomposition
+from fairpath._levels import contrast_codes, contrast_labels
 from fairpath._sfm import SFM, check_sfm
 
 # When more than this share of rows has a propensity outside [eps, 1 − eps], the groups barely
@@ -89,14 +88,6 @@ def resolve_n_folds(n_folds, n_rows: int) -> int:
     return LARGE_FOLDS if n_rows >= LARGE_ROWS else SMALL_FOLDS
 
 
-@validate_params({"n_folds": Integer(2)})
-def check_fold_group_sizes(x: np.ndarray, n_folds: int, groups: tuple) -> None:
-    """Refuse groups (``x`` coded 0/1) with fewer than ``MIN_GROUP_ROWS_PER_FOLD`` rows per fold;
-    ``groups`` is (column, (x0, x1)), for the message."""
-    column, levels = groups
-    check_fit_group_sizes({level: int((x == code).sum()) for code, level in enumerate(levels)}, column, n_folds)
-
-
 def overlap_diagnostic(x: np.ndarray, px_z: np.ndarray, px_zw: np.ndarray, eps: float) -> dict:
     """Share of rows with P(x1 | z) or P(x1 | z, w) outside [eps, 1 − eps], the propensity ranges
     per group, and whether the effects are estimable (at most ``NON_ESTIMABLE_SHARE`` outside)."""
@@ -127,17 +118,16 @@ class ContrastFit:
 class _Fitter:
     """One fit of all nuisances on a (possibly resampled) data set, turned into pseudo-outcomes per contrast."""
 
-    def __init__(self, outcomes, learner, n_folds, eps, trim, method: EstimationMethod, n_jobs, nested, groups, contrasts=((0, 1),),
+    def __init__(self, outcomes, learner, n_folds, eps, trim, method: EstimationMethod, n_jobs, nested, column: str, contrasts=((0, 1),),
                  balanced_bounds: bool = False):
         self.outcomes, self.learner, self.n_folds = outcomes, learner, n_folds
         self.eps, self.trim, self.method, self.n_jobs, self.nested = eps, trim, method, n_jobs, nested
-        self.groups = groups  # (X's column, its levels in code order) for messages
+        self.column = column  # X's column, for messages
         self.contrasts = tuple(contrasts)
         self.balanced_bounds = balanced_bounds  # eps bounds the share-balanced propensities (see balance)
 
     def __call__(self, data: PreparedData, seed: int, progress: bool = False, where: dict | None = None) -> list[ContrastFit]:
-        if data.z.shape[1] or data.w.shape[1]:
-            check_fold_group_sizes(data.x, self.n_folds, self.groups)  # again on a medDML resample
+        data.check_fold_sizes(self.column, self.n_folds)  # again on a medDML resample
         nuisances = cross_fit(data, self.outcomes, self.learner, self.n_folds, seed, self.method, self.n_jobs, self.nested, progress,
                               where, self.contrasts)
         return [self._contrast(data, nuisances, contrast) for contrast in self.contrasts]
@@ -292,9 +282,10 @@ def decompose(
     workers: int | None = None,
     progress: bool = False,
     provenance: dict | None = None,
-) -> CausalDecomposition | MultiLevelDecomposition:
+) -> CausalDecomposition:
     """Estimate TV, Ctf-DE, Ctf-IE, Ctf-SE (and ETT, TE, NDE, NIE, Exp-SE) of X on Y and on each predictor,
     for one contrast x0 → x1 or (``sfm.x1`` None) for every level of X against ``x0`` or every pair (``contrasts``).
+    The result is a :class:`CausalDecomposition` either way: a binary X is its one-contrast case.
 
     Parameters
     ----------
@@ -342,9 +333,9 @@ def decompose(
         undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.97 with five), else 1; always 1
         for medDML or with ``n_boot``. ``settings["n_rep"]`` holds the number used.
     contrasts : with ``sfm.x1`` None (every level of X analysed): ``"reference"`` (default) compares every other level
-        with ``sfm.x0``, ``"pairs"`` every pair of levels. The result is then a :class:`MultiLevelDecomposition`
-        holding each contrast's :class:`CausalDecomposition` (the binary analysis of that pair's rows) and
-        simultaneous intervals over the contrasts. The outcome regressions are pooled over every row (X as
+        with ``sfm.x0``, ``"pairs"`` every pair of levels. The result then holds each contrast's
+        :class:`ContrastDecomposition` (the binary analysis of that pair's rows) and simultaneous intervals over the
+        contrasts. The outcome regressions are pooled over every row (X as
         indicator columns) and fitted once; each contrast fits its own propensities on its pair's rows. Needs
         ``method="debiasing"`` and ``n_boot=0`` (the simultaneous intervals come from the influence function). There
         ``eps`` bounds each contrast's share-balanced propensities (odds divided by the pair's odds, see ``balance``):
@@ -394,16 +385,14 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         prepared.known = known_means(data, sfm, prepared, functions)
     n_rep = resolve_n_rep(n_rep, prepared.n, estimator, n_boot)
     n_folds = resolve_n_folds(n_folds, prepared.n)
-    groups = (sfm.x, prepared.levels)
-    if prepared.z.shape[1] or prepared.w.shape[1]:
-        check_fold_group_sizes(prepared.x, n_folds, groups)
+    prepared.check_fold_sizes(sfm.x, n_folds)
     learner = learner if learner is not None else estimator.default_learner
     check_learner_for(learner, {name: prepared.binary(name) for name in outcomes})
     n_jobs = n_jobs or min(n_folds, os.cpu_count() or 1)
     nested = measures_need_nested(measures, group_means=estimator.group_means, has_z=prepared.z.shape[1] > 0)
     codes = contrast_codes(len(prepared.levels), contrasts)
     labels = contrast_labels(sfm.x, prepared.levels, codes)
-    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, groups, codes, balanced_bounds=not sfm.binary)
+    fitter = _Fitter(outcomes, learner, n_folds, eps, trim, estimator, n_jobs, nested, sfm.x, codes, balanced_bounds=not sfm.binary)
     fits = fitter(prepared, seed, progress, where)
     for fit, label in zip(fits, labels):
         _warn_overlap(fit.overlap, len(fit.rows) + fit.n_trimmed, trim, "" if sfm.binary else label)
@@ -423,10 +412,8 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
     parts = {"sfm": sfm, "prepared": prepared, "fits": fits, "frames": frames, "draws": draws, "more": more, "settings": settings,
              "started": started}
     decompositions = {label: _contrast_result(j, code, **parts) for j, (label, code) in enumerate(zip(labels, codes))}
-    if sfm.binary:
-        return next(iter(decompositions.values()))
     rows = {label: [fit.rows, *(split[j][2] for split in more)] for j, (label, fit) in enumerate(zip(decompositions, fits))}
-    return MultiLevelDecomposition(
+    return CausalDecomposition(
         sfm=sfm, decompositions=decompositions, contrast_rows=rows, n_rows=prepared.n,
         settings={**settings, "contrasts": contrasts, "levels": list(prepared.levels)},
         counts={"n": int(prepared.n), "n_excluded": prepared.n_excluded,
@@ -434,7 +421,7 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         seconds=time.perf_counter() - started)
 
 
-def _contrast_result(j: int, code: tuple[int, int], *, sfm, prepared, fits, frames, draws, more, settings, started) -> CausalDecomposition:
+def _contrast_result(j: int, code: tuple[int, int], *, sfm, prepared, fits, frames, draws, more, settings, started) -> ContrastDecomposition:
     """The decomposition of contrast ``j`` (level codes ``code``) from its fit, frames and further splits."""
     fit = fits[j]
     outcome_fits = {name: OutcomeFit(frames[j][name], fit.pseudo[name], None if draws is None else draws[name],
@@ -445,51 +432,5 @@ def _contrast_result(j: int, code: tuple[int, int], *, sfm, prepared, fits, fram
         "n_excluded": prepared.n_excluded + prepared.n - analysed, "n_extreme": fit.overlap["n_outside"], "n_trimmed": fit.n_trimmed,
     }
     a, b = (prepared.levels[c] for c in code)
-    return CausalDecomposition(sfm=sfm.for_contrast(a, b), fits=outcome_fits, settings=settings, counts=counts, overlap=fit.overlap,
+    return ContrastDecomposition(sfm=sfm.for_contrast(a, b), fits=outcome_fits, settings=settings, counts=counts, overlap=fit.overlap,
                                seconds=time.perf_counter() - started, encoded={"z": prepared.z_names, "w": prepared.w_names})
-
-
-# The most contrasts of one run: every pair of 46 levels. Beyond, a run takes hours (each contrast fits its own
-# propensities) and a family-wise interval over thousands of contrasts says nothing; compare each level with the reference.
-MAX_CONTRASTS = 1_035
-
-
-def contrast_codes(n_levels: int, contrasts: str) -> tuple[tuple[int, int], ...]:
-    """The contrasts as pairs of level codes: every level against the reference (code 0), or every pair (a < b)."""
-    if contrasts == "pairs":
-        if n_levels * (n_levels - 1) // 2 > MAX_CONTRASTS:
-            instead = remedy('contrasts="reference"', "--contrasts", "--contrasts reference")
-            merge = remedy("merge={...}", "--merge", '--merge "A=other,..."')
-            raise FairpathInputError(
-                f"every pair of {n_levels} levels is {n_levels * (n_levels - 1) // 2:,} contrasts, more than {MAX_CONTRASTS:,} (every "
-                "pair of 46 levels), each with its own fits: compare each level with the reference"
-                + (f" ({instead})" if instead else "") + (f", or merge levels ({merge})" if merge else ""))
-        return tuple((a, b) for a in range(n_levels) for b in range(a + 1, n_levels))
-    return tuple((0, b) for b in range(1, n_levels))
-
-
-PAIR_SEPARATOR = " vs "
-
-
-def _contrast_label(levels: tuple, code: tuple[int, int]) -> str:
-    """A contrast's name: its level against the reference (``"black"``), or ``"b vs a"`` for a pair without the reference."""
-    a, b = code
-    return str(levels[b]) if a == 0 else f"{levels[b]}{PAIR_SEPARATOR}{levels[a]}"
-
-
-def contrast_labels(column: str, levels: tuple, codes) -> list[str]:
-    """The contrasts' names (:func:`_contrast_label`), one per contrast. Refused, before anything is fitted: two contrasts
-    with one name, from a level whose text contains " vs " (``"c vs b"`` beside ``c`` and ``b``, compared in pairs) or two
-    levels written alike (the number 1 and the text "1")."""
-    labels = [_contrast_label(levels, code) for code in codes]
-    if len(set(labels)) == len(labels):
-        return labels
-    times = Counter(labels)
-    clash = next(label for label in labels if times[label] > 1)
-    named = [f"{levels[b]!r} against {levels[a]!r}" for (a, b), label in zip(codes, labels) if label == clash]
-    with_separator = [str(level) for level in levels if PAIR_SEPARATOR in str(level)]
-    remedy = (f"rename the level(s) {with_separator} whose text contains {PAIR_SEPARATOR!r}, which separates a pair's levels, e.g. "
-              f"merge={{{with_separator[0]!r}: {with_separator[0].replace(PAIR_SEPARATOR, '-')!r}}} (command line: --merge "
-              f"\"{with_separator[0]}={with_separator[0].replace(PAIR_SEPARATOR, '-')}\")") if with_separator else \
-        "make the column's values one type first (two levels are written alike)"
-    raise FairpathInputError(f"two contrasts of column {column!r} would share the name {clash!r} ({' and '.join(named)}); {remedy}")

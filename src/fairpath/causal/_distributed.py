@@ -152,5 +152,5 @@ def prepare_partitioned(frame, sfm: SFM, outcomes: list[str], client) -> Prepare
     n = len(x)
     return PreparedData(x=x, z=RemoteColumns(n, len(z_encoder.feature_names_)), w=RemoteColumns(n, len(w_encoder.feature_names_)),
                         outcomes=values, index=index, z_names=z_encoder.feature_names_, w_names=w_encoder.feature_names_,
-                        n_excluded=n_excluded, remote=remote)
+                        n_excluded=n_excluded, levels=(sfm.x0, sfm.x1), remote=remote)
 

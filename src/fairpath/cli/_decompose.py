@@ -101,7 +101,10 @@ def run(args) -> int:
         written.append(f"figure written to {args.plot}")
     print("\n".join(result.headline()))
     print(result.summary())
-    print(result.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    frame = result.to_frame()
+    if result.single:  # its contrast, simultaneous interval and adjusted p repeat the marginal ones: not printed twice
+        frame = frame.drop(columns=["contrast", "simultaneous_low", "simultaneous_high", "p_simultaneous"])
+    print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     for line in written:
         print(line)
     return 0

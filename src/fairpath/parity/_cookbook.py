@@ -5,7 +5,7 @@ For each causal pathway P ∈ {DE, IE, SE} and each predictor ŷ:
   (its SE comes from the per-row pseudo-outcome differences);
 - P not in BN: H0: Ctf-P(ŷ) = 0.
 The three p-values of a predictor are Holm-adjusted (family-wise error ≤ alpha per predictor); with a protected
-attribute of K levels (a ``MultiLevelDecomposition``) every contrast is tested and Holm runs over its contrasts ×
+attribute of K levels (a decomposition of several contrasts) every contrast is tested and Holm runs over its contrasts ×
 pathways, 3·(K − 1) tests per predictor against the reference.
 A test is *not estimable* when its contrast is left out of the decomposition's family (flagged not estimable: most of
 its rows lack overlap) or its tested quantity's estimate or SE is not finite: it is left out of the Holm family and
@@ -332,16 +332,19 @@ def business_necessity_cookbook(decomposition, bn=(), predictors=None, *, alpha:
 
     Parameters
     ----------
-    decomposition : a ``CausalDecomposition`` holding the outcome and the predictor columns, or a
-        ``MultiLevelDecomposition`` (every contrast is tested, ``tests`` gets a ``contrast`` column).
+    decomposition : a :class:`~fairpath.causal.CausalDecomposition` holding the outcome and the predictor columns (with
+        several contrasts every contrast is tested and ``tests`` gets a ``contrast`` column), or one contrast's
+        :class:`~fairpath.causal.ContrastDecomposition`.
     bn : the business-necessity set, pathways among "DE", "IE", "SE" (string "SE,IE" or iterable).
     predictors : predictor columns to judge (default: every outcome of the decomposition except Y).
     alpha : family-wise error level per predictor (Holm over the three pathway tests, or over contrasts × pathways).
     margin : δ > 0 for the equivalence tests; None runs only the tests for violations.
     """
     bn = parse_bn(bn)
-    contrasts = getattr(decomposition, "decompositions", None)  # a MultiLevelDecomposition: every contrast
-    first = decomposition if contrasts is None else next(iter(contrasts.values()))
+    contrasts = getattr(decomposition, "decompositions", {decomposition.sfm.x1: decomposition})  # a ContrastDecomposition: itself
+    first = next(iter(contrasts.values()))
+    if len(contrasts) == 1:  # one contrast: tested as itself, with no contrast axis
+        contrasts = None
     outcome = decomposition.outcomes[0]
     predictors = list(decomposition.outcomes[1:]) if predictors is None else check_columns_arg("predictors", predictors)
     missing = [p for p in predictors if p not in decomposition.outcomes[1:]]

@@ -243,8 +243,7 @@ class FairPredictor(BaseEstimator):
         the twins' covariates (:meth:`twin_frame`); new rows' twins are made as the training rows' are
         (see :class:`~fairpath.adaptation.FairAdapt`), so the two audits estimate the same effects and
         a held-out audit shows whether fairness carries over to rows the predictor never saw. With an
-        SFM of ``x1=None`` the audit covers every contrast against x0 (a
-        :class:`fairpath.parity.MultiLevelAudit`). With ``reference="x1"`` the twins follow x1's
+        SFM of ``x1=None`` the audit covers every contrast against x0. With ``reference="x1"`` the twins follow x1's
         mechanisms, so Y's spurious effect measured there estimates its spurious effect in the data: the
         quantity Ŷ^FP must reproduce when SE is in the BN set. The outcome is labelled ``y (on the fair
         twins)``: its effects here differ from those of an audit of the observed data. ``options`` go to

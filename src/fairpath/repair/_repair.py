@@ -98,7 +98,7 @@ class RepairResult(ResultMixin):
     @property
     def parity(self) -> dict:
         """Every predictor's :class:`~fairpath.parity.PredictiveParity` on the held-out rows."""
-        return {**self.audit.parity, **self.baseline_audit.parity}
+        return {**self.audit.for_contrast().parity, **self.baseline_audit.for_contrast().parity}
 
     def accuracy(self, predictor: str, measure: str) -> float:
         rows = self.accuracy_table[(self.accuracy_table["predictor"] == predictor) & (self.accuracy_table["measure"] == measure)]
@@ -117,10 +117,10 @@ class RepairResult(ResultMixin):
         lines = [f"Repaired predictor ({FAIR}: a learner on the fair twins), judged on {n:,} held-out rows: {self.audit.verdict_line(FAIR)}",
                  f"In sample, on the fair twins of the {self.settings['n'] - n:,} rows it was fitted on (out-of-fold scores): "
                  f"{self.in_sample_audit.verdict_line(FAIR)}", self.carry_over_sentence(),
-                 self.cost_sentence(), self.audit.parity_line(FAIR, original=self.parity[UNCONSTRAINED])]
+                 self.cost_sentence(), self.audit.for_contrast().parity_line(FAIR, original=self.parity[UNCONSTRAINED])]
         if self.constrained is not None:
-            lines.append(self.baseline_audit.parity_line(CONSTRAINED, original=self.parity[UNCONSTRAINED]))
-        lines.append(self.audit.bn_parity_line())
+            lines.append(self.baseline_audit.for_contrast().parity_line(CONSTRAINED, original=self.parity[UNCONSTRAINED]))
+        lines.append(self.audit.for_contrast().bn_parity_line())
         lines += [f"For comparison, on the observed held-out rows: {self.baseline_audit.verdict_line(p)}" for p in self.baseline_audit.predictors]
         return lines
 

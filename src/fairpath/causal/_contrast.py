@@ -62,16 +62,15 @@ def _over_splits(row_sets: list[np.ndarray]) -> tuple[float, float]:
 
 
 @result_class
-class CausalDecomposition(ResultMixin):
-    """Counterfactual decomposition of X's effect on Y and on each predictor.
+class ContrastDecomposition(ResultMixin):
+    """Counterfactual decomposition of one contrast x0 → x1 of X's effect on Y and on each predictor: the binary analysis
+    of that pair's rows, one of :class:`~fairpath.causal.CausalDecomposition`'s ``decompositions``.
 
     ``to_frame()`` lists subject (the outcome column), measure, estimate, se, ci_low, ci_high, level;
     ``difference`` gives the paired comparison of one measure between two outcome columns (the Cookbook's test).
     Inference on request: ``confint(level)`` gives every interval at another level and ``p_value(measure, outcome,
     null=δ)`` tests against another value; each :class:`~fairpath._stats.Estimate` (also a ``difference`` or
-    ``combination`` of ψ terms) has the same methods. The methods take ``contrast=`` (its one contrast, named by x1)
-    and ``simultaneous=`` as :class:`~fairpath.causal.MultiLevelDecomposition`'s do, so code written for K levels runs
-    on a binary X.
+    ``combination`` of ψ terms) has the same methods.
     """
 
     sfm: SFM
@@ -132,29 +131,16 @@ class CausalDecomposition(ResultMixin):
         estimate = resolve_method(self.settings["method"]).point_estimate(estimate, draws)
         return Estimate.from_draws(estimate, draws, self.level)
 
-    @property
-    def contrasts(self) -> list[str]:
-        """Its one contrast, named by the compared level x1 (as a K-level decomposition names each of its contrasts)."""
-        return [str(self.sfm.x1)]
-
-    def _check_contrast(self, contrast) -> None:
-        """``contrast`` is None or this decomposition's one contrast: the methods take it as a K-level one's do."""
-        if contrast is not None and str(contrast) not in self.contrasts:
-            raise FairpathInputError(f"no contrast {contrast!r}: this decomposition has one, {self.contrasts[0]!r} "
-                                     f"({self.sfm.x} = {self.sfm.x1} against {self.sfm.x0}); leave contrast out or pass it")
-
-    def estimate(self, measure: str, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
+    def estimate(self, measure: str, outcome: str | None = None) -> Estimate:
         """Estimate, SE and CI of one measure for one outcome column (default: Y)."""
-        self._check_contrast(contrast)
         self._check_measure(measure)
         fit = self._fit(outcome)
         draws = None if fit.draws is None else fit.draws[measure].to_numpy()
         return self._from_rows([rows[measure].to_numpy() for rows in fit.all_rows], draws)
 
-    def difference(self, measure: str, outcome: str, reference: str | None = None, *, contrast: str | None = None) -> Estimate:
+    def difference(self, measure: str, outcome: str, reference: str | None = None) -> Estimate:
         """measure(outcome) − measure(reference) with an SE from the paired per-row contributions
         (or the paired bootstrap draws), since both columns share rows, folds and propensities."""
-        self._check_contrast(contrast)
         self._check_measure(measure)
         fit, ref = self._fit(outcome), self._fit(reference)
         row_sets = [a[measure].to_numpy() - b[measure].to_numpy() for a, b in zip(fit.all_rows, ref.all_rows)]
@@ -162,29 +148,25 @@ class CausalDecomposition(ResultMixin):
         return self._from_rows(row_sets, draws)
 
     @validate_params({"level": Probability()})
-    def confint(self, level: float = 0.95, *, simultaneous: bool = False) -> pd.DataFrame:
+    def confint(self, level: float = 0.95) -> pd.DataFrame:
         """Every interval at ``level``, computed from what each estimate keeps (the SE of a normal interval, the
         draws of a percentile one): subject (the outcome column), measure, estimate, ci_low, ci_high, level.
-        At the decomposition's own level these are ``to_frame()``'s intervals. ``simultaneous`` (over the contrasts,
-        as a K-level decomposition's) changes nothing for the one contrast."""
+        At the decomposition's own level these are ``to_frame()``'s intervals."""
         return confint_frame((({"subject": outcome, "measure": measure}, self.estimate(measure, outcome))
                               for outcome in self.outcomes for measure in self.measures), level)
 
     @validate_params({"null": Real()})
-    def p_value(self, measure: str, outcome: str | None = None, *, contrast: str | None = None, null: float = 0.0,
-                simultaneous: bool = False) -> float:
-        """Two-sided p-value of H0: ``measure`` of ``outcome`` (default: Y) equals ``null`` (:meth:`Estimate.p_value`);
-        ``simultaneous`` over the one contrast is the marginal p."""
-        return self.estimate(measure, outcome, contrast=contrast).p_value(null)
+    def p_value(self, measure: str, outcome: str | None = None, *, null: float = 0.0) -> float:
+        """Two-sided p-value of H0: ``measure`` of ``outcome`` (default: Y) equals ``null`` (:meth:`Estimate.p_value`)."""
+        return self.estimate(measure, outcome).p_value(null)
 
-    def psi(self, x_z, x_w, x_y, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
+    def psi(self, x_z, x_w, x_y, outcome: str | None = None) -> Estimate:
         """ψ(xz, xw, xy) = E[Y_{xy, W_{xw}} | X = xz] with levels coded 0 (x0) and 1 (x1);
         ``x_z=None`` gives the unconditional E[Y_{xy, W_{xw}}]. SE from the influence function."""
-        return self.combination([(1, (x_z, x_w, x_y))], outcome, contrast=contrast)
+        return self.combination([(1, (x_z, x_w, x_y))], outcome)
 
-    def combination(self, terms, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
+    def combination(self, terms, outcome: str | None = None) -> Estimate:
         """Any signed sum of ψ terms, e.g. ``[(1, (1, 0, 1)), (-1, (1, 0, 0))]`` (a direct effect among x1)."""
-        self._check_contrast(contrast)
         pseudo = self._fit(outcome).pseudo
         for _, key in terms:
             if len(key) != 3 or key[0] not in (0, 1, None) or any(v not in (0, 1) for v in key[1:]):

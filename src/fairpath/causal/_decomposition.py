@@ -1,5 +1,5 @@
-"""The result of :func:`fairpath.causal.decompose` for a protected attribute with K levels: one binary decomposition
-per contrast, and simultaneous inference over the contrasts.
+"""The result of :func:`fairpath.causal.decompose`: one binary decomposition per contrast of X's levels (one contrast,
+x0 → x1, for a binary X), and simultaneous inference over the contrasts.
 
 Simultaneous intervals (max-|t|). For one outcome and one measure, contrast c's estimate θ̂_c is the mean of its
 per-row contributions φ_c over its pair's rows P_c (n_c of them). As a functional of the whole sample its influence
@@ -37,7 +37,7 @@ from fairpath._seeds import SIMULTANEOUS, child_rng
 from fairpath._stats import Estimate, z_value
 from fairpath._validation import Optional, Probability, Real, validate_params
 from fairpath._sfm import SFM
-from fairpath.causal._result import CausalDecomposition
+from fairpath.causal._contrast import ContrastDecomposition
 
 CONTRASTS = ("reference", "pairs")
 # The critical value's Monte Carlo SD is then about 0.006 (3 contrasts at 95%: 20 seeds of 2.387 ± 0.0065).
@@ -48,18 +48,21 @@ FOREST_MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 
 
 @result_class
-class MultiLevelDecomposition(ResultMixin):
-    """Counterfactual decompositions of every contrast of a protected attribute with K levels.
+class CausalDecomposition(ResultMixin):
+    """Counterfactual decomposition of X's effect on Y and on each predictor, for every contrast of X's levels.
 
-    ``decompositions`` maps each contrast's name (the compared level, or ``"b vs a"`` for a pair without the
-    reference) to its :class:`~fairpath.causal.CausalDecomposition`: the binary analysis of that pair's rows, with
-    the outcome regressions shared by all contrasts. ``to_frame()`` adds a ``contrast`` column and the
-    simultaneous interval (``simultaneous_low``, ``simultaneous_high``: family-wise over the contrasts, per outcome
-    and measure, at the same level) and the adjusted p (``p_simultaneous``) beside each marginal interval.
+    A binary X (``sfm.x1`` given) has one contrast, x0 → x1, named by x1; with ``sfm.x1`` None every level is compared with
+    the reference (or every pair). ``decompositions`` maps each contrast's name (the compared level, or ``"b vs a"`` for a
+    pair without the reference) to its :class:`~fairpath.causal.ContrastDecomposition`: the binary analysis of that pair's
+    rows, with the outcome regressions shared by all contrasts. Every method takes ``contrast=`` and needs it only when
+    there are several (``result.estimate("ctfde")`` for a binary X, ``result.estimate("ctfde", contrast="black")`` for K
+    levels). ``to_frame()`` adds a ``contrast`` column and the simultaneous interval (``simultaneous_low``,
+    ``simultaneous_high``: family-wise over the contrasts, per outcome and measure, at the same level; the marginal one
+    for a single contrast) and the p-values (``p_value``, ``p_simultaneous``) beside each marginal interval.
     """
 
     sfm: SFM
-    decompositions: dict[str, CausalDecomposition]
+    decompositions: dict[str, ContrastDecomposition]
     contrast_rows: dict  # per contrast, per split: positions of its rows among the analysed rows
     n_rows: int
     settings: dict
@@ -79,6 +82,11 @@ class MultiLevelDecomposition(ResultMixin):
         return list(self.decompositions)
 
     @property
+    def n(self) -> int:
+        """The rows analysed (every contrast's rows together)."""
+        return self.counts["n"]
+
+    @property
     def levels(self) -> list:
         """X's levels, the reference first."""
         return list(self.settings["levels"])
@@ -95,19 +103,32 @@ class MultiLevelDecomposition(ResultMixin):
     def _first(self):
         return next(iter(self.decompositions.values()))
 
-    def __getitem__(self, contrast: str):
-        """The :class:`~fairpath.causal.CausalDecomposition` of one contrast."""
-        if contrast not in self.decompositions:
-            raise FairpathInputError(f"no contrast {contrast!r}; the contrasts are {self.contrasts}")
-        return self.decompositions[contrast]
+    def __getitem__(self, contrast: str) -> ContrastDecomposition:
+        """The :class:`~fairpath.causal.ContrastDecomposition` of one contrast."""
+        return self.for_contrast(contrast)
+
+    def for_contrast(self, contrast: str | None = None) -> ContrastDecomposition:
+        """The :class:`~fairpath.causal.ContrastDecomposition` of one contrast (the only one when ``contrast`` is left out)."""
+        return self.decompositions[self._contrast(contrast)]
+
+    @property
+    def single(self) -> bool:
+        """Whether there is one contrast (a binary X): its report, summary and plot are then that contrast's."""
+        return len(self.decompositions) == 1
 
     @property
     def not_estimable(self) -> dict[str, str]:
         """{contrast: why} for each contrast flagged not estimable, as its binary analysis would be (most of its rows
         have a share-balanced propensity outside [eps, 1 − eps])."""
         eps = self.settings["eps"]
-        return {name: f"{d.overlap['share_outside']:.0%} of its rows have a share-balanced propensity outside [{eps}, {1 - eps}]"
+        return {name: f"{d.overlap['share_outside']:.0%} of its rows have a {self.bounded_propensity} outside [{eps}, {1 - eps}]"
                 for name, d in self.decompositions.items() if not d.estimable}
+
+    @property
+    def bounded_propensity(self) -> str:
+        """What the positivity bounds apply to: the propensity of a binary X, else the share-balanced one (``balance``),
+        so that a rare level is not flagged for its rarity."""
+        return "propensity" if self.sfm.binary else "share-balanced propensity"
 
     @property
     def family(self) -> list[str]:
@@ -141,7 +162,9 @@ class MultiLevelDecomposition(ResultMixin):
         """What was left out of the simultaneous family and why, one sentence per contrast (and outcome)."""
         eps = self.settings["eps"]
         if not self.estimable:
-            notes = [f"NOT ESTIMABLE: in every contrast most rows have a share-balanced propensity outside [{eps}, {1 - eps}]; "
+            notes = [f"NOT ESTIMABLE: most rows have a {self.bounded_propensity} outside [{eps}, {1 - eps}]; the groups barely overlap, "
+                     "so the effects are not estimable from these data" if self.single else
+                     f"NOT ESTIMABLE: in every contrast most rows have a {self.bounded_propensity} outside [{eps}, {1 - eps}]; "
                      "the simultaneous intervals span every contrast, and none of them is to be trusted"]
         else:
             notes = [f"contrast {name!r} is NOT ESTIMABLE ({why}): left out of the family, so it has no simultaneous interval, "
@@ -158,29 +181,38 @@ class MultiLevelDecomposition(ResultMixin):
 
     # -- inference ----------------------------------------------------------------------------------
     def _contrast(self, contrast: str | None) -> str:
-        """The contrast named, or the one contrast when there is one (as a binary decomposition takes it)."""
+        """The contrast named, or the one contrast when there is one."""
         if contrast is None:
-            if len(self.contrasts) == 1:
+            if self.single:
                 return self.contrasts[0]
             raise FairpathInputError(f"this decomposition has {len(self.contrasts)} contrasts: name one with contrast=, "
                                      f"one of {self.contrasts}")
-        return contrast
+        if str(contrast) not in self.decompositions:
+            if self.single:
+                raise FairpathInputError(f"no contrast {contrast!r}: this decomposition has one, {self.contrasts[0]!r} "
+                                         f"({self.sfm.x} = {self.sfm.x1} against {self.sfm.x0}); leave contrast out or pass it")
+            raise FairpathInputError(f"no contrast {contrast!r}; the contrasts are {self.contrasts}")
+        return str(contrast)
 
     def estimate(self, measure: str, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
         """Estimate, SE and marginal CI of one measure of one contrast (the only one when ``contrast`` is left out)."""
-        return self[self._contrast(contrast)].estimate(measure, outcome)
+        return self.for_contrast(contrast).estimate(measure, outcome)
 
     def difference(self, measure: str, outcome: str, reference: str | None = None, *, contrast: str | None = None) -> Estimate:
-        """One contrast's measure(outcome) − measure(reference), paired (:meth:`CausalDecomposition.difference`)."""
-        return self[self._contrast(contrast)].difference(measure, outcome, reference)
+        """One contrast's measure(outcome) − measure(reference), paired (:meth:`ContrastDecomposition.difference`)."""
+        return self.for_contrast(contrast).difference(measure, outcome, reference)
 
     def psi(self, x_z, x_w, x_y, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
-        """One contrast's ψ(xz, xw, xy), its levels coded 0 (its x0) and 1 (its x1) (:meth:`CausalDecomposition.psi`)."""
-        return self[self._contrast(contrast)].psi(x_z, x_w, x_y, outcome)
+        """One contrast's ψ(xz, xw, xy), its levels coded 0 (its x0) and 1 (its x1) (:meth:`ContrastDecomposition.psi`)."""
+        return self.for_contrast(contrast).psi(x_z, x_w, x_y, outcome)
 
     def combination(self, terms, outcome: str | None = None, *, contrast: str | None = None) -> Estimate:
-        """One contrast's signed sum of ψ terms (:meth:`CausalDecomposition.combination`)."""
-        return self[self._contrast(contrast)].combination(terms, outcome)
+        """One contrast's signed sum of ψ terms (:meth:`ContrastDecomposition.combination`)."""
+        return self.for_contrast(contrast).combination(terms, outcome)
+
+    def pseudo_outcomes(self, outcome: str | None = None, *, contrast: str | None = None) -> pd.DataFrame:
+        """One contrast's per-row contributions (:meth:`ContrastDecomposition.pseudo_outcomes`)."""
+        return self.for_contrast(contrast).pseudo_outcomes(outcome)
 
     def _correlation(self, measure: str, outcome: str | None) -> tuple[list[str], np.ndarray]:
         """The contrasts of the family with a non-zero SE and the correlation of their influence functions (first split)."""
@@ -207,9 +239,12 @@ class MultiLevelDecomposition(ResultMixin):
         outcome = self._outcome(outcome)
         if (outcome, measure) not in self._families:
             self._first.estimate(measure, outcome)  # refuses an unknown outcome or measure, naming them
-            names, correlation = self._correlation(measure, outcome)
-            key = (self.outcomes.index(outcome), self.measures.index(measure))
-            draws = None if len(names) <= 1 else _max_t(key, correlation, self.settings["seed"])
+            if self.single:  # no family to adjust for, and no n-row correlation to build
+                names, draws = [name for name in self.contrasts if name not in self.left_out(measure, outcome)], None
+            else:
+                names, correlation = self._correlation(measure, outcome)
+                key = (self.outcomes.index(outcome), self.measures.index(measure))
+                draws = None if len(names) <= 1 else _max_t(key, correlation, self.settings["seed"])
             self._families[(outcome, measure)] = (names, draws)
         return self._families[(outcome, measure)]
 
@@ -231,7 +266,12 @@ class MultiLevelDecomposition(ResultMixin):
         out = {}
         for name in self.contrasts:
             e = self.estimate(measure, outcome, contrast=name)
-            out[name] = (np.nan, np.nan) if name in left_out else (e.estimate - critical * e.se, e.estimate + critical * e.se)
+            if name in left_out:
+                out[name] = (np.nan, np.nan)
+            elif self.single:  # nothing to adjust for: the marginal interval, a percentile one included
+                out[name] = e.confint(self.level if level is None else level)
+            else:
+                out[name] = (e.estimate - critical * e.se, e.estimate + critical * e.se)
         return out
 
     @validate_params({"null": Real()})
@@ -300,6 +340,9 @@ class MultiLevelDecomposition(ResultMixin):
         }
 
     def summary(self) -> str:
+        """The binary summary of a single contrast; with several, each contrast's line under the family's."""
+        if self.single:
+            return self.for_contrast().summary()
         lines = [f"Causal decomposition of {self.sfm}, {len(self.contrasts)} contrasts "
                  f"({'every pair' if self.settings['contrasts'] == 'pairs' else f'each level against {self.sfm.x0!r}'})",
                  f"n = {self.counts['n']}; rows per level: "
@@ -326,24 +369,30 @@ class MultiLevelDecomposition(ResultMixin):
         return matrix_legend(self.level, left_out=any(self.left_out(m, o) for o in self.outcomes for m in self.measures))
 
     def headline(self) -> list[str]:
+        """What was found, first: per outcome (and contrast), TV and each pathway effect in percentage points (for outcomes
+        within [0, 1]) with CI, level and p, and which are significant."""
         from fairpath.causal._report import multilevel_headline
 
-        return multilevel_headline(self)
+        return self.for_contrast().headline() if self.single else multilevel_headline(self)
 
     def _write_report(self, path: Path) -> Path:
-        """The report: the verdict matrix and forest plot."""
-        from fairpath.causal._report import write_multilevel_report
+        """The report: a single contrast's pathway bars; with several, the verdict matrix and forest plot."""
+        from fairpath.causal._report import write_decomposition_report, write_multilevel_report
 
-        return write_multilevel_report(self, path)
+        return write_decomposition_report(self.for_contrast(), path) if self.single else write_multilevel_report(self, path)
 
     def _repr_fields(self) -> dict:
-        return {"contrasts": len(self.contrasts), "n": self.counts["n"], "outcomes": len(self.outcomes)}
+        return {"method": self.settings["method"], "contrasts": len(self.contrasts), "n": self.counts["n"], "outcomes": len(self.outcomes)}
 
     def plot(self, ax=None, *, measures=FOREST_MEASURES, outcome: str | None = None):
-        """Forest plot: per measure (one panel each), every contrast's estimate with its marginal interval (thick)
-        and its simultaneous interval (thin), for ``outcome`` (default Y)."""
+        """A single contrast's bars with intervals per measure and outcome column (the paper's Figure 5,
+        :meth:`ContrastDecomposition.plot`; ``outcome`` unused); with several, the forest plot: per measure (one panel
+        each), every contrast's estimate with its marginal interval (thick) and its simultaneous interval (thin), for
+        ``outcome`` (default Y)."""
         from fairpath.causal._report import forest_plot
 
+        if self.single:
+            return self.for_contrast().plot(ax, measures=measures)
         return forest_plot(self, ax, [m for m in measures if m in self.measures], self._outcome(outcome))
 
 
