@@ -12,6 +12,8 @@ import numpy as np
 
 # The first spawn key of each kind of part, so that no two kinds share a stream.
 FOLD_LAYOUT, FOLDS, BOOTSTRAP, REFITS, SPLITS, REPEATS, SIMULTANEOUS = 0, 1, 2, 3, 4, 5, 6
+# fairness adaptation: the jitter of discrete values (training rows 0, new rows 1) and each variable's engines (step, level)
+JITTER, ENGINES = 7, 8
 
 
 def child_seed(seed: int, *path: int) -> int:

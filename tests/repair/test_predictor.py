@@ -66,8 +66,9 @@ def test_audit_on_the_twins_passes_for_its_bn_set(synthetic):
     # the twins' covariates carry no direct or indirect effect of X ...
     assert abs(tests.loc["DE", "estimate"]) < 0.01 and abs(tests.loc["IE", "estimate"]) < 0.02
     # ... and the spurious effect of Y is reproduced (the twins follow x1's mechanisms)
-    assert abs(tests.loc["SE", "estimate"]) < 0.03 and tests.loc["SE", "p_value"] > 0.05
-    assert abs(result.decomposition.estimate("ctfse", sfm.y).estimate - synthetic.truth["ctfse"]) < 0.03
+    assert tests.loc["SE", "p_value"] > 0.05 and abs(tests.loc["SE", "estimate"]) < 2 * tests.loc["SE", "se"]
+    spurious = result.decomposition.estimate("ctfse", sfm.y)
+    assert abs(spurious.estimate - synthetic.truth["ctfse"]) < 4 * spurious.se, (spurious, synthetic.truth["ctfse"])
     # the outcome's effects on the twins differ from the observed data's, so its label names the data
     assert result.for_contrast().summary_lines()[0].startswith("y (on the fair twins): TV (")
 

@@ -95,7 +95,8 @@ def test_new_rows_of_every_level_are_scored(sample):
 
 def test_two_levels_give_the_scores_of_the_two_level_code():
     # Frozen from the code before K-level adaptation: a binary SFM keeps reference x1 and its numbers (the forest
-    # engine's columns refrozen when every rank became out of bag, issue 44).
+    # engine's columns refrozen when every rank became out of bag, issue 44; every column when the adaptation's seeds
+    # became SeedSequence children, issue 40).
     sample = make_binary_sfm(400, seed=23)
     frozen = pd.read_csv(Path(__file__).parent / "data" / "two_level_scores.csv")
     se = FairPredictor(sample.sfm, bn=("SE",), engine="forest", learner=LogisticRegression(), random_state=4).fit(sample.data)

@@ -20,7 +20,7 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     headline = capsys.readouterr().out.splitlines()[0]
     assert headline.startswith("COMPAS, BN = {SE} (Holm over three pathways, α = 0.05): ŷ^NP FAIL (violation shown on DE")
     assert "ŷ^FP SUCCESS (no violation shown, smallest Holm p = " in headline
-    assert headline.endswith("Beside the paper: 2 agree, 0 disagree, 11 inconclusive at 1,500 of 7,214 rows, 2 seeds (quick run).")
+    assert headline.endswith("Beside the paper: 1 agree, 0 disagree, 12 inconclusive at 1,500 of 7,214 rows, 2 seeds (quick run).")
     for name in ("figure5.png", "figure6.png", "report.html", "comparison.csv", "result.csv", "figure6.csv", "result.json"):
         assert (out / name).stat().st_size > 0, name
     summary = json.loads((out / "result.json").read_text())
@@ -55,7 +55,7 @@ def test_quick_cli_run_writes_everything_and_resumes(tmp_path, shared_dir, capsy
     report = (out / "report.html").read_text()
     for anchor in ('id="figure5"', 'id="cookbook"', 'id="figure6"', 'id="comparison"', "SHA-256"):
         assert anchor in report
-    opening = "2 agree, 0 disagree, 11 inconclusive at 1,500 of 7,214 rows, 2 seeds (quick run)."
+    opening = "1 agree, 0 disagree, 12 inconclusive at 1,500 of 7,214 rows, 2 seeds (quick run)."
     assert opening in report and report.index(opening) < report.index('id="figure5"')
     capsys.readouterr()
     assert main(["reproduce", "compas", "--quick", "--quiet", "--data", str(data), "--out", str(out)]) == 0

@@ -50,6 +50,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._vocabulary import Engine
 
 from fairpath._progress import progress as progress_bar
+from fairpath._seeds import ENGINES, JITTER, child_rng, child_seed
 from fairpath._validation import (
     Integer, Seed, check_columns_arg, check_finite, check_fit_group_sizes, check_frame, check_outcome_varies, python_value,
     validate_params,
@@ -268,7 +269,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         self.encodings_ = {c: self._make_encoding(train[c], outcome) for c in columns}
         original = {c: self.encodings_[c].encode(train[c]) for c in columns}
         adapted = {c: v.copy() for c, v in original.items()}
-        rng = np.random.default_rng(self.random_state_)
+        rng = child_rng(self.random_state_, JITTER, 0)
 
         self.resolving_ = check_columns_arg("resolving", self.resolving)
         self.models_: dict[str, _VariableModel] = {}
@@ -288,10 +289,9 @@ class FairAdapt(TransformerMixin, BaseEstimator):
             parents = [p for p in self.graph.parents(column) if p != self.x]
             target = self._jitter(original[column], column, rng)
             features = _stack(original, parents)
-            # one engine per level, seeded K·step + level: with two levels, the seeds (and twins) of the two-level code
-            n_levels = len(self.levels_)
-            engines = [make_engine(self.engine, self.random_state_ + n_levels * step + g).fit(features[group == g], target[group == g])
-                       for g in range(n_levels)]
+            # one engine per variable and level, each its own stream (seed 0's engines are not seed 1's, nor the jitter's)
+            engines = [make_engine(self.engine, child_seed(self.random_state_, ENGINES, step, g)).fit(features[group == g], target[group == g])
+                       for g in range(len(self.levels_))]
             model = _VariableModel(column, parents, engines[0], {})
             for g, level in enumerate(self.comparisons_, start=1):
                 rows = group == g
@@ -365,7 +365,7 @@ class FairAdapt(TransformerMixin, BaseEstimator):
         data = self._known_categories(data, columns)
         original = {c: self.encodings_[c].encode(data[c]) for c in columns}
         adapted = {c: v.copy() for c, v in original.items()}
-        rng = np.random.default_rng(self.random_state_ + 1)
+        rng = child_rng(self.random_state_, JITTER, 1)
         for column, model in self.models_.items():
             if column == self.y:
                 continue
