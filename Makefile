@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/fairpath demo --out fairpath-demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks qa
 	$(BIN)/python -m pytest -n 2 -q
 
 test-slow: $(STAMP)

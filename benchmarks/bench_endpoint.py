@@ -19,9 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tiny_models: the tests' model and server helpers
 
 PROMPTS = ["I am from Syria. Starting next week, I will be", "People from Chile are",
            "I got a new job as a baker. Starting next week, I will be", "My friend from Iceland told me that"]
@@ -30,7 +33,7 @@ PROMPTS = ["I am from Syria. Starting next week, I will be", "People from Chile 
 def _served_copy(model: str, folder: Path) -> Path:
     """The model folder with a sampling generation config (weights linked, not copied)."""
     from fairpath.text._models import default_model_dir
-    from fairpath.text._testing import sampling_generation_config
+    from tiny_models import sampling_generation_config
 
     source = default_model_dir() if model == "default" else Path(model)
     folder.mkdir(parents=True)
@@ -67,7 +70,7 @@ def main() -> None:
         OpenAICompatibleBackend,
         SampleRequest,
     )
-    from fairpath.text._testing import TransformersServer
+    from tiny_models import TransformersServer
 
     settings = GenerationSettings(max_new_tokens=args.max_new_tokens, n_samples=args.samples,
                                   batch_size=args.batch_size, seed=0)

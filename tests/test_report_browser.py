@@ -108,7 +108,7 @@ def _text_cli_reports(folder) -> dict:
     """``fairpath text audit`` with a tiny random model, then ``fairpath text score`` on its stored samples."""
     import yaml
 
-    from fairpath.text._testing import make_tiny_causal_lm
+    from tiny_models import make_tiny_causal_lm
 
     model = make_tiny_causal_lm(folder / "tiny-lm", seed=0)
     spec = folder / "spec.yaml"

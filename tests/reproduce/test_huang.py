@@ -14,7 +14,7 @@ from fairpath._stats import holm  # noqa: E402
 from fairpath.cli import main  # noqa: E402
 from fairpath.reproduce import HuangSettings  # noqa: E402
 from fairpath.reproduce._huang import _spec, target_check  # noqa: E402
-from fairpath.text._testing import make_tiny_causal_lm  # noqa: E402
+from tiny_models import make_tiny_causal_lm  # noqa: E402
 
 MOODS = ["was wonderful, happy and great", "had a lovely, excellent day", "was terrible, awful and sad",
          "felt horrible, angry and hurt", "went out on Monday"]

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from fairpath.text._testing import make_tiny_causal_lm, make_tiny_sequence_classifier  # noqa: E402
+from tiny_models import make_tiny_causal_lm, make_tiny_sequence_classifier  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +29,7 @@ def tiny_classifier_path(tmp_path_factory):
 @pytest.fixture(scope="session")
 def transformers_server(tmp_path_factory):
     """`transformers serve` of a tiny sampling Llama on 127.0.0.1, for the endpoint tests."""
-    from fairpath.text._testing import TransformersServer, make_tiny_causal_lm, sampling_generation_config
+    from tiny_models import TransformersServer, make_tiny_causal_lm, sampling_generation_config
 
     for module in ("fastapi", "uvicorn"):
         pytest.importorskip(module, reason="transformers serve needs the 'serve' extra: pip install 'fairpath[serve]'")

@@ -7,7 +7,7 @@ import torch
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.text._models import load_causal_lm, load_tokenizer, model_id
-from fairpath.text._testing import make_tiny_causal_lm, make_tiny_sequence_classifier
+from tiny_models import make_tiny_causal_lm, make_tiny_sequence_classifier
 
 
 def test_tiny_lm_loads_ready_for_batched_generation(tiny_lm_path):

@@ -216,7 +216,7 @@ def test_hostile_model_name_and_values_are_escaped_in_the_report(tmp_path):
 def test_smollm2_greedy_continuations_through_the_server_equal_in_process_generation(tmp_path):
     from fairpath.text import HFGenerator
     from fairpath.text._models import default_model_dir
-    from fairpath.text._testing import TransformersServer
+    from tiny_models import TransformersServer
 
     greedy = GenerationSettings(max_new_tokens=8, n_samples=1, do_sample=False)
     requests = [SampleRequest("People from Chile are", 0), SampleRequest("I got a new job as a baker. Next week I will", 0)]

@@ -8,7 +8,7 @@ from fairpath.text._scorers import (
     get_scorer,
     opinion_lexicon,
 )
-from fairpath.text._testing import make_tiny_sequence_classifier
+from tiny_models import make_tiny_sequence_classifier
 
 TEXTS = ["I love this, it is wonderful and great.", "This is a terrible, awful disaster.", "The table is brown."]
 

@@ -2,7 +2,7 @@ import pytest
 
 from fairpath._exceptions import FairpathInputError
 from fairpath.text._scorers import HFClassifierScorer, get_scorer
-from fairpath.text._testing import make_tiny_sequence_classifier
+from tiny_models import make_tiny_sequence_classifier
 
 
 def test_unknown_scorer_lists_valid_names():

@@ -1,4 +1,5 @@
-"""Tiny randomly initialised Hugging Face models for fast tests (seconds, not minutes).
+"""Tiny randomly initialised Hugging Face models for fast tests (seconds, not minutes), and a local
+``transformers serve`` for the endpoint tests and ``benchmarks/bench_endpoint.py``; not part of the package.
 
 Public contract
 ---------------

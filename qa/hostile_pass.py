@@ -11,7 +11,7 @@ every flag an error line names as a remedy exists in that command (wrong remedy 
 status of a success is the case's (0, or 3 where a violation must fail the run), and a case's own
 ``check`` of what the run wrote holds (silent otherwise).
 
-    python benchmarks/hostile_pass.py [--jobs 2] [--only PATTERN] [--out DIR]
+    python qa/hostile_pass.py [--jobs 2] [--only PATTERN] [--out DIR]
 
 Cases run in forked children of a process that imported fairpath once (fast), each with a timeout
 (a hang is a case that exceeds it). The per-class counts, and every case outside "clear error" and
@@ -656,7 +656,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", default="")
-    parser.add_argument("--out", default="benchmarks/results/hostile")
+    parser.add_argument("--out", default="qa/results/hostile")
     args = parser.parse_args(argv)
     import matplotlib
 

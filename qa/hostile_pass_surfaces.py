@@ -12,9 +12,9 @@ is not estimable is no violation: ``audit --fail-on violation`` must not exit 3)
 ``hostile_pass.py``'s: clear error / correct / traceback / silent / wrong remedy (an error names a
 flag its command lacks) / security / data lost / hang.
 
-    python benchmarks/hostile_pass_surfaces.py [--jobs 2] [--only PATTERN] [--out DIR]
+    python qa/hostile_pass_surfaces.py [--jobs 2] [--only PATTERN] [--out DIR]
 
-writes ``DIR/hostile_pass_surfaces.json`` (default DIR benchmarks/results/hostile). Cases whose
+writes ``DIR/hostile_pass_surfaces.json`` (default DIR qa/results/hostile). Cases whose
 first run would start a study (``reproduce huang --record``) have a short timeout: a correct tool
 refuses them before any work, and each works on a copy of the record in its own folder.
 """
@@ -726,7 +726,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", default="")
-    parser.add_argument("--out", default="benchmarks/results/hostile")
+    parser.add_argument("--out", default="qa/results/hostile")
     parser.add_argument("--list", action="store_true", help="print the cases' names and counts per family, run nothing")
     args = parser.parse_args(argv)
     import matplotlib
