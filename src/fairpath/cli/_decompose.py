@@ -64,6 +64,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from fairpath._exceptions import FairpathInputError
     from fairpath._io import save_figure
+    from fairpath._stats import format_p
     from fairpath._parallel import task_client
     from fairpath._validation import check_figure_file, check_output_dir, check_output_file
     from fairpath.causal import decompose
@@ -104,6 +105,8 @@ def run(args) -> int:
     frame = result.to_frame()
     if result.single:  # its contrast, simultaneous interval and adjusted p repeat the marginal ones: not printed twice
         frame = frame.drop(columns=["contrast", "simultaneous_low", "simultaneous_high", "p_simultaneous"])
+    p_columns = [c for c in ("p_value", "p_simultaneous") if c in frame]  # a p is never printed as 0.0000
+    frame[p_columns] = frame[p_columns].map(format_p)
     print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     for line in written:
         print(line)
