@@ -13,8 +13,8 @@ draws are exactly N(0, R), R the correlation of the influence functions above, s
 directly (``SIMULTANEOUS_DRAWS`` of them, seeded by the decomposition's seed). The critical value c_α is the
 ``level`` quantile of max_c |T_c|, the simultaneous interval θ̂_c ± c_α·se_c (se_c the contrast's own SE, over
 every cross-fitting split), and the single-step adjusted p of contrast c is P(max |T| ≥ |t_c|) (far in the tail,
-where the draws cannot tell it, its Bonferroni bound). With one contrast
-c_α is the normal quantile and the intervals are the marginal ones exactly.
+where the draws cannot tell it, its Bonferroni bound). With one contrast (a binary X) there is nothing to adjust
+for: the simultaneous intervals and p are the marginal ones exactly (a percentile interval included).
 
 The family. A contrast flagged not estimable (most of its rows lack overlap: the binary analysis' rule,
 :func:`~fairpath.causal._decompose.overlap_diagnostic`, on its rows) is left out of the family, and so is a contrast's
@@ -119,7 +119,7 @@ class CausalDecomposition(ResultMixin):
     @property
     def not_estimable(self) -> dict[str, str]:
         """{contrast: why} for each contrast flagged not estimable, as its binary analysis would be (most of its rows
-        have a share-balanced propensity outside [eps, 1 − eps])."""
+        have a propensity, share-balanced for K levels, outside [eps, 1 − eps])."""
         eps = self.settings["eps"]
         return {name: f"{d.overlap['share_outside']:.0%} of its rows have a {self.bounded_propensity} outside [{eps}, {1 - eps}]"
                 for name, d in self.decompositions.items() if not d.estimable}
