@@ -2,6 +2,7 @@
 
     python benchmarks/study_coverage.py [--reps 200] [--n 2000] [--learner stack] [--n-rep auto | K]
         [--subject y | bayes | bayes-known] [--level 0.95] [--out DIR] [--jobs 2 | --scheduler tcp://HOST:8786 | --workers N]
+    python benchmarks/study_coverage.py --grid [--table-only] [--grid-n 1000,3000] [--grid-learners default,gbm] [--reps 200]
 
 Each replication draws a fresh sample, decomposes it (default learner unless --learner; only the
 four measures studied, whose estimates do not depend on that: the nested means cancel) and records
@@ -21,6 +22,12 @@ the replications 0 … reps − 1: `--reps 200` on a folder of 1000 prints the f
 level against the reference in one decomposition (``SFM(x1=None)``); each contrast's marginal interval is
 checked against its truth (rows ``ctfde[1]`` ...), and the simultaneous intervals of each measure jointly
 (rows ``ctfde[simultaneous]``: covered when every contrast's simultaneous interval covers its truth).
+
+``--grid`` runs issue 43's grid of K-level cells, cheapest first, each resumable in its own folder as above: K = 2, 3, 4
+levels, continuous and binary Y, n = 1,000, 3,000 and 10,000, the default learner and ``gbm`` (``--reps`` each); then, and
+with ``--table-only`` without running anything, it prints one Markdown row per cell from the replications saved so far
+(marginal coverage of each contrast and the simultaneous coverage, per measure, with the SD of z), and lists every
+coverage outside [0.93, 0.97] with its exact Monte Carlo interval. ``--grid-n`` and ``--grid-learners`` narrow it.
 
 ``--subject`` picks what is decomposed: the outcome Y (default), or the noiseless Bayes predictor
 ŷ = E[Y | X, Z, W] as a predictor column, whose true measures are Y's (the truth is computed from
@@ -158,6 +165,58 @@ def _monte_carlo_interval(coverage: float, reps: int) -> tuple[float, float]:
     return interval.low, interval.high
 
 
+GRID_N = (1000, 3000, 10_000)
+GRID_LEARNERS = ("default", "gbm")
+BAND = (0.93, 0.97)
+
+
+def _folder(n: int, learner: str | None, n_rep="auto", subject: str = "y", level: float = 0.95) -> Path:
+    """Where the replications of one setting are saved (so that a rerun resumes)."""
+    suffix = (f"_rep{n_rep}" + ("" if subject == "y" else f"_{subject.replace('-', '_')}") + ("" if level == 0.95 else f"_level{level:g}"))
+    return Path(__file__).parent / "results" / f"coverage_n{n}_{learner or 'default'}{suffix}"
+
+
+def _run(out: Path, models: list[str], reps: int, shared: dict, *, jobs: int, scheduler=None, workers=None) -> None:
+    """The replications 0 … reps − 1 of ``models`` not yet saved under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = [(m, r) for m in models for r in range(reps) if not _path(out, m, r).exists()]
+    for _, record in tqdm(run_tasks(replicate, tasks, shared=shared, n_jobs=jobs, scheduler=scheduler, workers=workers),
+                          total=len(tasks), desc=f"replications {out.name}"):
+        _write(out, record)
+
+
+def _saved_reps(out: Path, model: str, reps: int) -> int:
+    """How many of the replications 0 … reps − 1 of ``model`` are saved, counted from 0 (the table uses those)."""
+    return next((r for r in range(reps) if not _path(out, model, r).exists()), reps)
+
+
+def grid_table(ns, learners, reps: int) -> str:
+    """One Markdown row per grid cell with saved replications, then the coverages outside ``BAND``."""
+    rows, outside = [], []
+    for n in ns:
+        for learner in learners:
+            out = _folder(n, None if learner == "default" else learner)
+            for model in MULTILEVEL:
+                done = _saved_reps(out, model, reps)
+                if not done:
+                    continue
+                table = summarise(out, [model], done).loc[model]
+                cells = []
+                for measure in MEASURES:
+                    part = table[table.index.str.startswith(f"{measure}[")]
+                    marginal = part[~part.index.str.endswith("[simultaneous]")]
+                    text = ", ".join(f"{c:.3f}" for c in marginal["coverage"])
+                    if len(marginal) > 1:
+                        text += f"; sim. {part.loc[f'{measure}[simultaneous]', 'coverage']:.3f}"
+                    cells.append(f"{text} (SD z {', '.join(f'{v:.2f}' for v in marginal['sd_z'])})")
+                    outside += [f"n = {n}, {learner}, {model}, {name}: {row.coverage:.3f} [{row.mc_low:.3f}, {row.mc_high:.3f}]"
+                                for name, row in part.iterrows() if not BAND[0] <= row.coverage <= BAND[1]]
+                rows.append(f"| {n:,} | {learner} | `{model}` | {done} | " + " | ".join(cells) + " |")
+    header = ("| n | learner | model | reps | TV | Ctf-DE | Ctf-IE | Ctf-SE |\n|---|---|---|---|---|---|---|---|\n")
+    return header + "\n".join(rows) + "\n\nOutside [0.93, 0.97] (exact 95% Monte Carlo interval):\n" + "\n".join(
+        f"- {line}" for line in outside)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
@@ -175,20 +234,28 @@ def main() -> None:
     parser.add_argument("--scheduler", default=None, help="run the replications on this Dask scheduler")
     parser.add_argument("--workers", type=int, default=None, help="run the replications on a local Dask cluster of N processes")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--grid", action="store_true", help="run issue 43's grid of K-level cells, then print its table")
+    parser.add_argument("--table-only", action="store_true", help="with --grid: print the table of what is saved, run nothing")
+    parser.add_argument("--grid-n", default=",".join(map(str, GRID_N)), help="the grid's sample sizes")
+    parser.add_argument("--grid-learners", default=",".join(GRID_LEARNERS), help="the grid's learners (default = decompose's)")
     args = parser.parse_args()
-    if args.out is None:
-        suffix = (f"_rep{args.n_rep}" + ("" if args.subject == "y" else f"_{args.subject.replace('-', '_')}")
-                  + ("" if args.level == 0.95 else f"_level{args.level:g}"))
-        args.out = Path(__file__).parent / "results" / f"coverage_n{args.n}_{args.learner or 'default'}{suffix}"
-    args.out.mkdir(parents=True, exist_ok=True)
-    models = args.models.split(",")
-    tasks = [(m, r) for m in models for r in range(args.reps) if not _path(args.out, m, r).exists()]
+    parallel = {"jobs": args.jobs, "scheduler": args.scheduler, "workers": args.workers}
     started = time.perf_counter()
-    replications = run_tasks(replicate, tasks, shared={"n": args.n, "learner": args.learner, "n_rep": args.n_rep, "subject": args.subject,
-                                                        "n_folds": args.folds, "level": args.level}, n_jobs=args.jobs,
-                             scheduler=args.scheduler, workers=args.workers)
-    for _, record in tqdm(replications, total=len(tasks), desc="replications"):
-        _write(args.out, record)
+    if args.grid:
+        ns, learners = [int(n) for n in args.grid_n.split(",")], args.grid_learners.split(",")
+        if not args.table_only:
+            for n in ns:
+                for learner in learners:
+                    learner = None if learner == "default" else learner
+                    _run(_folder(n, learner), list(MULTILEVEL), args.reps,
+                         {"n": n, "learner": learner, "n_rep": "auto", "subject": "y", "n_folds": "auto", "level": 0.95}, **parallel)
+        print(grid_table(ns, learners, args.reps))
+        print(f"wall time {time.perf_counter() - started:.0f} s")
+        return
+    args.out = args.out or _folder(args.n, args.learner, args.n_rep, args.subject, args.level)
+    models = args.models.split(",")
+    _run(args.out, models, args.reps, {"n": args.n, "learner": args.learner, "n_rep": args.n_rep, "subject": args.subject,
+                                       "n_folds": args.folds, "level": args.level}, **parallel)
     table = summarise(args.out, models, args.reps)
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wall time {time.perf_counter() - started:.0f} s")
