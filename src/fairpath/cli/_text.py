@@ -130,8 +130,9 @@ def _quality_arguments(args: argparse.Namespace) -> dict:
 
 
 def _write_results(result, out: Path) -> None:
+    paths = result.save(out)  # every file before anything is printed: a reader that closes stdout early (| head) loses none
     print(result.summary())
-    print_saved(out, result.save(out))
+    print_saved(out, paths)
 
 
 def _add_endpoint_arguments(audit) -> None:
