@@ -1,4 +1,5 @@
-"""The result of :func:`fairpath.causal.decompose`."""
+"""One contrast's decomposition (x0 → x1): the binary analysis of its pair's rows, held by :func:`fairpath.causal.decompose`'s
+:class:`~fairpath.causal.CausalDecomposition`."""
 
 from __future__ import annotations
 

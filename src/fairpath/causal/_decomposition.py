@@ -109,7 +109,7 @@ class CausalDecomposition(ResultMixin):
 
     def for_contrast(self, contrast: str | None = None) -> ContrastDecomposition:
         """The :class:`~fairpath.causal.ContrastDecomposition` of one contrast (the only one when ``contrast`` is left out)."""
-        return self.decompositions[self._contrast(contrast)]
+        return self.decompositions[self.contrast_name(contrast)]
 
     @property
     def single(self) -> bool:
@@ -180,8 +180,8 @@ class CausalDecomposition(ResultMixin):
         return notes
 
     # -- inference ----------------------------------------------------------------------------------
-    def _contrast(self, contrast: str | None) -> str:
-        """The contrast named, or the one contrast when there is one."""
+    def contrast_name(self, contrast: str | None = None) -> str:
+        """The contrast named (checked, as text), or the one contrast when there is one."""
         if contrast is None:
             if self.single:
                 return self.contrasts[0]
@@ -262,13 +262,14 @@ class CausalDecomposition(ResultMixin):
         """{contrast: (low, high)}: intervals of ``measure`` that cover every contrast's value at once with probability ``level``;
         (NaN, NaN) for a contrast left out of the family (:meth:`left_out`)."""
         critical = self.critical_value(measure, outcome, level=level)
+        adjusted = self._max_t_draws(measure, outcome)[1] is not None
         left_out = self.left_out(measure, outcome)
         out = {}
         for name in self.contrasts:
             e = self.estimate(measure, outcome, contrast=name)
             if name in left_out:
                 out[name] = (np.nan, np.nan)
-            elif self.single:  # nothing to adjust for: the marginal interval, a percentile one included
+            elif not adjusted:  # one contrast in the family, nothing to adjust for: the marginal interval (a percentile one too)
                 out[name] = e.confint(self.level if level is None else level)
             else:
                 out[name] = (e.estimate - critical * e.se, e.estimate + critical * e.se)
@@ -281,7 +282,7 @@ class CausalDecomposition(ResultMixin):
         contrast of the measure: single-step max-|t|, P(max_c |T_c| ≥ |t|) over the draws, or where fewer than
         ``MIN_TAIL_DRAWS`` draws reach |t| (too few to estimate it) Bonferroni's bound min(1, C·p), C contrasts, which
         is at least that probability. A contrast left out of the family (:meth:`left_out`) has no adjusted p (NaN)."""
-        contrast = self._contrast(contrast)
+        contrast = self.contrast_name(contrast)
         e = self.estimate(measure, outcome, contrast=contrast)
         names, draws = self._max_t_draws(measure, outcome)
         marginal = e.p_value(null)

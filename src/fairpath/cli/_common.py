@@ -26,8 +26,11 @@ def comma_list(text: str | None) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def print_saved(out, paths: dict) -> None:
-    """The files a result's ``save(out)`` wrote, one line (their paths, all under ``out``, relative to it)."""
+def save_and_print(result, out) -> None:
+    """``result.save(out)``, then its summary and the files written in one line (their paths, all under ``out``, relative
+    to it): every file first, so a reader that closes stdout early (``| head``) loses none."""
+    paths = result.save(out)
+    print(result.summary())
     print(f"wrote {out}/: {', '.join(str(path.relative_to(out)) for path in paths.values())}")
 
 

@@ -13,9 +13,9 @@ from fairpath.cli._common import (
     comma_list,
     declared_type,
     parallel_options,
-    print_saved,
     read_data,
     read_table,
+    save_and_print,
     sfm_from_args,
     signature_default,
 )
@@ -101,9 +101,7 @@ def _run_repair(args: argparse.Namespace) -> int:
     result = repair(data, sfm, bn=args.bn, resolving=resolving, graph=graph, test=test, reference=args.reference, engine=args.engine,
                     constrained=args.constrained, holdout=args.holdout, margin=args.margin, n_boot=args.n_boot, audit_learner=args.audit_learner,
                     seed=args.seed, provenance=record, progress=not args.quiet)
-    paths = result.save(out)  # every file before anything is printed: a reader that closes stdout early (| head) loses none
-    print(result.summary())
-    print_saved(out, paths)
+    save_and_print(result, out)
     return 0
 
 
@@ -120,7 +118,5 @@ def _run_frontier(args: argparse.Namespace) -> int:
         unconstrained=not args.no_unconstrained, constrained=not args.no_constrained, seed=args.seed,
         out_dir=args.out, progress=not args.quiet, provenance=provenance(inputs=[args.data], seed=args.seed), **parallel_options(args),
     )
-    paths = result.save(out)  # every file before anything is printed: a reader that closes stdout early (| head) loses none
-    print(result.summary())
-    print_saved(out, paths)
+    save_and_print(result, out)
     return 0

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from fairpath._validation import flag_type
-from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, print_saved, signature_default
+from fairpath.cli._common import add_fail_on_argument, comma_list, exit_status, save_and_print, signature_default
 from fairpath.text import ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS, QUALITY_SETTINGS, TEST_SETTINGS
 from fairpath.text import DEFAULT_DTYPE, GenerationSettings, audit_text
 
@@ -120,19 +120,13 @@ def run_score(args: argparse.Namespace) -> int:
     print(f"fairpath text score: {len(generations)} continuations from {args.samples}", file=sys.stderr)
     result = audit_samples(generations, spec, scorers=scorers, n_permutations=args.permutations, alpha=args.alpha,
                            seed=args.seed, quality=not args.no_quality, source=repr(str(args.samples)), **_quality_arguments(args))
-    _write_results(result, args.out)
+    save_and_print(result, args.out)
     return exit_status(args.fail_on, result.violations)
 
 
 def _quality_arguments(args: argparse.Namespace) -> dict:
     return {"quality_per_prompt": args.quality_per_prompt, "similarity_threshold": args.similarity_threshold,
             "context_threshold": args.context_threshold}
-
-
-def _write_results(result, out: Path) -> None:
-    paths = result.save(out)  # every file before anything is printed: a reader that closes stdout early (| head) loses none
-    print(result.summary())
-    print_saved(out, paths)
 
 
 def _add_endpoint_arguments(audit) -> None:
@@ -201,6 +195,6 @@ def run_audit(args: argparse.Namespace) -> int:
     result = audit_text(spec, backend, scorers=scorers, settings=settings, store=args.out / "samples",
                         n_permutations=args.permutations, alpha=args.alpha, seed=args.seed, quality=not args.no_quality,
                         corpus=corpus, **_quality_arguments(args))
-    _write_results(result, args.out)
+    save_and_print(result, args.out)
     print(f"samples: {args.out / 'samples'}")
     return exit_status(args.fail_on, result.violations)

@@ -59,7 +59,7 @@ class AuditResult(ResultMixin):
     def for_contrast(self, contrast: str | None = None) -> ContrastAudit:
         """The :class:`ContrastAudit` of one contrast (the only one when ``contrast`` is left out): its predictive
         parity (``parity``), its Cookbook tests and its sentences."""
-        return self.audits[self.decomposition._contrast(contrast)]
+        return self.audits[self.decomposition.contrast_name(contrast)]
 
     @property
     def status(self) -> dict[str, str]:
@@ -70,11 +70,6 @@ class AuditResult(ResultMixin):
     def percent(self) -> bool:
         """Whether effects are said in percentage points (a 0/1 outcome)."""
         return next(iter(self.audits.values())).percent
-
-    @property
-    def outcome_label(self) -> str:
-        """The outcome named with the data it was measured on, e.g. ``y (observed)`` or ``y (on the fair twins)``."""
-        return f"{self.sfm.y} ({self.settings['data_label']})"
 
     def verdict_line(self, predictor: str) -> str:
         """``predictor``'s Cookbook verdict over every contrast in one sentence, in the outcome's units, with the p of its claim."""
