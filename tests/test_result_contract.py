@@ -193,6 +193,7 @@ def _theorem1_study():
 MAKERS = {
     "CausalDecomposition": lambda audited: audited.decomposition,
     "ContrastDecomposition": lambda audited: audited.decomposition.for_contrast(),
+    "SensitivityResult": lambda audited: audited.decomposition.sensitivity(cf_y=0.02, cf_d=0.05),
     "PredictiveParity": lambda audited: audited.for_contrast().parity["oracle"],
     "CookbookResult": lambda audited: audited.cookbook,
     "AuditResult": lambda audited: audited,

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from fairpath._seeds import BOOTSTRAP, FOLDS, REFITS, child_rng, child_seed
-from fairpath.causal import METHODS, decompose
-from fairpath.causal._decompose import AUTO_SPLITS, AUTO_SPLITS_BELOW_ROWS, resolve_n_rep
+from fairpath.causal import METHODS, SFM, decompose
+from fairpath.causal._decompose import AUTO_SPLITS, AUTO_SPLITS_BELOW_LEVEL_ROWS, AUTO_SPLITS_BELOW_ROWS, resolve_n_rep
 from fairpath.causal._methods import DRAWS_PER_TASK, ESTIMATION_METHODS, Debiasing, MedDML, bootstrap_means
-from fairpath.datasets import make_binary_sfm
+from fairpath.datasets import make_binary_sfm, make_multilevel_sfm
 
 COUNTERFACTUAL = ["ctfde", "ctfie", "ctfse"]
 
@@ -97,19 +97,35 @@ def test_repeated_cross_fitting_aggregates_the_splits_by_their_mean(sample):
 
 
 def test_auto_splits_follow_the_number_of_rows(sample):
-    """n_rep="auto" (the default) is five splits below AUTO_SPLITS_BELOW_ROWS rows, the same numbers
-    as n_rep=5; one split from that many rows on, for medDML and with a bootstrap; a number stays."""
+    """n_rep="auto" (the default) is five splits below AUTO_SPLITS_BELOW_ROWS rows or with a level of X
+    below AUTO_SPLITS_BELOW_LEVEL_ROWS rows, the same numbers as n_rep=5; one split from both on, for
+    medDML and with a bootstrap; a number stays."""
     auto = decompose(sample.data, sample.sfm, learner="linear", seed=3, measures=COUNTERFACTUAL)
     five = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_rep=5, measures=COUNTERFACTUAL)
     assert len(sample.data) < AUTO_SPLITS_BELOW_ROWS and (AUTO_SPLITS, auto.settings["n_rep"]) == (5, 5)
     pd.testing.assert_frame_equal(auto.to_frame(), five.to_frame())
     debiasing, med = ESTIMATION_METHODS["debiasing"], ESTIMATION_METHODS["medDML"]
-    assert resolve_n_rep("auto", AUTO_SPLITS_BELOW_ROWS - 1, debiasing, n_boot=0) == 5
-    assert resolve_n_rep("auto", AUTO_SPLITS_BELOW_ROWS, debiasing, n_boot=0) == 1
-    assert resolve_n_rep("auto", 100, med, n_boot=0) == 1 and resolve_n_rep("auto", 100, debiasing, n_boot=200) == 1
-    assert resolve_n_rep(3, 10**6, debiasing, n_boot=0) == 3
+    level = AUTO_SPLITS_BELOW_LEVEL_ROWS
+    assert resolve_n_rep("auto", AUTO_SPLITS_BELOW_ROWS - 1, level, debiasing, n_boot=0) == 5
+    assert resolve_n_rep("auto", AUTO_SPLITS_BELOW_ROWS, level, debiasing, n_boot=0) == 1
+    assert resolve_n_rep("auto", 10**6, level - 1, debiasing, n_boot=0) == 5
+    assert resolve_n_rep("auto", 100, 10, med, n_boot=0) == 1 and resolve_n_rep("auto", 100, 10, debiasing, n_boot=200) == 1
+    assert resolve_n_rep(3, 10**6, level, debiasing, n_boot=0) == 3
     booted = decompose(sample.data, sample.sfm, learner="linear", seed=3, n_boot=50, measures=COUNTERFACTUAL)
     assert booted.settings["n_rep"] == 1 and len(booted.for_contrast().fits["y"].draws) == 50
+
+
+def test_auto_splits_count_the_rarest_level():
+    """From AUTO_SPLITS_BELOW_ROWS rows on, a level of X with fewer than AUTO_SPLITS_BELOW_LEVEL_ROWS
+    rows still gets five splits (its first-stage fits' noise is in the interval only then); a
+    balanced table of the same size gets one."""
+    n = AUTO_SPLITS_BELOW_ROWS + 1000
+    for levels, splits in ((3, AUTO_SPLITS), (2, 1)):
+        sample = make_multilevel_sfm(n, seed=2, levels=levels)
+        rarest = np.bincount(sample.data["x"]).min()
+        assert (rarest < AUTO_SPLITS_BELOW_LEVEL_ROWS) == (splits == AUTO_SPLITS)
+        sfm = SFM(x="x", x0=0, x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
+        assert decompose(sample.data, sfm, learner="linear", seed=1, measures=("tv",), n_jobs=1).settings["n_rep"] == splits
 
 
 def test_repeated_cross_fitting_on_dask_equals_the_local_run(sample):

@@ -16,8 +16,9 @@ from fairpath.cli import _leaf_parsers, build_parser, main
 from fairpath._validation import Optional, Real
 
 # Flags whose type reads free text (names, paths, comma lists): any text is a value there.
-# parse_merge and parse_level_names check their text themselves (tests/test_levels_exceptions.py)
-FREE_TEXT_TYPES = {"comma_list", "Path", "parse_merge", "parse_level_names"}
+# parse_merge and parse_level_names check their text themselves (tests/test_levels_exceptions.py), sensitivity_strengths
+# its two numbers by the declared constraints (tests/cli/test_cli_sensitivity.py)
+FREE_TEXT_TYPES = {"comma_list", "Path", "parse_merge", "parse_level_names", "sensitivity_strengths"}
 
 
 def _texts(constraint) -> list[str]:

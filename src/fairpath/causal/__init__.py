@@ -13,9 +13,12 @@ from fairpath.causal._decompose import NON_ESTIMABLE_SHARE, decompose
 from fairpath.causal._methods import METHODS
 from fairpath.causal._contrast import ContrastDecomposition
 from fairpath.causal._decomposition import CONTRASTS, CausalDecomposition
+from fairpath.causal._sensitivity_result import SensitivityResult
+from fairpath.causal._benchmarks import confounder_benchmarks
 
 __all__ = [
-    "SFM", "decompose", "CausalDecomposition", "ContrastDecomposition", "CONTRASTS", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
+    "SFM", "decompose", "CausalDecomposition", "ContrastDecomposition", "SensitivityResult",
+    "confounder_benchmarks", "CONTRASTS", "prepare_data", "PreparedData", "MEASURES", "MEASURE_TERMS",
     "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM",
     "StackedLearner", "combine_attributes", "recode_levels",
 ]

@@ -12,14 +12,18 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, result_class, confint_frame, estimate_row, interval_bars, panel_axes, result_frame
 from fairpath._stats import Estimate
-from fairpath._validation import Probability, Real, validate_params
+from fairpath._validation import Frame, Optional, Probability, Real, validate_params
 from fairpath._vocabulary import LABELS
 from fairpath._measures import DESCRIPTIONS, MEASURES, needs_nested
 from fairpath.causal._methods import resolve_method
 from fairpath.causal._pseudo import PseudoOutcomes
+from fairpath.causal._splits import over_splits
 from fairpath._sfm import SFM
 
 _PLOTTED = ("tv", "ctfde", "ctfie", "ctfse")
+# The strengths of a confounder (decomposition.sensitivity): shares in [0, 1), a correlation in [0, 1], a level.
+SENSITIVITY_PARAMETERS = {"cf_y": Real(0.0, 1.0, open_high=True), "cf_d": Real(0.0, 1.0, open_high=True), "rho": Real(0.0, 1.0),
+                          "level": Optional(Probability()), "benchmarks": Optional(Frame())}
 
 
 @dataclass
@@ -47,19 +51,6 @@ class OutcomeFit:
     @property
     def all_pseudo(self) -> list[PseudoOutcomes]:
         return [self.pseudo, *(pseudo for _, pseudo in self.more_splits)]
-
-
-def _mean_se(values: np.ndarray) -> tuple[float, float]:
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
-
-
-def _over_splits(row_sets: list[np.ndarray]) -> tuple[float, float]:
-    """Estimate and SE over cross-fitting splits: the mean θ of the θ_s, and √mean(se_s² + (θ_s − θ)²)."""
-    if len(row_sets) == 1:
-        return _mean_se(row_sets[0])
-    estimates, ses = np.array([_mean_se(rows) for rows in row_sets]).T
-    estimate = float(estimates.mean())
-    return estimate, float(np.sqrt(np.mean(ses ** 2 + (estimates - estimate) ** 2)))
 
 
 @result_class
@@ -126,7 +117,7 @@ class ContrastDecomposition(ResultMixin):
 
     def _from_rows(self, row_sets: list[np.ndarray], draws: np.ndarray | None) -> Estimate:
         """The estimate from the per-row contributions of each split (one unless ``n_rep > 1``) or the draws."""
-        estimate, se = _over_splits(row_sets)
+        estimate, se = over_splits(row_sets)
         if draws is None:
             return Estimate.from_se(estimate, se, self.level)
         estimate = resolve_method(self.settings["method"]).point_estimate(estimate, draws)
@@ -178,7 +169,21 @@ class ContrastDecomposition(ResultMixin):
                     "pass a measure that needs them (e.g. nde) to decompose(..., measures=[...])"
                 )
         row_sets = [sum(sign * split(*key) for sign, key in terms) for split in self._fit(outcome).all_pseudo]
-        return Estimate.from_se(*_over_splits(row_sets), self.level)
+        return Estimate.from_se(*over_splits(row_sets), self.level)
+
+    @validate_params(SENSITIVITY_PARAMETERS)
+    def sensitivity(self, *, cf_y: float = 0.03, cf_d: float = 0.03, rho: float = 1.0, level: float | None = None,
+                    benchmarks=None):
+        """Bounds of every measure under an unobserved confounder of strength ``cf_y`` (the share of the outcome's
+        residual variation it explains), ``cf_d`` (the share of the weights' variation) and correlation ``rho``,
+        confidence bounds at ``level`` (default: the decomposition's) and robustness values: a
+        :class:`~fairpath.causal.SensitivityResult` (the maths: :mod:`fairpath.causal._sensitivity`). ``benchmarks``:
+        the strengths of confounders as strong as observed columns (:func:`~fairpath.causal.confounder_benchmarks`),
+        shown beside the bounds."""
+        from fairpath.causal._sensitivity_result import sensitivity_result
+
+        return sensitivity_result(self.sfm, {str(self.sfm.x1): self}, cf_y=cf_y, cf_d=cf_d, rho=rho, level=level,
+                                  settings=self.settings, benchmarks=benchmarks)
 
     def pseudo_outcomes(self, outcome: str | None = None) -> pd.DataFrame:
         """Per-row contributions (n × measures) of one outcome column (of the first split when

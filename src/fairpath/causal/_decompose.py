@@ -39,6 +39,12 @@ NON_ESTIMABLE_SHARE = 0.5
 # the synthetic SFMs, five splits 0.93-0.97 in every cell; at n = 5000 one split covers 0.935-0.98
 # (benchmarks/study_coverage.py, 200 replications each).
 AUTO_SPLITS_BELOW_ROWS = 5000
+# ... and whenever a level of X in an analysed contrast has fewer than this many rows: a rare level's
+# first-stage fits move its estimate more than one split's influence function says. At n = 10,000
+# a 10% level (1,000 rows) of the K = 3 SFMs covered Ctf-SE 0.910 with one split, 0.950 with five
+# (benchmarks/README.md, "The K-level coverage grid"); a 2,000-row group is what the balanced
+# binary SFMs have at the 5,000-row threshold, where one split covers.
+AUTO_SPLITS_BELOW_LEVEL_ROWS = 2000
 AUTO_SPLITS = 5
 # From this many rows on, n_folds="auto" takes LARGE_FOLDS folds, each holding at least 50,000
 # rows: two folds' row-fits cost 40% of five's, and at n = 100,000 the stack's intervals cover as
@@ -71,13 +77,14 @@ def _validate(sfm, method, learner, measures, n_rep, n_boot):
                                  "(or n_rep=1 for bootstrap intervals)")
 
 
-def resolve_n_rep(n_rep, n_rows: int, estimator: EstimationMethod, n_boot: int) -> int:
+def resolve_n_rep(n_rep, n_rows: int, smallest_level_rows: int, estimator: EstimationMethod, n_boot: int) -> int:
     """The number of cross-fitting splits: ``n_rep`` itself, or for ``"auto"`` ``AUTO_SPLITS`` when the
     method repeats splits, no bootstrap is asked for and the data have fewer than
-    ``AUTO_SPLITS_BELOW_ROWS`` rows, else 1."""
+    ``AUTO_SPLITS_BELOW_ROWS`` rows or the rarest level of X in a contrast fewer than
+    ``AUTO_SPLITS_BELOW_LEVEL_ROWS``, else 1."""
     if n_rep != "auto":
         return n_rep
-    small = n_rows < AUTO_SPLITS_BELOW_ROWS
+    small = n_rows < AUTO_SPLITS_BELOW_ROWS or smallest_level_rows < AUTO_SPLITS_BELOW_LEVEL_ROWS
     return AUTO_SPLITS if small and estimator.repeats_splits and not n_boot else 1
 
 
@@ -330,7 +337,8 @@ def decompose(
         interval and TV = Ctf-DE − Ctf-IE − Ctf-SE stays exact (DoubleML's median breaks it); costs
         ``n_rep`` times the fits. Needs ``n_boot=0``. ``"auto"`` (default): ``AUTO_SPLITS`` (5)
         splits below ``AUTO_SPLITS_BELOW_ROWS`` (5000) rows, where one split's intervals measurably
-        undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.97 with five), else 1; always 1
+        undercover (0.905-0.92 at n = 2000 on the synthetic SFMs, 0.93-0.97 with five), or when a
+        level of X in a contrast has fewer than ``AUTO_SPLITS_BELOW_LEVEL_ROWS`` (2000) rows, else 1; always 1
         for medDML or with ``n_boot``. ``settings["n_rep"]`` holds the number used.
     contrasts : with ``sfm.x1`` None (every level of X analysed): ``"reference"`` (default) compares every other level
         with ``sfm.x0``, ``"pairs"`` every pair of levels. The result then holds each contrast's
@@ -383,7 +391,9 @@ def _decompose(data, sfm, *, outcomes, functions, estimator, learner, measures, 
         with stage("preparing the data", len(data), enabled=progress):
             prepared = prepare_data(data, sfm, outcomes)
         prepared.known = known_means(data, sfm, prepared, functions)
-    n_rep = resolve_n_rep(n_rep, prepared.n, estimator, n_boot)
+    # every level is in some contrast, in both contrast modes
+    rarest = int(np.bincount(prepared.x, minlength=len(prepared.levels)).min())
+    n_rep = resolve_n_rep(n_rep, prepared.n, rarest, estimator, n_boot)
     n_folds = resolve_n_folds(n_folds, prepared.n)
     prepared.check_fold_sizes(sfm.x, n_folds)
     learner = learner if learner is not None else estimator.default_learner

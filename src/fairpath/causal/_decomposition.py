@@ -37,7 +37,7 @@ from fairpath._seeds import SIMULTANEOUS, child_rng
 from fairpath._stats import Estimate, z_value
 from fairpath._validation import Optional, Probability, Real, validate_params
 from fairpath._sfm import SFM
-from fairpath.causal._contrast import ContrastDecomposition
+from fairpath.causal._contrast import SENSITIVITY_PARAMETERS, ContrastDecomposition
 
 CONTRASTS = ("reference", "pairs")
 # The critical value's Monte Carlo SD is then about 0.006 (3 contrasts at 95%: 20 seeds of 2.387 ± 0.0065).
@@ -178,6 +178,20 @@ class CausalDecomposition(ResultMixin):
             notes += [f"contrast {name!r}, {outcome}: {', '.join(names)} NOT ESTIMABLE (estimate or SE not finite): left out of "
                       "the family of these measures" for name, names in measures.items()]
         return notes
+
+    @validate_params(SENSITIVITY_PARAMETERS)
+    def sensitivity(self, *, cf_y: float = 0.03, cf_d: float = 0.03, rho: float = 1.0, level: float | None = None,
+                    benchmarks=None):
+        """Bounds of every measure of every contrast under an unobserved confounder of strength ``cf_y`` (the share of
+        the outcome's residual variation it explains), ``cf_d`` (the share of the weights' variation) and correlation
+        ``rho``; confidence bounds at ``level`` (default: the decomposition's; per contrast, not simultaneous) and
+        robustness values: a :class:`~fairpath.causal.SensitivityResult` (the maths: :mod:`fairpath.causal._sensitivity`).
+        ``benchmarks``: the strengths of confounders as strong as observed columns
+        (:func:`~fairpath.causal.confounder_benchmarks`), marked on the plot and listed in the summary and report."""
+        from fairpath.causal._sensitivity_result import sensitivity_result
+
+        return sensitivity_result(self.sfm, self.decompositions, cf_y=cf_y, cf_d=cf_d, rho=rho, level=level, settings=self.settings,
+                                  benchmarks=benchmarks)
 
     # -- inference ----------------------------------------------------------------------------------
     def contrast_name(self, contrast: str | None = None) -> str:

@@ -82,11 +82,12 @@ def write_decomposition_report(decomposition, path) -> Path:
                    anchor="decomposition").add_figure(decomposition.plot(), f"Bars: estimates; whiskers: {level:.0%} confidence intervals.")
     bars.add_table(estimates_table(decomposition), f"Every measure with its {level:.0%} CI, in outcome units (result.csv, result.json)")
     overlap = Section("Overlap", f"<p>{html.escape(decomposition.overlap_line())}</p>", anchor="overlap")
+    robustness = robustness_section(decomposition)
     settings = {k: str(v) for k, v in decomposition.settings.items() if k != "provenance"}
     settings.update({f"rows {k}": str(v) for k, v in decomposition.counts.items()})
     settings["time"] = f"{decomposition.seconds:.1f} s"
     settings.update(provenance_lines(decomposition.settings["provenance"]))
-    return write_report(path, f"fairpath decompose: {decomposition.sfm.x}", [bars, overlap], summary, settings)
+    return write_report(path, f"fairpath decompose: {decomposition.sfm.x}", [bars, *robustness, overlap], summary, settings)
 
 
 # -- every level of X: the verdict matrix, the forest plot and the report -----------------------------
@@ -221,4 +222,37 @@ def write_multilevel_report(result, path) -> Path:
     settings.update({f"rows {k}": str(v) for k, v in result.counts.items()})
     settings["time"] = f"{result.seconds:.1f} s"
     settings.update(provenance_lines(result.settings["provenance"]))
-    return write_report(path, f"fairpath decompose: every level of {result.sfm.x}", [matrix, forest, detail], summary, settings)
+    return write_report(path, f"fairpath decompose: every level of {result.sfm.x}", [matrix, forest, *robustness_section(result), detail],
+                        summary, settings)
+
+
+def robustness_section(decomposition) -> list[Section]:
+    """How strong an unobserved confounder would have to be to bring each pathway effect (or its confidence bound) to
+    0: the robustness values of ``decomposition.sensitivity`` (none for a decomposition with bootstrap draws)."""
+    if any(fit.draws is not None for d in _contrast_decompositions(decomposition) for fit in d.fits.values()):
+        return []
+    bounds = decomposition.sensitivity()
+    frame = bounds.to_frame()
+    frame = frame[frame["measure"].isin(HEADLINE_MEASURES[1:]) & (frame["edges"] != "")]
+    level = f"{bounds.level:.0%}"
+    table = pd.DataFrame({
+        **({"contrast": frame["contrast"]} if len(bounds.contrasts) > 1 else {}),
+        "subject": frame["subject"], "measure": frame["measure"].map(LABELS),
+        "estimate": frame["estimate"].map("{:+.4f}".format),
+        f"usual {level} CI": [format_ci(low, high) for low, high in zip(frame["usual_ci_low"], frame["usual_ci_high"])],
+        "robustness value (estimate to 0)": frame["robustness_value"].map("{:.1%}".format),
+        f"robustness value ({level} bound to 0)": frame["robustness_value_ci"].map(
+            lambda v: "0 (the interval holds 0)" if v == 0 else f"{v:.1%}"),
+        "biased by a confounder on": frame["edges"]})
+    text = ("<p>Every estimate assumes that nothing unobserved confounds X, W and Y beyond Z. A robustness value is the "
+            "strength r of a hidden confounder, explaining the share r of the outcome's residual variation and r of the "
+            "weights' (cf_y = cf_d = r, ρ = 1), that would bring the estimate (or its confidence bound) to 0 "
+            "(Chernozhukov et al. 2022, Cinelli &amp; Hazlett 2020). TV is an observed difference: no confounder changes it. "
+            "Bounds for chosen strengths: <code>--sensitivity CF_Y,CF_D</code> or "
+            "<code>result.sensitivity(cf_y=, cf_d=)</code>.</p>")
+    return [Section("How strong would a hidden confounder have to be?", text, anchor="robustness").add_table(
+        table, "Per pathway; the edges a confounder must act on to bias it (X↔W, X↔Y, W↔Y)")]
+
+
+def _contrast_decompositions(decomposition) -> list:
+    return list(getattr(decomposition, "decompositions", {"": decomposition}).values())

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from fairpath._vocabulary import BN_HELP
 from fairpath.cli import print_note
 from fairpath.cli._common import (
-    X_INTERSECTION_HELP, add_level_arguments, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments, comma_list, declared_type,
+    X_INTERSECTION_HELP, add_level_arguments, add_fail_on_argument, add_parallel_arguments, add_predictor_argument, add_reading_arguments,
+    add_sensitivity_argument, comma_list, declared_type,
     exit_status, parallel_options, predictor_columns, seed_type,
 )
 
@@ -79,9 +81,10 @@ def register(subparsers) -> None:
                         help=f"drop rows with propensities outside [eps, 1-eps] {default('trim')}")
     parser.add_argument("--nboot1", type=declared_type("--nboot1", audit, "nboot1"), help=f"medDML refits on resampled rows {default('nboot1')}")
     parser.add_argument("--n-rep", type=declared_type("--n-rep", audit, "n_rep"),
-                        help=f"debiasing: cross-fitting splits, aggregated by their mean; auto: 5 below 5000 rows, else 1 {default('n_rep')}")
+                        help=f"debiasing: cross-fitting splits, aggregated by their mean; auto: 5 below 5000 rows or with a level of X below 2000 rows, else 1 {default('n_rep')}")
     add_parallel_arguments(parser, "medDML refits and cross-fitting splits", threads=False)
     add_fail_on_argument(parser, "any predictor's Cookbook verdict is FAIL")
+    add_sensitivity_argument(parser)
     parser.set_defaults(func=_run_audit)
 
 
@@ -103,7 +106,7 @@ def _config_from_args(args: argparse.Namespace):
     config = load_config(args.config) if args.config else AuditConfig()
     flags = {}
     for name, value in vars(args).items():
-        if name in {"config", "func", "command", "quiet", "scheduler", "workers", "fail_on"}:  # how to run, not what
+        if name in {"config", "func", "command", "quiet", "scheduler", "workers", "fail_on", "sensitivity", "benchmark"}:  # not audit()'s
             continue
         if name == "predictor":
             value = predictor_columns(value) or None
@@ -121,12 +124,16 @@ def _print_verdicts(result, paths: dict) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
+    from fairpath._exceptions import FairpathInputError
     from fairpath._validation import check_output_dir
-    from fairpath.cli._common import comma_list, protected_attribute, read_table, sfm_for
+    from fairpath.cli._common import comma_list, protected_attribute, read_table, sensitivity_of, sfm_for
     from fairpath.parity import audit
 
     config = _config_from_args(args)
     check_output_dir(config.out, "output folder (--out)")
+    if args.benchmark is not None and args.sensitivity is None:
+        raise FairpathInputError("--benchmark shows confounders as strong as observed columns beside the bounds of "
+                                 "--sensitivity: give --sensitivity CF_Y,CF_D too")
     data = read_table(config.data, config.empty_category, na_values=config.na_values, categorical=config.categorical,
                       levels=comma_list(config.x))
     data, x = protected_attribute(data, config.x, merge=config.merge, drop_levels=config.drop_levels)
@@ -135,7 +142,14 @@ def _run_audit(args: argparse.Namespace) -> int:
 
     result = audit(data, sfm, config.predictors, config.bn, provenance=provenance(inputs=[config.data], seed=config.seed),
                    progress=not args.quiet, **parallel_options(args), **config.audit_options())
-    _print_verdicts(result, result.save(config.out))
+    paths = result.save(config.out)
+    bounds = sensitivity_of(result, args, data)
+    if bounds is not None:
+        paths["sensitivity"] = bounds.save(Path(config.out) / "sensitivity")["report"]
+    _print_verdicts(result, paths)
+    if bounds is not None:
+        print(bounds.summary())
+        print(f"sensitivity: {paths['sensitivity']}")
     return exit_status(args.fail_on, [f"{predictor}: FAIL" for predictor, status in result.status.items() if status == "FAIL"])
 
 

@@ -47,6 +47,46 @@ def number_list(flag: str, text: str) -> list[float]:
     return values
 
 
+def sensitivity_strengths(text: str) -> tuple[float, float]:
+    """``--sensitivity 0.03,0.05`` as (cf_y, cf_d), each checked by the constraint ``sensitivity`` declares; an argparse
+    error naming the flag otherwise."""
+    from fairpath.causal import CausalDecomposition
+
+    parts = comma_list(text)
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"--sensitivity takes two shares CF_Y,CF_D such as 0.03,0.03; got {text!r}")
+    return tuple(declared_type(f"--sensitivity {name}", CausalDecomposition.sensitivity, name)(part)
+                 for name, part in zip(("cf_y", "cf_d"), parts))
+
+
+def add_sensitivity_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sensitivity", type=sensitivity_strengths, metavar="CF_Y,CF_D",
+                        help="bounds of every measure under an unobserved confounder that explains the share CF_Y of the "
+                        "outcome's residual variation and CF_D of the weights' (e.g. 0.03,0.03), with robustness values "
+                        "(Chernozhukov et al. 2022); with --out also written to OUT/sensitivity/ (default: robustness "
+                        "values in the report only)")
+    parser.add_argument("--benchmark", nargs="?", const="all", metavar="COLUMNS",
+                        help="with --sensitivity: refit without each observed Z and W column (or each of the comma-separated "
+                        "COLUMNS) and show what a confounder as strong as it would do (one more decomposition per column)")
+
+
+def sensitivity_of(result, args, data):
+    """``result.sensitivity`` at the strengths of ``--sensitivity``, benchmarked against ``--benchmark``'s columns of
+    ``data``; None without ``--sensitivity``."""
+    if args.benchmark is not None and args.sensitivity is None:
+        raise FairpathInputError("--benchmark shows confounders as strong as observed columns beside the bounds of "
+                                 "--sensitivity: give --sensitivity CF_Y,CF_D too")
+    if args.sensitivity is None:
+        return None
+    from fairpath.causal import confounder_benchmarks
+
+    marks = None
+    if args.benchmark is not None:
+        decomposition = getattr(result, "decomposition", result)  # an audit's, or the decomposition itself
+        marks = confounder_benchmarks(decomposition, data, None if args.benchmark == "all" else comma_list(args.benchmark))
+    return result.sensitivity(cf_y=args.sensitivity[0], cf_d=args.sensitivity[1], benchmarks=marks)
+
+
 def parse_merge(text: str | None) -> dict[str, str]:
     """``--merge "asian=other,native=other"`` as ``{"asian": "other", "native": "other"}`` (see
     :func:`fairpath._levels.merge_from_text`); a malformed text is an argparse error."""

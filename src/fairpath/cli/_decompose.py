@@ -8,11 +8,13 @@ from fairpath.cli._common import (
     add_data_arguments,
     add_parallel_arguments,
     add_predictor_argument,
+    add_sensitivity_argument,
     add_sfm_arguments,
     declared_type,
     parallel_options,
     predictor_columns,
     read_data,
+    sensitivity_of,
     sfm_from_args,
     signature_default,
 )
@@ -51,13 +53,14 @@ def register(subparsers) -> None:
     parser.add_argument("--nboot2", type=declared_type("--nboot2", decompose, "nboot2"), default=default("nboot2"), help="medDML: resamples per refit")
     parser.add_argument("--n-rep", type=declared_type("--n-rep", decompose, "n_rep"), default=default("n_rep"),
                         help="debiasing: cross-fitting splits, aggregated by their mean (DoubleML's n_rep); "
-                             "auto (default): 5 below 5000 rows, else 1")
+                             "auto (default): 5 below 5000 rows or with a level of X below 2000 rows, else 1")
     add_parallel_arguments(parser, "cross-fitting folds and splits, medDML refits and bootstrap blocks (debiasing then "
                            "reads the table as partitions, which stay on the Dask workers)", threads=False)
     parser.add_argument("--out", type=Path, help="write report.html, result.json and result.csv into this folder "
                         "(default: not written)")
     parser.add_argument("--json", type=Path, help="write the results as JSON here (default: not written)")
     parser.add_argument("--plot", type=Path, help="write the bar chart (PNG) here (default: not drawn)")
+    add_sensitivity_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -78,6 +81,12 @@ def run(args) -> int:
         raise FairpathInputError(f"--json and --plot name the same file {str(args.json)!r}: the figure would replace the results; give two files")
     if args.out is not None:
         check_output_dir(args.out, "--out folder")
+    if args.sensitivity is not None and (args.method != "debiasing" or args.bootstrap):
+        raise FairpathInputError("--sensitivity takes its sampling error from the influence function: use --method debiasing "
+                                 "without --bootstrap")
+    if args.benchmark is not None and args.sensitivity is None:
+        raise FairpathInputError("--benchmark shows confounders as strong as observed columns beside the bounds of "
+                                 "--sensitivity: give --sensitivity CF_Y,CF_D too")
     with task_client(**parallel_options(args)) as where:
         # On a Dask cluster the debiasing method reads the table as partitions, which stay on the workers.
         data = read_data(args, partitioned=bool(where) and args.method == "debiasing")
@@ -100,6 +109,10 @@ def run(args) -> int:
     if args.plot:
         save_figure(result.plot(), args.plot, dpi=120, bbox_inches="tight")
         written.append(f"figure written to {args.plot}")
+    bounds = sensitivity_of(result, args, data)
+    if bounds is not None and args.out:
+        paths = bounds.save(Path(args.out) / "sensitivity")
+        written.append(f"wrote the sensitivity bounds: {paths['report']}, {paths['result']} and {paths['table']}")
     print("\n".join(result.headline()))
     print(result.summary())
     frame = result.to_frame()
@@ -108,6 +121,8 @@ def run(args) -> int:
     p_columns = [c for c in ("p_value", "p_simultaneous") if c in frame]  # a p is never printed as 0.0000
     frame[p_columns] = frame[p_columns].map(format_p)
     print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    if bounds is not None:
+        print(bounds.summary())
     for line in written:
         print(line)
     return 0

@@ -11,6 +11,7 @@ from fairpath._io import write_csv
 from fairpath._results import ResultMixin, result_class, result_frame
 from fairpath._vocabulary import PATHWAYS
 from fairpath.causal import SFM, CausalDecomposition
+from fairpath._validation import validate_params
 from fairpath.parity._contrast_audit import ContrastAudit
 from fairpath.parity._cookbook import CERTIFIED, NOT_ESTIMABLE, VIOLATION, CookbookResult
 from fairpath._stats import format_p
@@ -153,6 +154,18 @@ class AuditResult(ResultMixin):
         paths = {f"contrast {name}": audit.save(out / "contrasts" / contrast_folder(position, name))["report"]
                  for position, (name, audit) in enumerate(self.audits.items(), start=1)}
         return {**paths, "cookbook": write_csv(self.cookbook.to_frame(), out / "cookbook.csv")}
+
+    @validate_params(CausalDecomposition.sensitivity.parameter_constraints)
+    def sensitivity(self, *, cf_y: float = 0.03, cf_d: float = 0.03, rho: float = 1.0, level: float | None = None,
+                    benchmarks=None):
+        """The decomposition's :meth:`~fairpath.causal.CausalDecomposition.sensitivity` (Y, every predictor and each
+        predictor's paired difference from Y), with ``verdicts``: each Cookbook verdict and the confounding strength at
+        which it would change (:mod:`fairpath.parity._robustness`). ``benchmarks``:
+        :func:`~fairpath.causal.confounder_benchmarks` of ``audit.decomposition``."""
+        from fairpath.parity._robustness import verdict_robustness
+
+        bounds = self.decomposition.sensitivity(cf_y=cf_y, cf_d=cf_d, rho=rho, level=level, benchmarks=benchmarks)
+        return bounds.with_verdicts(verdict_robustness(self.cookbook, bounds))
 
     def _write_report(self, path: Path) -> Path:
         """The report: a single contrast's audit report; with several, verdict matrices, forest plots and links to each

@@ -23,6 +23,7 @@ from fairpath.parity._cookbook import (  # noqa: E402
     verdict_line,
 )
 from fairpath.parity._verdict import verdict_finding  # noqa: E402
+from fairpath.parity._robustness import robustness_sections  # noqa: E402
 from fairpath.report import Section, format_ci, format_p, new_figure, provenance_lines, styled, write_report  # noqa: E402
 
 # Element ids of the report's parts (tests and links find them).
@@ -254,7 +255,7 @@ def build_sections(audit) -> list[Section]:
     notes_html = ("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in audit.notes) + "</ul>"
                   if audit.notes else "<p>No warnings.</p>")
     notes = Section("Notes", notes_html, anchor="notes")
-    return [verdicts, diagram, decomposition, parity, cookbook_section, notes]
+    return [verdicts, diagram, decomposition, parity, cookbook_section, *robustness_sections(cookbook, audit.decomposition), notes]
 
 
 def _parity_table(audit, level: float) -> pd.DataFrame:
@@ -327,7 +328,8 @@ def write_multilevel_audit_report(result, path) -> Path:
                     if result.notes else "<p>No warnings.</p>", anchor="notes")
     settings = {k: str(v) for k, v in result.settings.items() if k not in ("provenance", "descriptions")}
     settings.update(provenance_lines(result.settings["provenance"]))
-    return write_report(path, result.settings["title"], [verdicts, decomposition, contrasts, notes], settings=settings)
+    robustness = robustness_sections(cookbook, result.decomposition)
+    return write_report(path, result.settings["title"], [verdicts, decomposition, *robustness, contrasts, notes], settings=settings)
 
 
 def contrast_folder(position: int, name: str) -> str:
