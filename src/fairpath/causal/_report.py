@@ -235,11 +235,12 @@ def robustness_section(decomposition) -> list[Section]:
     frame = bounds.to_frame()
     frame = frame[frame["measure"].isin(HEADLINE_MEASURES[1:]) & (frame["edges"] != "")]
     level = f"{bounds.level:.0%}"
+    digits = compact_digits(frame[["usual_ci_low", "usual_ci_high"]].to_numpy().ravel())
     table = pd.DataFrame({
         **({"contrast": frame["contrast"]} if len(bounds.contrasts) > 1 else {}),
         "subject": frame["subject"], "measure": frame["measure"].map(LABELS),
-        "estimate": frame["estimate"].map("{:+.4f}".format),
-        f"usual {level} CI": [format_ci(low, high) for low, high in zip(frame["usual_ci_low"], frame["usual_ci_high"])],
+        "estimate": frame["estimate"].map(lambda v: f"{v:+.{digits}f}"),
+        f"usual {level} CI": [format_ci(low, high, digits) for low, high in zip(frame["usual_ci_low"], frame["usual_ci_high"])],
         "robustness value (estimate to 0)": frame["robustness_value"].map("{:.1%}".format),
         f"robustness value ({level} bound to 0)": frame["robustness_value_ci"].map(
             lambda v: "0 (the interval holds 0)" if v == 0 else f"{v:.1%}"),

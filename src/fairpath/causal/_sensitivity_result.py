@@ -120,7 +120,10 @@ class SensitivityResult(ResultMixin):
     # -- text -------------------------------------------------------------------------------------
     def _value(self, subject: str, value: float) -> str:
         base = subject.split(" − ")[0]
-        text = f"{100 * value:+.1f} pp" if base in self.settings.get("share_outcomes", []) else f"{value:+.4g}"
+        if base in self.settings.get("share_outcomes", []):
+            text = f"{100 * value:+.1f} pp"
+        else:  # outcome units: whole numbers from 100 on (salaries), else four significant digits
+            text = f"{value:+,.0f}" if abs(value) >= 100 else f"{value:+.4g}"
         return text.replace("-0.0 ", "+0.0 ") if text.startswith("-0.0 ") else text
 
     def row_line(self, row) -> str:
@@ -224,12 +227,13 @@ class SensitivityResult(ResultMixin):
         of bounds and the benchmarks."""
         import html
 
-        from fairpath.report import Section, format_ci, styled, write_report
+        from fairpath.report import Section, compact_digits, format_ci, styled, write_report
 
         summary = "".join(f"<p>{html.escape(line)}</p>" for line in self.headline())
         contours = Section("Where each pathway's bound reaches 0", "<p>" + html.escape(
-            "Contours of the bound nearest 0 over the two strengths; the red line is where it reaches 0, the triangle "
-            "the strengths given, the dot the robustness value (cf_y = cf_d).") + "</p>", anchor="contours")
+            "Contours of the bound on the side of 0 over the two strengths (square-root axes); the red line is where it "
+            "reaches 0, the triangle the strengths given, the dot the robustness value (cf_y = cf_d), the diamonds "
+            "confounders as strong as observed columns.") + "</p>", anchor="contours")
         with styled():
             for contrast in self.contrasts:
                 for measure in ("ctfde", "ctfie", "ctfse"):
@@ -238,12 +242,14 @@ class SensitivityResult(ResultMixin):
                     if not found.empty:
                         contours.add_figure(self.plot(measure=measure, contrast=contrast))
         frame, level = self.to_frame(), f"{self.level:.0%}"
+        digits = compact_digits(frame[["ci_low", "ci_high"]].to_numpy().ravel())
         table = pd.DataFrame({
             **({"contrast": frame["contrast"]} if len(self.contrasts) > 1 else {}),
-            "subject": frame["subject"], "measure": frame["measure"].map(LABELS), "estimate": frame["estimate"].map("{:+.3f}".format),
-            f"usual {level} CI": [format_ci(a, b, 3) for a, b in zip(frame["usual_ci_low"], frame["usual_ci_high"])],
-            "estimate ∓ bias": [format_ci(a, b, 3) for a, b in zip(frame["bound_low"], frame["bound_high"])],
-            f"{level} bounds": [format_ci(a, b, 3) for a, b in zip(frame["ci_low"], frame["ci_high"])],
+            "subject": frame["subject"], "measure": frame["measure"].map(LABELS),
+            "estimate": frame["estimate"].map(lambda v: f"{v:+.{digits}f}"),
+            f"usual {level} CI": [format_ci(a, b, digits) for a, b in zip(frame["usual_ci_low"], frame["usual_ci_high"])],
+            "estimate ∓ bias": [format_ci(a, b, digits) for a, b in zip(frame["bound_low"], frame["bound_high"])],
+            f"{level} bounds": [format_ci(a, b, digits) for a, b in zip(frame["ci_low"], frame["ci_high"])],
             "RV": frame["robustness_value"].map(lambda v: "—" if v != v else f"{v:.1%}"),
             f"RV of {level} bound": frame["robustness_value_ci"].map(lambda v: "—" if v != v else f"{v:.1%}"),
             "edges": frame["edges"].replace("", "none")})
@@ -260,7 +266,7 @@ class SensitivityResult(ResultMixin):
                     **({"contrast": b["contrast"]} if len(self.contrasts) > 1 else {}), "as strong as": b["column"],
                     "subject": b["subject"], "measure": b["measure"].map(LABELS), "cf_y": b["cf_y"].map("{:.1%}".format),
                     "cf_d": b["cf_d"].map("{:.1%}".format), "rho": b["rho"].map(lambda v: "—" if v != v else f"{v:+.2f}"),
-                    "bias at most": b["bias_bound"].map("{:.4f}".format),
+                    "bias at most": b["bias_bound"].map(lambda v: f"{v:.{digits}f}"),
                     "reaches the estimate": b["reaches_zero"].map({True: "yes", False: "no"})})))
         if self.verdicts is not None and not self.verdicts.empty:
             sections.insert(0, self.verdict_section())
@@ -282,44 +288,59 @@ class SensitivityResult(ResultMixin):
         return b[(b["contrast"] == row.contrast) & (b["subject"] == row.subject) & (b["measure"] == row.measure)]
 
     def plot(self, ax=None, *, measure: str | None = None, subject: str | None = None, contrast: str | None = None):
-        """Contours of the bound nearest 0 (estimate ∓ bias bound, at the settings' ρ) over the two strengths, as
-        sensemakr and DoubleML draw them: the red line is where it reaches 0, the triangle the strengths given,
-        the dot the robustness value on the diagonal, the diamonds the strengths of confounders as strong as observed
-        columns (with ``benchmark_data``). Default: Ctf-DE of Y (the first confounded measure)."""
-        from fairpath.report import new_figure
+        """Contours of the bound on the side of 0 (estimate ∓ bias bound, at the settings' ρ) over the two strengths, as
+        sensemakr and DoubleML draw them, on square-root axes (the small strengths that matter most get room): the red
+        line is where it reaches 0, the triangle the strengths given, the dot the robustness value on the diagonal, the
+        diamonds confounders as strong as observed columns (``benchmarks``; the five strongest named). Default: Ctf-DE
+        of Y (the first confounded measure)."""
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+        from fairpath.report import legend_below, new_figure
 
         row = self._default_row() if measure is None else self.row(measure, subject, contrast)
         if not row.edges:
             raise FairpathInputError(f"{LABELS[row.measure]} is an observed difference, which no confounder changes: "
                                      "nothing to plot")
-        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(5.2, 4.2)))
+        fig, (ax,) = panel_axes(ax, 1, lambda: new_figure(figsize=(5.2, 4.4)))
         cf_y, cf_d, rho = self.settings["cf_y"], self.settings["cf_d"], self.settings["rho"]
         rv = row.robustness_value if np.isfinite(row.robustness_value) else 0.0
         marks = self._benchmarks_of(row)
         furthest = float(marks[["cf_y", "cf_d"]].to_numpy().max()) if len(marks) else 0.0
         top = float(min(0.95, max(0.2, 2 * max(cf_y, cf_d), 1.5 * rv, 1.2 * furthest)))
-        grid = np.linspace(0, top, 121)
+        grid = np.linspace(0, np.sqrt(top), 121) ** 2
         gy, gd = np.meshgrid(grid, grid, indexing="xy")
         toward = -1.0 if row.estimate >= 0 else 1.0
         surface = row.estimate + toward * rho * np.sqrt(gy * gd / (1 - gd)) * row.scale
+        value = lambda v: self._value(row.subject, v)  # noqa: E731
         lines = ax.contour(gy, gd, surface, levels=9, colors="grey", linewidths=0.7)
-        ax.clabel(lines, fontsize=7, fmt=lambda v: f"{v:+.3g}")
+        ax.clabel(lines, fontsize=7, fmt=value)
         if surface.min() < 0 < surface.max():
             ax.contour(gy, gd, surface, levels=[0.0], colors="#d64545", linewidths=2.0)
         ax.plot([cf_y], [cf_d], marker="^", color="black", markersize=9, linestyle="none",
-                label=f"given: bound {row.estimate + toward * row.bias_bound:+.3g}")
+                label=f"given: bound {value(row.estimate + toward * row.bias_bound)}")
         if rv:
             ax.plot([rv], [rv], marker="o", color="#d64545", linestyle="none", label=f"robustness value {rv:.1%}")
-        # columns at one point (often several at 0, 0: no strength at all) share one label
-        for (x_at, y_at), same in marks.groupby([marks["cf_y"].round(3), marks["cf_d"].round(3)], sort=False):
-            ax.plot([x_at], [y_at], marker="D", color="#486581", markersize=5, linestyle="none")
-            ax.annotate("as " + ", ".join(same["column"]), (x_at, y_at), textcoords="offset points", xytext=(4, 4), fontsize=7,
-                        color="#486581")
+        if len(marks):
+            ax.plot(marks["cf_y"], marks["cf_d"], marker="D", color="#486581", markersize=4, linestyle="none",
+                    label="as strong as an observed column")
+            strong = marks.assign(strength=marks[["cf_y", "cf_d"]].max(axis=1)).query("strength > 0.005")
+            for mark in strong.nlargest(5, "strength").itertuples():
+                ax.annotate(mark.column, (mark.cf_y, mark.cf_d), textcoords="offset points", xytext=(4, 3), fontsize=7,
+                            color="#486581")
+        ax.set_xscale("function", functions=(np.sqrt, np.square))
+        ax.set_yscale("function", functions=(np.sqrt, np.square))
+        for axis in (ax.xaxis, ax.yaxis):  # after the scale, which resets them
+            axis.set_major_locator(FixedLocator([t for t in (0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9) if t <= top]))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))
+            axis.set_minor_locator(NullLocator())
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, top)
         ax.set_xlabel("cf_y: share of the outcome's residual variation")
         ax.set_ylabel("cf_d: share of the weights' variation")
         where = f", {self.sfm.x}: {row.contrast}" if len(self.contrasts) > 1 else ""
-        ax.set_title(f"{LABELS[row.measure]} of {row.subject}{where}: bound nearest 0", fontsize=10)
-        ax.legend(loc="upper right", fontsize=8)
+        ax.set_title(f"{LABELS[row.measure]} of {row.subject}{where}: the bound on 0's side", fontsize=10)
+        fig.tight_layout()
+        legend_below(ax, fontsize=7, ncol=2)
         fig.tight_layout()
         return fig
 
