@@ -63,6 +63,10 @@ def test_benchmarks_name_what_they_cannot_refit(result):
     with pytest.raises(FairpathInputError, match=r"covariates \['y'\] are not Z or W columns of the model; use any of "
                                                  r"\['z1', 'z2', 'w1', 'w2'\]"):
         confounder_benchmarks(result, sample.data, ["y"])
+    with pytest.raises(FairpathInputError, match=r"covariates names no column: name Z or W columns \(\['z1', 'z2', 'w1', 'w2'\]\)"):
+        confounder_benchmarks(result, sample.data, [])
+    with pytest.raises(FairpathInputError, match=r"covariates name \['z1'\] more than once"):
+        confounder_benchmarks(result, sample.data, ["z1", "w1", "z1"])
     with pytest.raises(FairpathInputError, match=r"data gives contrast '1' 700 rows, the decomposition analysed 800: "
                                                  "pass the table it was fitted on"):
         confounder_benchmarks(result, sample.data.iloc[:700], ["z1"])
@@ -75,6 +79,10 @@ def test_benchmarks_name_what_they_cannot_refit(result):
         result.sensitivity(benchmarks=marks.assign(subject="score"))
     with pytest.raises(FairpathInputError, match="benchmarks"):
         result.sensitivity(benchmarks="marks.csv")
+    with pytest.raises(FairpathInputError, match=r"benchmarks column 'cf_d' must hold shares in \[0, 1\); got '1.5' \(row 0\)"):
+        result.sensitivity(benchmarks=marks.assign(cf_d=1.5))
+    with pytest.raises(FairpathInputError, match=r"benchmarks column 'cf_y' must hold shares in \[0, 1\); got 'x'"):
+        result.sensitivity(benchmarks=marks.assign(cf_y="x"))
 
 
 def test_benchmarks_need_the_learner_by_name():

@@ -73,5 +73,8 @@ def test_bad_strengths_are_refused_naming_the_flag(csv_path, tmp_path, capsys, c
 def test_benchmark_without_sensitivity_and_bootstrap_are_refused(csv_path, tmp_path, capsys):
     assert main(["decompose", str(csv_path), *SFM_FLAGS, "--benchmark"]) != 0
     assert "--benchmark shows confounders as strong as observed columns beside the bounds of --sensitivity" in capsys.readouterr().err
+    assert main(["decompose", str(csv_path), *SFM_FLAGS, "--sensitivity", "0.1,0.1", "--benchmark", " ", "--learner", "linear",
+                 "--n-rep", "1", "--quiet"]) != 0
+    assert "--benchmark names no column" in capsys.readouterr().err
     assert main(["decompose", str(csv_path), *SFM_FLAGS, "--sensitivity", "0.1,0.1", "--bootstrap", "50"]) != 0
     assert "--sensitivity takes its sampling error from the influence function" in capsys.readouterr().err

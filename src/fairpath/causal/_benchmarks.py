@@ -39,6 +39,11 @@ def confounder_benchmarks(decomposition, data: pd.DataFrame, covariates=None) ->
     settings = decomposition.settings
     observed = [*sfm.z, *sfm.w]
     covariates = observed if covariates is None else list(covariates)
+    if not covariates:
+        raise FairpathInputError(f"covariates names no column: name Z or W columns ({observed}) or leave it out for all")
+    twice = sorted({c for c in covariates if covariates.count(c) > 1})
+    if twice:
+        raise FairpathInputError(f"covariates name {twice} more than once: name each column once")
     unknown = [c for c in covariates if c not in observed]
     if unknown:
         raise FairpathInputError(f"covariates {unknown} are not Z or W columns of the model; use any of {observed}")

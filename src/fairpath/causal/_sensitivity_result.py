@@ -372,6 +372,12 @@ def _attach(benchmarks: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise FairpathInputError(f"benchmarks lacks column(s) {missing}: pass the table confounder_benchmarks(...) returns")
     frame = benchmarks[list(BENCHMARK_COLUMNS)].copy()
+    for column in ("cf_y", "cf_d"):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = frame.loc[~((values >= 0) & (values < 1)), column]
+        if len(bad):
+            raise FairpathInputError(f"benchmarks column {column!r} must hold shares in [0, 1); got {str(bad.iloc[0])!r} "
+                                     f"(row {bad.index[0]}): pass the table confounder_benchmarks(...) returns")
     known = table.set_index(["contrast", "subject", "measure"])
     keys = list(zip(frame["contrast"].astype(str), frame["subject"], frame["measure"]))
     unknown = sorted({key for key in keys if key not in known.index})

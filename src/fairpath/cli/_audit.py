@@ -124,16 +124,13 @@ def _print_verdicts(result, paths: dict) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
-    from fairpath._exceptions import FairpathInputError
     from fairpath._validation import check_output_dir
-    from fairpath.cli._common import comma_list, protected_attribute, read_table, sensitivity_of, sfm_for
+    from fairpath.cli._common import check_sensitivity_flags, comma_list, protected_attribute, read_table, sensitivity_of, sfm_for
     from fairpath.parity import audit
 
     config = _config_from_args(args)
     check_output_dir(config.out, "output folder (--out)")
-    if args.benchmark is not None and args.sensitivity is None:
-        raise FairpathInputError("--benchmark shows confounders as strong as observed columns beside the bounds of "
-                                 "--sensitivity: give --sensitivity CF_Y,CF_D too")
+    check_sensitivity_flags(args, config.method)
     data = read_table(config.data, config.empty_category, na_values=config.na_values, categorical=config.categorical,
                       levels=comma_list(config.x))
     data, x = protected_attribute(data, config.x, merge=config.merge, drop_levels=config.drop_levels)

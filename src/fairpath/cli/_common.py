@@ -70,16 +70,25 @@ def add_sensitivity_argument(parser: argparse.ArgumentParser) -> None:
                         "COLUMNS) and show what a confounder as strong as it would do (one more decomposition per column)")
 
 
-def sensitivity_of(result, args, data):
-    """``result.sensitivity`` at the strengths of ``--sensitivity``, benchmarked against ``--benchmark``'s columns of
-    ``data``; None without ``--sensitivity``."""
+def check_sensitivity_flags(args, method: str | None, n_boot: int = 0) -> None:
+    """Refuse ``--sensitivity``/``--benchmark`` combinations before any fit: the bounds need influence-function inference."""
     if args.benchmark is not None and args.sensitivity is None:
         raise FairpathInputError("--benchmark shows confounders as strong as observed columns beside the bounds of "
                                  "--sensitivity: give --sensitivity CF_Y,CF_D too")
-    if args.sensitivity is None:
-        return None
+    if args.benchmark not in (None, "all") and not comma_list(args.benchmark):
+        raise FairpathInputError("--benchmark names no column: name Z or W columns (a,b) or give --benchmark alone for all")
+    if args.sensitivity is not None and (method not in (None, "debiasing") or n_boot):
+        raise FairpathInputError("--sensitivity takes its sampling error from the influence function: use --method debiasing "
+                                 "without --bootstrap")
+
+
+def sensitivity_of(result, args, data):
+    """``result.sensitivity`` at the strengths of ``--sensitivity``, benchmarked against ``--benchmark``'s columns of
+    ``data`` (:func:`check_sensitivity_flags` has checked them); None without ``--sensitivity``."""
     from fairpath.causal import confounder_benchmarks
 
+    if args.sensitivity is None:
+        return None
     marks = None
     if args.benchmark is not None:
         decomposition = getattr(result, "decomposition", result)  # an audit's, or the decomposition itself

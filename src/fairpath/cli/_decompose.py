@@ -9,6 +9,7 @@ from fairpath.cli._common import (
     add_parallel_arguments,
     add_predictor_argument,
     add_sensitivity_argument,
+    check_sensitivity_flags,
     add_sfm_arguments,
     declared_type,
     parallel_options,
@@ -81,12 +82,7 @@ def run(args) -> int:
         raise FairpathInputError(f"--json and --plot name the same file {str(args.json)!r}: the figure would replace the results; give two files")
     if args.out is not None:
         check_output_dir(args.out, "--out folder")
-    if args.sensitivity is not None and (args.method != "debiasing" or args.bootstrap):
-        raise FairpathInputError("--sensitivity takes its sampling error from the influence function: use --method debiasing "
-                                 "without --bootstrap")
-    if args.benchmark is not None and args.sensitivity is None:
-        raise FairpathInputError("--benchmark shows confounders as strong as observed columns beside the bounds of "
-                                 "--sensitivity: give --sensitivity CF_Y,CF_D too")
+    check_sensitivity_flags(args, args.method, args.bootstrap)
     with task_client(**parallel_options(args)) as where:
         # On a Dask cluster the debiasing method reads the table as partitions, which stay on the workers.
         data = read_data(args, partitioned=bool(where) and args.method == "debiasing")
