@@ -21,32 +21,29 @@ from fairpath.datasets import load_compas, load_gov_census
 from fairpath.parity import audit
 
 
+def _bounds(name: str, result, data, out: Path, strengths: dict, started: float) -> None:
+    """The bounds of ``result`` (a decomposition or an audit) with every observed column benchmarked, saved and printed."""
+    fitted = time.perf_counter() - started
+    marks = confounder_benchmarks(getattr(result, "decomposition", result), data)
+    bounds = result.sensitivity(**strengths, benchmarks=marks)
+    result.save(out / name)
+    bounds.save(out / name / "sensitivity")
+    print(bounds.summary())
+    print(f"{name}: fit {fitted:.1f} s, benchmarks and bounds {time.perf_counter() - started - fitted:.1f} s; "
+          f"load {os.getloadavg()[0]:.2f}")
+
+
 def _compas(out: Path, strengths: dict) -> None:
     compas = load_compas()
     started = time.perf_counter()
-    result = audit(compas.data, compas.sfm, ["northpointe"], "SE", seed=23, progress=False)
-    fitted = time.perf_counter() - started
-    marks = confounder_benchmarks(result.decomposition, compas.data)
-    bounds = result.sensitivity(**strengths, benchmarks=marks)
-    result.save(out / "compas")
-    bounds.save(out / "compas" / "sensitivity")
-    print(bounds.summary())
-    print(f"COMPAS: audit {fitted:.1f} s, benchmarks and bounds {time.perf_counter() - started - fitted:.1f} s; "
-          f"load {os.getloadavg()[0]:.2f}")
+    _bounds("compas", audit(compas.data, compas.sfm, ["northpointe"], "SE", seed=23, progress=False), compas.data, out,
+            strengths, started)
 
 
 def _census(out: Path, strengths: dict, path: Path) -> None:
     census = load_gov_census(path)
     started = time.perf_counter()
-    result = decompose(census.data, census.sfm, seed=23, progress=False)
-    fitted = time.perf_counter() - started
-    marks = confounder_benchmarks(result, census.data)
-    bounds = result.sensitivity(**strengths, benchmarks=marks)
-    result.save(out / "census")
-    bounds.save(out / "census" / "sensitivity")
-    print(bounds.summary())
-    print(f"Census: decomposition {fitted:.1f} s, benchmarks and bounds {time.perf_counter() - started - fitted:.1f} s; "
-          f"load {os.getloadavg()[0]:.2f}")
+    _bounds("census", decompose(census.data, census.sfm, seed=23, progress=False), census.data, out, strengths, started)
 
 
 def main() -> None:
