@@ -59,6 +59,7 @@ MODELS = {"appendix_a2": make_appendix_a2, "binary_sfm": make_binary_sfm, "confo
 MULTILEVEL = {f"multilevel_k{k}{'_binary' if binary else ''}": (k, binary) for binary in (False, True) for k in (2, 3, 4)}
 MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
 SUBJECTS = ("y", "bayes", "bayes-known")
+FIRST_SEED = 10_000  # replication r draws its sample with seed FIRST_SEED + r
 
 
 def _path(out: Path, model: str, rep: int) -> Path:
@@ -66,11 +67,11 @@ def _path(out: Path, model: str, rep: int) -> Path:
 
 
 def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | str = "auto", subject: str = "y",
-              n_folds: int | str = "auto", level: float = 0.95) -> dict:
+              n_folds: int | str = "auto", level: float = 0.95, first_seed: int = FIRST_SEED) -> dict:
     model, rep = task
     if model in MULTILEVEL:
-        return replicate_levels(task, n, learner, n_rep, n_folds, level)
-    sample = MODELS[model](n, seed=10_000 + rep)
+        return replicate_levels(task, n, learner, n_rep, n_folds, level, first_seed)
+    sample = MODELS[model](n, seed=first_seed + rep)
     data, options, column = sample.data, {}, None
     if subject != "y":
         column = "y_bayes"
@@ -91,11 +92,11 @@ def replicate(task: tuple[str, int], n: int, learner: str | None, n_rep: int | s
     return record
 
 
-def replicate_levels(task: tuple[str, int], n: int, learner: str | None, n_rep, n_folds, level: float) -> dict:
+def replicate_levels(task: tuple[str, int], n: int, learner: str | None, n_rep, n_folds, level: float, first_seed: int = FIRST_SEED) -> dict:
     """One replication of a K-level model: each contrast's marginal interval, and the simultaneous intervals jointly."""
     model, rep = task
     levels, binary = MULTILEVEL[model]
-    sample = make_multilevel_sfm(n, seed=10_000 + rep, levels=levels, binary_outcome=binary)
+    sample = make_multilevel_sfm(n, seed=first_seed + rep, levels=levels, binary_outcome=binary)
     sfm = SFM(x="x", x0=0, x1=None, z=sample.sfm.z, w=sample.sfm.w, y="y")
     started = time.perf_counter()
     result = decompose(sample.data, sfm, seed=rep, learner=learner, n_rep=n_rep, n_folds=n_folds, n_jobs=1, measures=MEASURES)
@@ -170,9 +171,10 @@ GRID_LEARNERS = ("default", "gbm")
 BAND = (0.93, 0.97)
 
 
-def _folder(n: int, learner: str | None, n_rep="auto", subject: str = "y", level: float = 0.95) -> Path:
+def _folder(n: int, learner: str | None, n_rep="auto", subject: str = "y", level: float = 0.95, first_seed: int = FIRST_SEED) -> Path:
     """Where the replications of one setting are saved (so that a rerun resumes)."""
-    suffix = (f"_rep{n_rep}" + ("" if subject == "y" else f"_{subject.replace('-', '_')}") + ("" if level == 0.95 else f"_level{level:g}"))
+    suffix = (f"_rep{n_rep}" + ("" if subject == "y" else f"_{subject.replace('-', '_')}") + ("" if level == 0.95 else f"_level{level:g}")
+              + ("" if first_seed == FIRST_SEED else f"_seeds{first_seed}"))
     return Path(__file__).parent / "results" / f"coverage_n{n}_{learner or 'default'}{suffix}"
 
 
@@ -230,6 +232,8 @@ def main() -> None:
     parser.add_argument("--subject", choices=SUBJECTS, default="y", help="decompose Y, or the Bayes predictor (mean estimated or known)")
     parser.add_argument("--level", type=declared_type("--level", decompose, "level"), default=0.95,
                         help="confidence level of the intervals checked, computed on request from the fit at 0.95 (default 0.95)")
+    parser.add_argument("--first-seed", type=int, default=FIRST_SEED,
+                        help=f"replication r draws its sample with seed FIRST_SEED + r (default {FIRST_SEED}; another gives fresh samples)")
     parser.add_argument("--jobs", type=int, default=2, help="threads (default 2)")
     parser.add_argument("--scheduler", default=None, help="run the replications on this Dask scheduler")
     parser.add_argument("--workers", type=int, default=None, help="run the replications on a local Dask cluster of N processes")
@@ -252,10 +256,10 @@ def main() -> None:
         print(grid_table(ns, learners, args.reps))
         print(f"wall time {time.perf_counter() - started:.0f} s")
         return
-    args.out = args.out or _folder(args.n, args.learner, args.n_rep, args.subject, args.level)
+    args.out = args.out or _folder(args.n, args.learner, args.n_rep, args.subject, args.level, args.first_seed)
     models = args.models.split(",")
     _run(args.out, models, args.reps, {"n": args.n, "learner": args.learner, "n_rep": args.n_rep, "subject": args.subject,
-                                       "n_folds": args.folds, "level": args.level}, **parallel)
+                                       "n_folds": args.folds, "level": args.level, "first_seed": args.first_seed}, **parallel)
     table = summarise(args.out, models, args.reps)
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wall time {time.perf_counter() - started:.0f} s")

@@ -4,7 +4,7 @@ modules import each other in a circle.
 The layers, lowest first (the table is documented in ``fairpath/__init__.py``):
 
     core (fairpath._*.py, fairpath.report) → causal → datasets → adaptation → parity → repair → text
-    → reproduce → cli
+    → llm → reproduce → cli
 
 A module may import its own layer's package and any lower layer, never a higher one; across packages
 it imports only public modules (the core's private modules are the shared foundation and exempt).
@@ -19,7 +19,7 @@ import pytest
 
 import fairpath
 
-LAYERS = ("core", "causal", "datasets", "adaptation", "parity", "repair", "text", "reproduce", "cli")
+LAYERS = ("core", "causal", "datasets", "adaptation", "parity", "repair", "text", "llm", "reproduce", "cli")
 CORE_PACKAGES = {"report"}
 SOURCE = Path(fairpath.__file__).resolve().parent
 

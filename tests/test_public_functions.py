@@ -20,7 +20,7 @@ from fairpath import FairpathInputError
 from fairpath._validation import ColumnName, Columns, Frame, Optional, Seed, Text
 
 PACKAGES = ("fairpath", "fairpath.causal", "fairpath.datasets", "fairpath.adaptation", "fairpath.parity", "fairpath.repair",
-            "fairpath.report", "fairpath.reproduce", "fairpath.text", "fairpath.text.debias")
+            "fairpath.report", "fairpath.reproduce", "fairpath.text", "fairpath.text.debias", "fairpath.llm")
 
 # Settings that are numbers, flags or choices wherever they appear: a public callable taking one declares it.
 SCALAR_NAMES = {"seed", "random_state", "n_folds", "n_boot", "nboot1", "nboot2", "n_rep", "n_bins", "level", "alpha", "margin", "eps",

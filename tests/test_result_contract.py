@@ -28,7 +28,7 @@ from fairpath._results import CORE_COLUMNS, ResultMixin
 from fairpath.datasets import make_appendix_a2, make_binary_sfm
 from fairpath.text import compare_models, counterfactual_fairness
 
-PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias")
+PUBLIC_PACKAGES = ("causal", "parity", "repair", "reproduce", "text", "text.debias", "llm")
 # Panels a plot draws: plot(ax=...) then takes a sequence of that many axes (one Axes when 1).
 # A decomposition of several contrasts draws the forest plot (four panels); of one contrast, its bars (one panel).
 PANELS = {"RepairResult": 2, "PredictiveParity": 2, "CookbookResult": 3, "AuditResult": 4, "ContrastAudit": 4, "FrontierResult": 2,
@@ -190,6 +190,19 @@ def _theorem1_study():
                           compute_seconds=1.0, n_tasks_run=0, out=Path("theorem1"))
 
 
+def _llm_audit():
+    from scripted_decider import ScriptedDecider
+
+    from fairpath.llm import llm_audit
+
+    sample = make_binary_sfm(600, seed=5)
+    decider = ScriptedDecider(lambda x, z, w: 0.3 + 0.1 * x + 0.1 * w[:, 1] + 0.15 * np.tanh(z[:, 0]))
+    with warnings.catch_warnings():  # a few rows with an extreme propensity: not what is tested here
+        warnings.simplefilter("ignore")
+        return llm_audit(sample.data, sample.sfm, "synthetic", "SE", backend=decider, learner="linear", n_bins=4, n_boot=20,
+                         progress=False)
+
+
 MAKERS = {
     "CausalDecomposition": lambda audited: audited.decomposition,
     "ContrastDecomposition": lambda audited: audited.decomposition.for_contrast(),
@@ -209,6 +222,7 @@ MAKERS = {
     "DebiasStudyResult": lambda _: debias_study(),
     "HuangResult": lambda _: huang_result(),
     "Theorem1Result": lambda _: _theorem1_study(),
+    "LLMAuditResult": lambda _: _llm_audit(),
 }
 LEVEL_MAKERS = {"AuditResult[K=3]": lambda levels: levels, "CausalDecomposition[K=3]": lambda levels: levels.decomposition}
 

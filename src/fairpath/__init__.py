@@ -14,8 +14,9 @@ packages only public names (``tests/test_layers.py`` enforces both). Lowest firs
 5. ``fairpath.parity``: predictive parity, its decomposition, the Business Necessity Cookbook, the audit;
 6. ``fairpath.repair``: fair and constrained predictors and the SPM–iPPM–AUC frontier;
 7. ``fairpath.text``: counterfactual sentiment-bias audits of language models (independent of 2–6);
-8. ``fairpath.reproduce``: the papers' studies, which may use any layer below;
-9. ``fairpath.cli``: the command line.
+8. ``fairpath.llm``: language models as decision-makers, audited with the causal decomposition (joins 5 and 7);
+9. ``fairpath.reproduce``: the papers' studies, which may use any layer below;
+10. ``fairpath.cli``: the command line.
 """
 
 from fairpath._exceptions import FairpathInputError

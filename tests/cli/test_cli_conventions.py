@@ -43,7 +43,7 @@ def test_every_flag_has_help_that_shows_its_default():
 def test_subcommands_follow_the_workflow_and_each_has_a_description():
     top = build_parser()
     (commands,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
-    assert list(commands.choices) == ["decompose", "audit", "repair", "frontier", "demo", "reproduce", "text"]
+    assert list(commands.choices) == ["decompose", "audit", "repair", "frontier", "demo", "reproduce", "text", "llm"]
     assert all(parser.description for _, parser in _commands())
 
 

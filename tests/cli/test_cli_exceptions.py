@@ -11,22 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_runs import run_cli as run
 
 from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm
 
 SFM_ARGS = ["--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y"]
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    """Exit status and stderr of ``fairpath ARGV`` (argparse's own errors exit through SystemExit)."""
-    try:
-        code = main(argv)
-    except SystemExit as stop:
-        code = stop.code
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return code, err
 
 
 @pytest.fixture(scope="module")

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from cli_runs import run_cli as run
 
-from fairpath.cli import main
 from fairpath.datasets import make_binary_sfm
 
 SFM_ARGS = ["--x", "x", "--x0", "0", "--x1", "1", "--z", "z1,z2", "--w", "w1,w2", "--y", "y", "--engine", "linear"]
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    code = main(argv)
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return code, err
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,7 @@ _SUBCOMMANDS = (
      {"demo": "run the whole audit on shipped data (a synthetic SFM with known effects, and COMPAS) and write reports"}),
     ("fairpath.cli._reproduce", "register", {"reproduce": "reproduce a study of the papers"}),
     ("fairpath.cli._text", "register", {"text": "counterfactual sentiment bias of language models"}),
+    ("fairpath.cli._llm", "register", {"llm": "a language model as the decision-maker, audited causally"}),
 )
 _COMMAND_HELP = {command: text for *_, commands in _SUBCOMMANDS for command, text in commands.items()}
 

@@ -15,7 +15,9 @@ batch_size=64, seed=0, do_sample=True)`` (fairpath.text._parameters, a module wi
     ``list[list[str]]`` (``n_samples`` continuations per prompt). ``describe()`` (where the samples come
     from) and ``dtype`` (the model's precision, "n/a" when unknown) go into an audit's settings. A backend
     that can score text sets ``scores_perplexity = True`` and implements ``token_log_likelihoods(texts)``;
-    the others refuse a perplexity corpus. New engines (vLLM, an OpenAI-compatible endpoint) subclass
+    the others refuse a perplexity corpus. ``answer_probabilities(prompts, options)`` reads the model's
+    next-token probability of each answer option (a decision audit's score; backends that cannot refuse it).
+    New engines (vLLM, an OpenAI-compatible endpoint) subclass
     this; nothing downstream changes.
 ``HFGenerator(model="default", *, tokenizer=None, model_id=None, device="cpu", dtype="auto",
 num_threads="auto", workers=1)``
@@ -39,6 +41,7 @@ on random logits the two-level pick agrees with the exact float64 inverse CDF on
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import functools
 import hashlib
@@ -92,6 +95,17 @@ class GenerationBackend(ABC):
     def token_log_likelihoods(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Per-token log-likelihoods of each text under the backend's model (the first token is not predicted)."""
         raise perplexity_not_measurable(self)
+
+    def answer_probabilities(self, prompts: Sequence[str], options: Sequence[Sequence[str]], *, batch_size: int = 64) -> np.ndarray:
+        """The model's next-token probability of each option after each prompt, shape (prompts, options).
+
+        ``prompts`` are user messages (a chat model reads them through its chat template); option ``k`` is spelled
+        by any of ``options[k]``, and its probability is the summed probability of the tokens that spell it, with
+        or without leading whitespace. A row is NaN where the backend got no probabilities for that prompt (an
+        endpoint that returns none). Backends that cannot read probabilities raise FairpathInputError.
+        """
+        raise FairpathInputError(f"{type(self).__name__} gives no next-token probabilities; score decisions with a local "
+                                 "model (HFGenerator) or an OpenAI-compatible endpoint")
 
     def describe(self) -> dict:
         """What a report states about where the samples came from (no secrets)."""
@@ -301,6 +315,7 @@ class HFGenerator(GenerationBackend):
                     "'default' instead of a loaded model, or workers=1"
                 )
             self.model, self.tokenizer = model, _configure_tokenizer(tokenizer)
+            self._worker_arguments = None  # a loaded model has no folder for workers to load
             self._model_id = model_id or f"{model.config.name_or_path or type(model).__name__}@{_module_digest(model)}"
         self.num_threads, self.workers = num_threads, workers
         self._pool = None
@@ -319,6 +334,74 @@ class HFGenerator(GenerationBackend):
     @property
     def dtype(self) -> str:
         return str(self.model.dtype).removeprefix("torch.")
+
+    def describe(self) -> dict:
+        """The backend, and the SHA-256 prefix of the weights it loaded (config and weight files, or the loaded tensors)."""
+        from fairpath.text._models import weights_digest
+
+        digest = weights_digest(self._worker_arguments[0]) if self._worker_arguments else _module_digest(self.model)
+        return {"backend": type(self).__name__, "weights_sha256": digest, "device": str(self.model.device)}
+
+    def answer_probabilities(self, prompts: Sequence[str], options: Sequence[Sequence[str]], *, batch_size: int = 64) -> np.ndarray:
+        prompts = _check_prompts(prompts)
+        tokens = [self._option_tokens(spellings) for spellings in options]
+        encoded = [self._message_ids(prompt) for prompt in prompts]
+        probabilities = np.empty((len(prompts), len(options)))
+        order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))  # similar lengths batch with little padding
+        shared = _common_prefix_length(encoded)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode(), _torch_threads(self.num_threads):
+                prefix = self._prefix_cache(encoded[0][:shared])
+                for start in range(0, len(order), batch_size):
+                    rows = order[start : start + batch_size]
+                    last = self._last_token_distribution([encoded[i][shared:] for i in rows], prefix, shared)
+                    probabilities[rows] = torch.stack([last[:, ids].sum(dim=1) for ids in tokens], dim=1).double().numpy()
+        finally:
+            self.model.train(was_training)
+        return probabilities
+
+    def _message_ids(self, prompt: str) -> list[int]:
+        """A user message's token ids: through the chat template where the tokenizer has one, else the text itself."""
+        if getattr(self.tokenizer, "chat_template", None):
+            text = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True)
+            return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return self.tokenizer(prompt)["input_ids"]
+
+    def _option_tokens(self, spellings: Sequence[str]) -> list[int]:
+        """The token ids that spell an option on their own (each spelling, and each after a space)."""
+        found = {ids[0] for spelling in spellings for form in (spelling, " " + spelling)
+                 if len(ids := self.tokenizer.encode(form, add_special_tokens=False)) == 1}
+        if not found:
+            pieces = {s: self.tokenizer.convert_ids_to_tokens(self.tokenizer.encode(s, add_special_tokens=False)) for s in spellings}
+            raise FairpathInputError(f"no spelling of the option {list(spellings)} is a single token of {self.model_id} (they split into "
+                                     f"{pieces}); give spellings the model writes as one token, e.g. 'yes' rather than 'yes, definitely'")
+        return sorted(found)
+
+    def _prefix_cache(self, prefix: list[int]):
+        """The key/value cache of the token ids every prompt of a call starts with (the chat template's system turn and the
+        template's first words), computed once; None when there are none."""
+        if not prefix:
+            return None
+        output = self.model(input_ids=torch.tensor([prefix], device=self.model.device), use_cache=True)
+        return output.cache if hasattr(output, "cache") else output.past_key_values
+
+    def _last_token_distribution(self, rows: list[list[int]], prefix=None, shared: int = 0) -> torch.Tensor:
+        """The next-token probabilities after each row of token ids (left-padded into one batch, after the ``shared``
+        prefix tokens whose cache is ``prefix``), float32. Padding sits between the prefix and a row's own tokens,
+        masked out, with positions counted over the real tokens only, so a row reads as it would alone."""
+        width = max(len(ids) for ids in rows)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in rows], device=self.model.device)
+        mask = torch.tensor([[1] * shared + [0] * (width - len(ids)) + [1] * len(ids) for ids in rows], device=self.model.device)
+        cache = None
+        if prefix is not None:
+            cache = copy.deepcopy(prefix)
+            cache.batch_repeat_interleave(len(rows))
+        output = self.model(input_ids=input_ids, attention_mask=mask, position_ids=(mask.cumsum(dim=1) - 1).clamp(min=0)[:, shared:],
+                            cache=cache, use_cache=cache is not None, logits_to_keep=1)
+        return output.logits[:, -1, :].float().softmax(dim=-1).cpu()
 
     def close(self) -> None:
         """Stop the worker processes (started again if the generator is used afterwards)."""
@@ -427,6 +510,16 @@ class HFGenerator(GenerationBackend):
         if full.startswith(prefix):
             return full[len(prefix) :]
         return self.tokenizer.decode(generated, skip_special_tokens=True)
+
+
+def _common_prefix_length(rows: list[list[int]]) -> int:
+    """Tokens every row starts with, leaving each row at least one token of its own."""
+    shortest = min(len(ids) for ids in rows) - 1
+    first = rows[0]
+    length = 0
+    while length < shortest and all(ids[length] == first[length] for ids in rows):
+        length += 1
+    return length
 
 
 _BLOCK = 256  # tokens per block of the two-level inverse CDF (192 blocks for SmolLM2's 49,152 tokens)

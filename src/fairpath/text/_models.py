@@ -239,11 +239,23 @@ def load_causal_lm(model: str | os.PathLike = DEFAULT_MODEL, device: str = "cpu"
 _DIGESTS: dict[tuple, str] = {}
 
 
+def weights_digest(model: str | os.PathLike) -> str:
+    """sha256 prefix of the weights ``model`` ('default': the GGUF file it is built from; a folder: its config and
+    weight files), memoised per (path, size, mtime)."""
+    if str(model) == DEFAULT_MODEL:
+        return _files_digest([_gguf_path()])
+    return _folder_digest(_folder(model))
+
+
 def _folder_digest(folder: Path) -> str:
     """sha256 of config.json and every weight file, memoised per (path, size, mtime)."""
-    files = [folder / "config.json"] + sorted(
+    return _files_digest([folder / "config.json"] + sorted(
         p for p in folder.iterdir() if p.suffix in {".safetensors", ".bin", ".gguf", ".pt"}
-    )
+    ))
+
+
+def _files_digest(files: list[Path]) -> str:
+    """sha256 prefix of the files' names and bytes, memoised per (path, size, mtime)."""
     key = tuple((str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
     if key not in _DIGESTS:
         digest = hashlib.sha256()

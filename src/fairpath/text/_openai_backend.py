@@ -29,6 +29,10 @@ concurrency=8, max_n=16, timeout=120.0, max_retries=5, send_seed=True)``
     is retried the same number of times; any other 4xx raises FairpathInputError with the server's
     message. ``tokens_generated`` counts the completion tokens the server reported.
     ``describe()`` gives what a report should say about the backend (endpoint, URL, seeds, n).
+    ``answer_probabilities(prompts, options, top_logprobs=20)`` asks for one greedy token per prompt with its
+    ``top_logprobs`` most likely tokens (``logprobs`` of /completions, ``logprobs``/``top_logprobs`` of
+    /chat/completions, as vLLM and llama.cpp's server return them) and sums each option's; an option outside
+    the top tokens counts 0, and a response without log probabilities gives a NaN row.
 
 Reproducibility is the server's: with seeds honoured (vLLM, llama.cpp, transformers serve at
 concurrency 1, OpenAI best-effort) the same settings give the same samples, also after a resume;
@@ -41,12 +45,15 @@ import asyncio
 import base64
 import hashlib
 import json
+import math
 import os
 import random
 import re
 import sys
 import urllib.parse
 from collections.abc import Sequence
+
+import numpy as np
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._validation import validate_params
@@ -191,6 +198,39 @@ class OpenAICompatibleBackend(GenerationBackend):
             return []
         self.model_id  # noqa: B018 - the probe decides whether n is honoured before any grouping
         return self._run(self._generate(requests, settings))
+
+    def answer_probabilities(self, prompts: Sequence[str], options: Sequence[Sequence[str]], *, batch_size: int = 64,
+                             top_logprobs: int = 20):
+        prompts = _check_prompts(prompts)
+        self.model_id  # noqa: B018 - the probe fixes the model identity every answer is checked against
+        return np.array(self._run(self._answers(prompts, [set(spellings) for spellings in options], top_logprobs)), dtype=float)
+
+    async def _answers(self, prompts: list[str], options: list[set[str]], top: int) -> list[list[float]]:
+        rows: list[list[float]] = [[]] * len(prompts)
+        limit = asyncio.Semaphore(self.concurrency)
+        asked = {"logprobs": True, "top_logprobs": top} if self.endpoint == "chat" else {"logprobs": top}
+
+        async def one(client, position: int) -> None:
+            async with limit:
+                response = await self._create(client, prompt=prompts[position], n=1, seed=None, max_tokens=1, temperature=0.0, **asked)
+            self._check_identity(response)
+            rows[position] = _option_row(self._top_tokens(response.choices[0]), options)
+
+        async with self._client() as client:
+            await asyncio.gather(*(one(client, position) for position in range(len(prompts))))
+        return rows
+
+    def _top_tokens(self, choice) -> dict[str, float] | None:
+        """The first generated token's alternatives, token -> log probability; None when the server sent none."""
+        logprobs = getattr(choice, "logprobs", None)
+        if logprobs is None:
+            return None
+        if self.endpoint == "chat":
+            content = getattr(logprobs, "content", None) or []
+            first = getattr(content[0], "top_logprobs", None) if content else None
+            return {entry.token: entry.logprob for entry in first} if first else None
+        top = getattr(logprobs, "top_logprobs", None) or []
+        return dict(top[0]) if top and top[0] else None
 
     # -- async machinery ------------------------------------------------------------------------
 
@@ -378,3 +418,10 @@ def _server_message(error) -> str:
             detail = detail.get("message", detail)
         return str(detail)
     return str(getattr(error, "message", error))
+
+
+def _option_row(top: dict[str, float] | None, options: list[set[str]]) -> list[float]:
+    """Each option's probability among the top tokens (tokens compared without leading whitespace); NaN without any."""
+    if top is None:
+        return [float("nan")] * len(options)
+    return [sum(math.exp(logprob) for token, logprob in top.items() if token.lstrip() in spellings) for spellings in options]
