@@ -1,6 +1,6 @@
 """The LLM decision audit's error rates, with a scripted decision-maker of known effects (issue 38).
 
-    python benchmarks/study_llm_audit.py [--reps 200] [--n 2000] [--out DIR]
+    python benchmarks/study_llm_audit.py [--reps 200] [--n 2000] [--exact-reps 2000] [--out DIR]
 
 Each replication draws n rows of the synthetic binary SFM (``make_binary_sfm``), lets a scripted decider answer the
 built-in ``synthetic`` prompt (``tests/scripted_decider.py``: P(yes) a known function of the rendered X, Z, W), and runs
@@ -12,6 +12,8 @@ built-in ``synthetic`` prompt (``tests/scripted_decider.py``: P(yes) a known fun
 * ``faithful``: the decider reproduces the world, P(yes) = E[Y | x, z, w] of the SFM: every Ctf(ŷ) − Ctf(y) is 0, so
   any pathway read as amplified, dampened, reversed or added is a false claim. Recorded: how often any of the three
   pathways of ``llm_mentioned`` is read as changed (the family-wise error rate of the readings; Holm at α = 0.05).
+
+The exact check needs no audit, so it is also simulated alone over ``--exact-reps`` fresh samples.
 
 The truths come from the SFM's own Monte Carlo over 1,000,000 units with the decider's function as the outcome's
 mean. Replications are saved one file each under DIR (default benchmarks/results/llm_audit_n{N}) and resume.
@@ -74,10 +76,31 @@ def replication(decider: str, seed: int, n: int) -> dict:
     return row
 
 
+def exact_only(reps: int, n: int, truth: float) -> str:
+    """The exact check alone, many times (it needs no audit): the interaction decider's score asked with x = 1 and with
+    x = 0 on the rows of x = 0, as ``llm_audit`` asks it, and the coverage of the true Ctf-DE by its interval."""
+    decider = ScriptedDecider(DECIDERS["interaction"])
+    from fairpath.llm import DecisionPrompt
+
+    prompt = DecisionPrompt.builtin("synthetic")
+    hits = 0
+    for rep in range(reps):
+        sample = make_binary_sfm(n, seed=100_000 + rep)
+        rows = sample.data[sample.data["x"] == 0]
+        change = np.array([decider.yes(text) for text in prompt.render(rows, sample.sfm, x_values=1)]) - \
+            np.array([decider.yes(text) for text in prompt.render(rows, sample.sfm, x_values=0)])
+        half = 1.959964 * change.std(ddof=1) / np.sqrt(len(change))
+        hits += abs(change.mean() - truth) <= half
+    interval = binomtest(int(hits), reps).proportion_ci(0.95, method="exact")
+    return (f"interaction exact check alone ({reps} samples, seeds 100,000 + rep): coverage of the true Ctf-DE {hits / reps:.3f} "
+            f"[{interval.low:.3f}, {interval.high:.3f}]")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--exact-reps", type=int, default=2000, help="samples for the exact check alone (default 2000)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     out = args.out or Path(__file__).parent / "results" / f"llm_audit_n{args.n}"
@@ -104,6 +127,7 @@ def main() -> None:
     interval = binomtest(int(hit), len(interaction)).proportion_ci(0.95, method="exact")
     lines.append(f"interaction exact check: coverage of the true Ctf-DE {hit / len(interaction):.3f} [{interval.low:.3f}, {interval.high:.3f}], "
                  f"SD of the estimated-minus-exact gap in SEs {interaction['exact_gap_in_se'].std():.2f}")
+    lines.append(exact_only(args.exact_reps, args.n, truth["ctfde"]))
     faithful = rows[rows["decider"] == "faithful"]
     false = int(faithful["any_change_read"].sum())
     interval = binomtest(false, len(faithful)).proportion_ci(0.95, method="exact")

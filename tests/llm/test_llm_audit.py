@@ -236,3 +236,13 @@ def test_rows_of_other_levels_are_excluded_and_said_never_dropped_silently():
         result = llm_audit(data, sample.sfm, "synthetic", "SE", backend=ScriptedDecider(PLANTED["direct"]), learner="linear", n_bins=3,
                            progress=False)
     assert "100 rows excluded because 'x' is neither 0 nor 1" in result.notes and len(result.scores) == 800
+
+
+def test_a_backend_whose_sampled_answers_never_vary_is_said_to_decide_greedily():
+    sample = make_binary_sfm(300, seed=13)
+    greedy = ScriptedDecider(lambda x, z, w: np.where(z[:, 0] > 0, 1.0, 0.0), logprobs=False)  # the same answer every time
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = llm_audit(sample.data, sample.sfm, "synthetic", "SE", backend=greedy, samples=3, n_bins=2, learner="linear",
+                           progress=False)
+    assert any("may ignore the temperature and decode greedily" in note for note in result.notes)

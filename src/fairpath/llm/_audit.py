@@ -208,6 +208,11 @@ def llm_audit(data: pd.DataFrame, sfm, prompt, bn="SE", *, backend=None, x_mode:
     diagnostics = {"prompts": len(prompt_scores), "median_mass": float(prompt_scores["mass"].median()),
                    "min_mass": float(prompt_scores["mass"].min()),
                    "methods": {str(k): int(v) for k, v in prompt_scores["method"].value_counts().items()}}
+    sampled = prompt_scores.loc[prompt_scores["method"] == "sampled", "score"].dropna()
+    if len(sampled) and sampled.isin(prompt.values).all():  # every prompt's answers agreed
+        notes.append(f"the {len(sampled):,} prompts scored by sampling got the same answer in each of their samples: the backend may "
+                     "ignore the temperature and decode greedily (transformers serve does unless the model's generation config "
+                     "samples), so the scores are decisions, not probabilities")
     if diagnostics["median_mass"] < 0.5 and "probabilities" in diagnostics["methods"]:
         notes.append(f"the model puts a median {diagnostics['median_mass']:.0%} of its next-token probability on the options: the "
                      "scores are its preference between them, renormalised; much of its answer lies elsewhere (a preamble, another word)")
