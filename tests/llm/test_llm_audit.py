@@ -131,6 +131,12 @@ def test_rows_without_any_parsed_answer_are_kept_out_and_said():
     kept_out = int(result.scores[["llm_mentioned", "llm_withheld"]].isna().any(axis=1).sum())  # a row needs both answers
     assert kept_out > 0 and result.audit.decomposition.n == 400 - kept_out
     assert any(f"{kept_out:,} of 400 rows kept out" in note for note in result.notes)
+    # a row of x0 answered with its own mention but not with the other's is left out of the exact check, and counted
+    kept = result.scores[["llm_mentioned", "llm_withheld"]].notna().all(axis=1)
+    (exact,) = result.exact.itertuples()
+    assert np.isfinite(exact.estimate) and exact.rows_unanswered > 0
+    assert exact.rows + exact.rows_unanswered == int((kept & (result.scores["x"] == 0)).sum())
+    assert any(f"{exact.rows_unanswered:,} row(s) of 0 left out" in note for note in result.notes)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -93,17 +93,23 @@ def _pathways(audit, predictors: list[str], alpha: float) -> pd.DataFrame:
 
 
 def _exact(audit, data: pd.DataFrame, counterfactual: dict, level: float) -> pd.DataFrame:
-    """Per contrast: the mean over x0's rows of f(x1 mentioned) − f(x0 mentioned), beside the estimated Ctf-DE(ŷ)."""
+    """Per contrast: the mean over x0's rows of f(x1 mentioned) − f(x0 mentioned), beside the estimated Ctf-DE(ŷ); a row
+    whose prompt with x1's mention got no answer is left out of it and counted (``rows_unanswered``)."""
     decomposition, x = audit.decomposition, audit.sfm.x
     rows = []
     for contrast, part in decomposition.decompositions.items():
         x0, x1 = part.sfm.x0, part.sfm.x1
         own = (data[x] == x0).to_numpy()
         change = counterfactual[x1][own] - counterfactual[x0][own]
-        exact = Estimate.from_se(change.mean(), change.std(ddof=1) / np.sqrt(len(change)) if len(change) > 1 else np.nan, level)
+        answered = change[~np.isnan(change)]
+        if len(answered) < 2:
+            raise FairpathInputError(f"the exact check of {x1!r} against {x0!r} has {len(answered)} row(s) of {x0!r} answered under both "
+                                     "mentions; it needs two: give more rows or a model whose answers name an option")
+        exact = Estimate.from_se(answered.mean(), answered.std(ddof=1) / np.sqrt(len(answered)), level)
         estimated = decomposition.estimate("ctfde", MENTIONED, contrast=contrast)
-        rows.append({"contrast": contrast, "x0": x0, "x1": x1, "rows": int(own.sum()), **exact.to_dict(),
-                     "rows_changed": int((np.abs(change) > 0).sum()), **_estimate_columns(estimated, "estimated_"),
+        rows.append({"contrast": contrast, "x0": x0, "x1": x1, "rows": len(answered), **exact.to_dict(),
+                     "rows_unanswered": len(change) - len(answered), "rows_changed": int((np.abs(answered) > 0).sum()),
+                     **_estimate_columns(estimated, "estimated_"),
                      "gap_in_se": (estimated.estimate - exact.estimate) / estimated.se if estimated.se > 0 else np.nan})
     return pd.DataFrame(rows)
 
@@ -204,6 +210,8 @@ def llm_audit(data: pd.DataFrame, sfm, prompt, bn="SE", *, backend=None, x_mode:
     kept_counterfactual = {key: values[~unanswered] for key, values in counterfactual.items()}
     exact = _exact(audit, kept, kept_counterfactual, level) if MENTIONED in predictors else pd.DataFrame()
     mention = _mention(audit) if len(predictors) == 2 else pd.DataFrame()
+    notes += [f"exact check of {row.x1!r} against {row.x0!r}: {row.rows_unanswered:,} row(s) of {row.x0!r} left out, their prompt with "
+              f"{row.x1!r} mentioned got no answer naming an option" for row in exact.itertuples() if row.rows_unanswered]
     model = {"model_id": backend.model_id, "dtype": backend.dtype, **backend.describe()}
     diagnostics = {"prompts": len(prompt_scores), "median_mass": float(prompt_scores["mass"].median()),
                    "min_mass": float(prompt_scores["mass"].min()),

@@ -123,7 +123,8 @@ def _interval(estimate: float, low: float, high: float) -> str:
 def _exact_table(result) -> pd.DataFrame:
     frame = result.exact
     return _contrast_column(result, pd.DataFrame({
-        "contrast": frame["contrast"], "rows of x0": frame["rows"], "rows whose score moves": frame["rows_changed"],
+        "contrast": frame["contrast"], "rows of x0": frame["rows"], "left out (no answer)": frame["rows_unanswered"],
+        "rows whose score moves": frame["rows_changed"],
         "exact direct effect": [_interval(r.estimate, r.ci_low, r.ci_high) for r in frame.itertuples()],
         "estimated Ctf-DE": [_interval(r.estimated_estimate, r.estimated_ci_low, r.estimated_ci_high) for r in frame.itertuples()],
         "estimated − exact (in SE)": frame["gap_in_se"].map(lambda v: f"{v:+.2f}")}))
