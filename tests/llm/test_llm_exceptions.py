@@ -160,3 +160,21 @@ def test_a_group_too_small_to_audit_is_refused_before_any_prompt_is_asked():
     with pytest.raises(FairpathInputError, match=r"group x=0 has \d+ rows; 5-fold cross-fitting needs at least 50"):
         llm_audit(SAMPLE.data.head(40), SAMPLE.sfm, "synthetic", "SE", backend=decider, progress=False)
     assert decider.asked == 0
+
+
+def test_a_damaged_or_foreign_store_part_is_refused_naming_the_file(tmp_path):
+    from fairpath.llm import ScoreStore
+
+    prompt = DecisionPrompt.builtin("synthetic")
+    store = tmp_path / "scores"
+    store.mkdir()
+    (store / "part-damaged.parquet").write_bytes(b"not parquet")
+    with pytest.raises(FairpathInputError, match=r"score store part '.*part-damaged.parquet' cannot be read .*delete it"):
+        score_prompts(ScriptedDecider(lambda x, z, w: np.full(len(z), 0.5)), ["a"], prompt.options, store=ScoreStore(store), progress=False)
+    (store / "part-damaged.parquet").unlink()
+    pd.DataFrame({"prompt": ["a"], "score": [0.5]}).to_parquet(store / "part-foreign.parquet")
+    with pytest.raises(FairpathInputError, match=r"part-foreign.parquet' has the columns \['prompt', 'score'\], not a score store's"):
+        ScoreStore(store).load("m", "k")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(FairpathInputError, match=r"score store '.*file' is a file; give a folder"):
+        ScoreStore(tmp_path / "file")

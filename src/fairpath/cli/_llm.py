@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fairpath._validation import flag_type
 from fairpath._vocabulary import BN_HELP
-from fairpath.cli._common import add_fail_on_argument, add_reading_arguments, comma_list, exit_status, signature_default
+from fairpath.cli._common import add_data_arguments, add_fail_on_argument, comma_list, exit_status, read_data, signature_default
 from fairpath.cli._text import _add_endpoint_arguments, _backend
 from fairpath.text import DEFAULT_DTYPE, HF_GENERATOR_SETTINGS
 
@@ -37,8 +37,7 @@ def _register_audit(llm_subparsers) -> None:
                     "effect of changing X's mention in the prompt. Writes OUT/report.html, OUT/result.json, OUT/result.csv, "
                     "OUT/scores.csv, the full audit in OUT/audit/ and the scored prompts in OUT/scores/ (a rerun resumes from them).",
     )
-    audit.add_argument("data", help="CSV or Parquet file")
-    add_reading_arguments(audit)
+    add_data_arguments(audit)
     audit.add_argument("--prompt", required=True, help=f"decision prompt: {', '.join(BUILTIN_PROMPTS)} or a YAML file (template, mention, "
                                                         "question, options, words, roles; see the README)")
     for flag, what in (("x", "protected attribute column"), ("x0", "baseline level of X"), ("x1", "comparison level of X (every other "
@@ -84,14 +83,13 @@ def _sfm(args, prompt, data):
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from fairpath._io import read_table
     from fairpath._validation import check_output_dir
     from fairpath.llm import DecisionPrompt, llm_audit
     from fairpath.report import provenance
 
     check_output_dir(args.out, "--out folder")
     prompt = DecisionPrompt.resolve(args.prompt)
-    data = read_table(args.data, (), "data file", na_values=args.na_values or (), categorical=args.categorical or ())
+    data = read_data(args)
     sfm = _sfm(args, prompt, data)
     prompt.check(sfm)
     backend = _backend(args)

@@ -36,7 +36,7 @@ import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, result_class, result_frame
-from fairpath._stats import Estimate, format_p, holm
+from fairpath._stats import Estimate, holm, p_clause
 from fairpath._validation import (Boolean, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, Splits, Text,
                                   validate_params)
 from fairpath.causal import CONTRASTS
@@ -281,7 +281,7 @@ class LLMAuditResult(ResultMixin):
                      "no change shown": f"shows no change from the world's {measure}"}.get(row.reading, f"{row.reading} the world's {measure}")
             lines.append(f"{row.predictor}{where} {claim}: {measure}(ŷ) = {row.model_estimate:+.4f} against {measure}(y) = "
                          f"{row.world_estimate:+.4f}, difference {row.estimate:+.4f} [{row.level:.0%} CI {row.ci_low:+.4f}, "
-                         f"{row.ci_high:+.4f}], Holm p {_p_clause(row.p_holm)}")
+                         f"{row.ci_high:+.4f}], {p_clause('Holm p', row.p_holm)}")
         for row in self.exact.itertuples():
             lines.append(f"exact direct effect of mentioning {row.x1} instead of {row.x0} on {row.rows:,} rows of {row.x0}: "
                          f"{row.estimate:+.4f} [{row.level:.0%} CI {row.ci_low:+.4f}, {row.ci_high:+.4f}]; estimated Ctf-DE "
@@ -330,7 +330,3 @@ class LLMAuditResult(ResultMixin):
         from fairpath.llm._report import write_llm_report
 
         return write_llm_report(self, path)
-
-
-def _p_clause(p: float) -> str:
-    return "< 1e-16" if p < 1e-16 else f"= {format_p(p)}"

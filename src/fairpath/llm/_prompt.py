@@ -269,7 +269,8 @@ class DecisionPrompt:
 
     def render(self, data: pd.DataFrame, sfm, x_values=None) -> list[str]:
         """The prompt of every row of ``data`` (see the module docstring)."""
-        columns = {column: self._written(data[column], column) for column in self.columns}
+        names = self.columns  # parsed from the template once, not per row
+        columns = {column: self._written(data[column], column) for column in names}
         if x_values is WITHHELD:
             mentions = [""] * len(data)
         else:
@@ -277,7 +278,7 @@ class DecisionPrompt:
             written = self._written(x, sfm.x)
             mentions = [_fill(self.mention, {sfm.x: value}) for value in written]
         question = _fill(self.question, {})
-        return [_fill(self.template, {MENTION: mention, **{c: columns[c][i] for c in self.columns}}).rstrip() + "\n" + question
+        return [_fill(self.template, {MENTION: mention, **{c: columns[c][i] for c in names}}).rstrip() + "\n" + question
                 for i, mention in enumerate(mentions)]
 
     def _written(self, values: pd.Series, column: str) -> list[str]:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from fairpath._results import panel_axes
 from fairpath._stats import format_p
-from fairpath.report import Section, legend_below, provenance_lines, subplots, write_report
+from fairpath.report import Section, format_ci, legend_below, provenance_lines, subplots, write_report
 
 _LABELS = {"tv": "TV", "ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE"}
 # TV = Ctf-DE − Ctf-IE − Ctf-SE: each pathway's difference moves TV by its sign here.
@@ -117,7 +117,7 @@ def _contrast_column(result, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _interval(estimate: float, low: float, high: float) -> str:
-    return f"{estimate:+.3f} [{low:+.3f}, {high:+.3f}]"
+    return f"{estimate:+.3f} {format_ci(low, high, digits=3)}"
 
 
 def _exact_table(result) -> pd.DataFrame:

@@ -38,7 +38,8 @@ from fairpath._validation import Boolean, Integer, Seed, validate_params
 
 _FIRST_WORD = re.compile(r"[^\W_]+")
 _LEADING = " \t\n\r*_`\"'([{:#>-.,"  # what may precede an answer's first word: space, punctuation, markdown
-_STORE_COLUMNS = ["model", "options", "prompt", "score", "mass", "method", "answers"]
+_SCORE_COLUMNS = ["score", "mass", "method", "answers"]  # what score_prompts returns per prompt
+_STORE_COLUMNS = ["model", "options", "prompt", *_SCORE_COLUMNS]
 SAMPLED_TOKENS = 4  # tokens of a sampled answer: enough for "Yes." or "4/5", never an essay
 
 
@@ -77,10 +78,10 @@ class ScoreStore:
                 raise FairpathInputError(f"score store part {str(part)!r} cannot be read ({error}); delete it to score its prompts again") from None
             if list(frame.columns) != _STORE_COLUMNS:
                 raise FairpathInputError(f"score store part {str(part)!r} has the columns {list(frame.columns)}, not a score store's "
-                                         f"{_STORE_COLUMNS}; give another --store folder")
+                                         f"{_STORE_COLUMNS}; remove it from the folder, or score into another folder (another --out)")
             frames.append(frame[(frame["model"] == model) & (frame["options"] == options)])
         stored = pd.concat(frames) if frames else pd.DataFrame(columns=_STORE_COLUMNS)
-        return stored.drop_duplicates("prompt", keep="last").set_index("prompt")[["score", "mass", "method", "answers"]]
+        return stored.drop_duplicates("prompt", keep="last").set_index("prompt")[_SCORE_COLUMNS]
 
     def append(self, frame: pd.DataFrame) -> None:
         write_parquet(frame[_STORE_COLUMNS], self.path / f"part-{uuid.uuid4().hex}.parquet")
@@ -93,11 +94,10 @@ def _from_probabilities(probabilities: np.ndarray, values: np.ndarray) -> pd.Dat
     return pd.DataFrame({"score": np.where(mass > 0, score, np.nan), "mass": mass, "method": "probabilities", "answers": 0})
 
 
-def _from_samples(backend, prompts: list[str], options, samples: int, seed: int) -> pd.DataFrame:
+def _from_samples(backend, prompts: list[str], options, values: np.ndarray, samples: int, seed: int) -> pd.DataFrame:
     from fairpath.text import GenerationSettings
 
     settings = GenerationSettings(temperature=1.0, max_new_tokens=SAMPLED_TOKENS, n_samples=samples, seed=seed)
-    values = np.array([o.value for o in options])
     rows = []
     for answers in backend.generate(prompts, settings=settings):
         parsed = [k for k in (parse_answer(text, options) for text in answers) if k is not None]
@@ -112,7 +112,7 @@ def score_prompts(backend, prompts, options, *, store: ScoreStore | None = None,
     """Score every distinct prompt (see the module docstring)."""
     prompts = list(dict.fromkeys(prompts))
     model, key = backend.model_id, options_key(options)
-    stored = store.load(model, key) if store is not None else pd.DataFrame(columns=["score", "mass", "method", "answers"])
+    stored = store.load(model, key) if store is not None else pd.DataFrame(columns=_SCORE_COLUMNS)
     missing = [p for p in prompts if p not in stored.index]
     values = np.array([o.value for o in options])
     spellings = [o.spellings for o in options]
@@ -123,12 +123,12 @@ def score_prompts(backend, prompts, options, *, store: ScoreStore | None = None,
         frame = _from_probabilities(backend.answer_probabilities(batch, spellings, batch_size=batch_size), values)
         unread = np.flatnonzero(frame["score"].isna().to_numpy())
         if len(unread):
-            sampled = _from_samples(backend, [batch[i] for i in unread], options, samples, seed).set_axis(unread)
+            sampled = _from_samples(backend, [batch[i] for i in unread], options, values, samples, seed).set_axis(unread)
             frame = pd.concat([frame.drop(index=unread), sampled]).sort_index()
         frame = frame.assign(model=model, options=key, prompt=batch)
         if store is not None:
             store.append(frame)
-        scored.append(frame.set_index("prompt")[["score", "mass", "method", "answers"]])
+        scored.append(frame.set_index("prompt")[_SCORE_COLUMNS])
         bar.update(len(batch))
     bar.close()
     result = pd.concat(scored)
