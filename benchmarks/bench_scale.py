@@ -91,7 +91,9 @@ def cli_run(path: Path, flags: list[str], out: Path) -> dict:
 
 
 def estimates(results: dict) -> dict[str, tuple[float, float]]:
-    return {measure: (row["estimate"], row["se"]) for measure, row in results["estimates"]["y"].items()}
+    """Estimate and SE per measure of Y for the (one) contrast x1 against x0."""
+    (contrast,) = results["contrasts"].values()
+    return {measure: (row["estimate"], row["se"]) for measure, row in contrast["estimates"]["y"].items()}
 
 
 def main() -> None:

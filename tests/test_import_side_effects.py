@@ -79,3 +79,32 @@ def test_torch_dependent_text_names_load_on_first_access():
 
     with pytest.raises(AttributeError, match="module 'fairpath.text' has no attribute 'NoSuchName'"):
         fairpath.text.NoSuchName  # noqa: B018
+
+
+# The libraries a fit or a figure needs: over a second to import together (Jinja2, 16 ms, is not among them).
+LEARNING = ("sklearn", "lightgbm", "scipy.stats", "matplotlib")
+
+
+def _loaded(code: str) -> list[str]:
+    """The LEARNING libraries loaded after ``code`` ran in a fresh interpreter."""
+    probe = f"import json, sys\n{code}\nprint(json.dumps(sorted(name for name in {LEARNING!r} if name in sys.modules)))"
+    return json.loads(_run(probe).splitlines()[-1])
+
+
+def test_the_decomposition_package_loads_its_learners_on_first_use():
+    assert _loaded("import fairpath.causal") == []
+    assert _loaded("import fairpath.causal as causal\nlearner = causal.StackedLearner()") == ["lightgbm", "scipy.stats", "sklearn"]
+    import fairpath.causal
+
+    with pytest.raises(AttributeError, match="module 'fairpath.causal' has no attribute 'NoSuchLearner'"):
+        fairpath.causal.NoSuchLearner  # noqa: B018
+
+
+def test_decompose_help_and_an_input_error_load_no_learner(tmp_path):
+    """``fairpath decompose --help`` and a refused column answer before scikit-learn or LightGBM is imported."""
+    table = tmp_path / "t.csv"
+    table.write_text("x,z,y\n0,1,1\n1,0,0\n")
+    run = ("from fairpath.cli import main\n"
+           "try:\n    main(['decompose', '--help'])\nexcept SystemExit:\n    pass\n"
+           f"assert main(['decompose', {str(table)!r}, '--x', 'x', '--x0', '0', '--x1', '1', '--z', 'z', '--w', 'w', '--y', 'y']) == 2")
+    assert _loaded(run) == []

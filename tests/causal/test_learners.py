@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
@@ -32,7 +33,7 @@ def test_a_classifier_as_learner_estimates_every_measure():
 def test_stack_preset_weighs_a_quadratic_glm_against_the_gbm():
     from fairpath._learners import make_learner
     from fairpath.causal import StackedLearner
-    from fairpath._learners import EarlyStoppingGBM
+    from fairpath._presets import EarlyStoppingGBM
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 3))
@@ -45,11 +46,26 @@ def test_stack_preset_weighs_a_quadratic_glm_against_the_gbm():
     assert isinstance(make_learner("stack", True, 0), StackedLearner)
 
 
+@pytest.mark.parametrize("interacting", [None, [0, 2]])
+@pytest.mark.parametrize("binary", [False, True])
+def test_the_stacks_glm_predicts_from_its_coefficients_as_through_its_features(binary, interacting):
+    from fairpath._presets import StackedLearner, _quadratic_glm
+
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=800), rng.exponential(size=800), rng.integers(0, 2, 800), np.full(800, 1.5)])
+    y = (rng.random(800) < 1 / (1 + np.exp(-X[:, 0] * X[:, 1]))).astype(float) if binary else X[:, 0] * X[:, 2] + rng.normal(size=800)
+    glm = _quadratic_glm(binary, interacting).fit(X[:600], y[:600])
+    new = np.vstack([X[600:], X[:20] * 3 - 1])  # rows beyond the training range: clipped alike
+    through_features = glm.predict_proba(new)[:, 1] if binary else glm.predict(new)
+    from_coefficients = StackedLearner(binary=binary)._glm_predict(glm, new)
+    np.testing.assert_allclose(from_coefficients, through_features, rtol=0, atol=1e-12)
+
+
 def test_quadratic_features_match_the_scikit_learn_pipeline_they_replace():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
-    from fairpath._learners import QuadraticFeatures
+    from fairpath._presets import QuadraticFeatures
 
     rng = np.random.default_rng(2)
     train = np.column_stack([rng.normal(size=500), rng.exponential(size=500), np.full(500, 3.0), rng.integers(0, 2, 500)])

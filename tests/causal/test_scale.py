@@ -8,7 +8,8 @@ import pytest
 
 from fairpath.causal import SFM, decompose
 from fairpath.causal._decompose import LARGE_FOLDS, LARGE_ROWS, SMALL_FOLDS, resolve_n_folds
-from fairpath._learners import LARGE_FIT_ROWS, EarlyStoppingGBM, SharedBins, StackedLearner, make_learner
+from fairpath._learners import LARGE_FIT_ROWS, make_learner
+from fairpath._presets import EarlyStoppingGBM, SharedBins, StackedLearner
 from fairpath.causal._nuisance import design, level_features
 from fairpath.datasets import make_mixed_sfm
 
@@ -45,7 +46,7 @@ def test_the_gbm_and_stack_presets_switch_to_their_large_fit_settings():
     assert not make_learner("stack", False, 0, LARGE_FIT_ROWS - 1).large and make_learner("stack", False, 0, LARGE_FIT_ROWS).large
 
 
-def test_the_large_stack_fits_its_glm_on_a_subsample_and_predicts_in_blocks_as_on_all_rows():
+def test_the_large_stack_fits_its_glm_on_a_subsample_and_predicts_from_its_coefficients():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(60_000, 30))
     y = X[:, 0] - 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=60_000)
@@ -55,11 +56,11 @@ def test_the_large_stack_fits_its_glm_on_a_subsample_and_predicts_in_blocks_as_o
     # three that matter among them; 4,000,000 cells of them hold 47,058 rows
     assert {0, 1, 2} <= set(glm.steps[0][1].interacting) and len(glm.steps[0][1].interacting) == 10
     assert glm.steps[-1][1].n_features_in_ == 85 and stack.glm_rows_ == 47_058
-    assert np.allclose(stack._glm_predict(glm, X), glm.predict(X), rtol=0, atol=1e-12)  # two blocks
+    assert np.allclose(stack._glm_predict(glm, X), glm.predict(X), rtol=0, atol=1e-12)
 
 
 def test_quadratic_features_of_some_columns_are_those_columns_squares_and_products():
-    from fairpath._learners import QuadraticFeatures
+    from fairpath._presets import QuadraticFeatures
 
     X = np.random.default_rng(3).normal(size=(200, 4))
     some, every = QuadraticFeatures([1, 3]).fit(X), QuadraticFeatures().fit(X)

@@ -149,3 +149,24 @@ def test_copied_parts_are_deduplicated_with_a_warning(uninterrupted, tmp_path):
     copy.append(store.load().head(4))
     with pytest.warns(UserWarning, match="holds 4 samples twice"):
         assert len(copy.load()) == 20
+
+
+def test_a_stored_part_holds_a_batch_per_worker_and_the_samples_of_one_thread(tiny_lm_path, tmp_path):
+    # Handed one batch at a time, the second worker had nothing to do: a part is now one batch per worker.
+    import torch
+
+    pooled = HFGenerator(tiny_lm_path, workers=2)
+    sizes = []
+    try:
+        samples = generate_samples(pooled, PROMPTS, SETTINGS, SampleStore(tmp_path / "samples"), progress=False,
+                                   on_chunk=lambda number, part: sizes.append(len(part)))
+    finally:
+        pooled.close()
+    assert pooled.concurrent_batches == 2 and sizes == [6, 6, 6, 2]  # 20 samples, batches of 3, two at a time
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        alone = HFGenerator(tiny_lm_path, num_threads=None).generate(PROMPTS["prompt"].tolist(), settings=SETTINGS)
+    finally:
+        torch.set_num_threads(threads)
+    assert samples["text"].tolist() == [text for row in alone for text in row]

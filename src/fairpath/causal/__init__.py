@@ -3,7 +3,7 @@ counterfactual decomposition TV = Ctf-DE − Ctf-IE − Ctf-SE with confidence i
 
 # The SFM, the measures' algebra and the learners live in the core (fairpath._sfm, _measures, _learners), where the
 # packages above build on them; this package's public API is what a user of the decomposition passes in or reads.
-from fairpath._learners import PRESETS, EarlyStoppingGBM, StackedLearner
+from fairpath._learners import PRESETS
 from fairpath._levels import combine_attributes, recode_levels
 from fairpath._measures import DESCRIPTIONS, MEASURE_TERMS, MEASURES, PATHWAYS
 from fairpath._sfm import SFM
@@ -22,3 +22,12 @@ __all__ = [
     "PATHWAYS", "DESCRIPTIONS", "METHODS", "MIN_GROUP_ROWS_PER_FOLD", "NON_ESTIMABLE_SHARE", "PRESETS", "EarlyStoppingGBM",
     "StackedLearner", "combine_attributes", "recode_levels",
 ]
+
+
+def __getattr__(name: str):
+    # The preset learners import scikit-learn and LightGBM (about a second): loaded on first use.
+    if name in ("EarlyStoppingGBM", "StackedLearner"):
+        from fairpath import _presets
+
+        return getattr(_presets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

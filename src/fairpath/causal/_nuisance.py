@@ -25,7 +25,7 @@ from fairpath._progress import RowRate, progress as progress_bar
 from fairpath._seeds import FOLD_LAYOUT, FOLDS, child_rng, child_seed
 
 from fairpath.causal._data import PreparedData
-from fairpath._learners import LARGE_FIT_ROWS, SharedBins, fit_predict
+from fairpath._learners import LARGE_FIT_ROWS, fit_predict
 
 
 @dataclass
@@ -127,6 +127,8 @@ class _Fold:
             return design(blocks, rows, x_column=x_column)
         key = (tuple(id(block) for block in blocks), with_x)
         if key not in self._bins:
+            from fairpath._presets import SharedBins
+
             x_base = level_features(self.data.x[base], self.n_levels) if with_x else None
             self._bins[key] = SharedBins(design(blocks, base, x_column=x_base))
         return self._bins[key].rows(positions)

@@ -60,9 +60,9 @@ def _register_audit(text_subparsers) -> None:
     _add_generation_arguments(audit)
     audit.add_argument("--dtype", default=DEFAULT_DTYPE, choices=HF_GENERATOR_SETTINGS["dtype"].choices,
                        help="model precision; auto: bfloat16 on CUDA and CPUs with AMX or AVX512-BF16, else float32")
-    audit.add_argument("--workers", type=flag_type("--workers", HF_GENERATOR_SETTINGS["workers"]), default=1,
-                       help="processes sampling a local model, one torch thread each; auto: one per core on a CPU, "
-                            "often several times faster than one process on every core (default 1)")
+    audit.add_argument("--workers", type=flag_type("--workers", HF_GENERATOR_SETTINGS["workers"]), default="auto",
+                       help="processes sampling a local model, one torch thread each (default auto: one per core on a "
+                            "CPU, several times faster than one process on every core; 1 on CUDA)")
     _add_measure_arguments(audit)
     audit.add_argument("--corpus", type=Path, default=None, help="text file (one passage a line) for perplexity")
     audit.add_argument("--out", type=Path, required=True, help="folder for report.html, result.json, result.csv and samples/ (Parquet parts; a rerun resumes from them)")

@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.special import expit, softmax
 
 from fairpath._exceptions import FairpathInputError
@@ -234,6 +233,8 @@ class CountSFM(StructuralModel):
         return {"x": x, "z": z, "u1": rng.standard_normal(n), "u2": rng.uniform(size=n), "u_y": rng.uniform(size=n)}
 
     def mediators(self, x, u):
+        from scipy import stats  # half a second to import: only this model needs it
+
         z = u["z"]
         w1 = 0.7 * x + 0.5 * z[:, 0] + u["u1"]
         w2 = stats.poisson.ppf(u["u2"], np.exp(-0.6 + 0.7 * x + 0.3 * z[:, 0] + 0.3 * w1))

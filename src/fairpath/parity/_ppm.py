@@ -13,14 +13,12 @@ import warnings
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
-from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from fairpath._sfm import check_binary_sfm
 from fairpath._exceptions import FairpathInputError  # noqa: E402
 from fairpath._validation import ColumnName, Draws, Frame, Integer, Probability, Real, Seed, check_choice, validate_params  # noqa: E402
 from fairpath._results import ResultMixin, result_class, confint_frame, estimate_row, interval_bars, panel_axes, result_frame  # noqa: E402
-from fairpath._stats import Estimate  # noqa: E402
+from fairpath._stats import Estimate, z_value  # noqa: E402
 from fairpath.causal import SFM, prepare_data  # noqa: E402
 
 
@@ -66,7 +64,9 @@ def _cell_means(codes: np.ndarray, group: np.ndarray, values: np.ndarray, weight
 
 
 def _auc_from_ranks(y: np.ndarray, score: np.ndarray) -> float:
-    ranks = stats.rankdata(score)
+    from scipy.stats import rankdata  # scipy.stats takes half a second to import: on first use
+
+    ranks = rankdata(score)
     positive = y == 1
     n_pos, n_neg = positive.sum(), (~positive).sum()
     if n_pos == 0 or n_neg == 0:
@@ -220,9 +220,7 @@ def plot_calibration(result: PredictiveParity, ax) -> None:
 def wilson_interval(share: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of a binomial proportion ``share`` observed in ``n`` trials (coverage near nominal
     also for small n and shares near 0 or 1, unlike the Wald interval)."""
-    from scipy import stats
-
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = z_value(level)
     n = np.asarray(n, dtype=float)
     centre = (share + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z / (1 + z**2 / n) * np.sqrt(share * (1 - share) / n + z**2 / (4 * n**2))
@@ -319,6 +317,8 @@ def predictive_parity(
     )
     auc = None
     if binary_y:
+        from sklearn.metrics import roc_auc_score
+
         auc = Estimate.from_draws(roc_auc_score(y, score), auc_draws, level)
     settings = {
         "n_bins_requested": n_bins,

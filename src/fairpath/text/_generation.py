@@ -3,7 +3,7 @@
 Public contract
 ---------------
 ``GenerationSettings(*, temperature=1.0, top_k=None, top_p=1.0, max_new_tokens=50, n_samples=20,
-batch_size=64, seed=0, do_sample=True)`` (fairpath.text._parameters, a module without torch)
+batch_size=256, seed=0, do_sample=True)`` (fairpath.text._parameters, a module without torch)
     Frozen dataclass, validated on creation (bad values raise FairpathInputError). ``settings_hash``
     (property) identifies what changes the samples: everything except ``n_samples`` and ``batch_size``.
 ``SampleRequest(prompt, sample_index)``
@@ -82,6 +82,12 @@ class GenerationBackend(ABC):
 
     # Whether token_log_likelihoods is implemented: an audit measures perplexity only with such a backend.
     scores_perplexity: bool = False
+
+    @property
+    def concurrent_batches(self) -> int:
+        """Batches the backend decodes side by side: a caller that stores samples as it goes hands it this many
+        batches at a time, so that none of them waits (HFGenerator: its workers)."""
+        return 1
 
     @property
     @abstractmethod
@@ -325,6 +331,10 @@ class HFGenerator(GenerationBackend):
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    @property
+    def concurrent_batches(self) -> int:
+        return self.workers
 
     def token_log_likelihoods(self, texts: Sequence[str]) -> list[np.ndarray]:
         from fairpath.text._quality import token_log_likelihoods

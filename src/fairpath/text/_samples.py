@@ -169,9 +169,11 @@ def generate_samples(
     # Metadata stored with a sample: that of the prompt's first row.
     first = frame.drop_duplicates("prompt").set_index("prompt")[_METADATA_COLUMNS]
     todo = store.missing(backend.model_id, frame["prompt"], settings)
+    # A part of the store holds one batch per worker: handed one batch at a time, the workers took turns.
+    part_size = settings.batch_size * backend.concurrent_batches
     with progress_bar(total=len(todo), unit="sample", desc="generating", enabled=progress and bool(todo)) as bar:
-        for number, start in enumerate(range(0, len(todo), settings.batch_size)):
-            chunk = todo[start : start + settings.batch_size]
+        for number, start in enumerate(range(0, len(todo), part_size)):
+            chunk = todo[start : start + part_size]
             texts = backend.generate_requests(chunk, settings)
             prompts = [r.prompt for r in chunk]
             part = pd.DataFrame(
