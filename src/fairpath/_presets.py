@@ -137,7 +137,7 @@ class QuadraticFeatures(TransformerMixin, BaseEstimator):
         """Learn the clipping range and both standardisations; returns the unstandardised features."""
         X = np.asarray(X, dtype=float)
         self.low_, self.high_ = X.min(axis=0), X.max(axis=0)
-        self.center_, self.scale_ = _moments(np.clip(X, self.low_, self.high_))
+        self.center_, self.scale_ = _moments(X)  # the training rows lie within their own range: no clipping
         columns = np.arange(X.shape[1]) if self.interacting is None else np.asarray(self.interacting)
         first, second = np.triu_indices(len(columns))  # PolynomialFeatures' order: (0,0), (0,1), …, (1,1), …
         self.pairs_ = (columns[first], columns[second])
@@ -145,12 +145,26 @@ class QuadraticFeatures(TransformerMixin, BaseEstimator):
         self.poly_center_, self.poly_scale_ = _moments(features)
         return features
 
+    def _inputs(self, X):
+        """The columns clipped to the training range and standardised (in place of the clipped copy)."""
+        Z = np.clip(np.asarray(X, dtype=float), self.low_, self.high_)
+        Z -= self.center_
+        Z /= self.scale_
+        return Z
+
     def _expand(self, X):
-        Z = (np.clip(np.asarray(X, dtype=float), self.low_, self.high_) - self.center_) / self.scale_
-        return np.hstack([Z, Z[:, self.pairs_[0]] * Z[:, self.pairs_[1]]])
+        Z, (first, second) = self._inputs(X), self.pairs_
+        features = np.empty((len(Z), Z.shape[1] + len(first)))
+        features[:, :Z.shape[1]] = Z
+        np.multiply(Z[:, first], Z[:, second], out=features[:, Z.shape[1]:])
+        return features
 
     def _standardise(self, features):
-        return (features - self.poly_center_) / self.poly_scale_
+        """Standardised in place: ``features`` are always a fresh array of :meth:`_expand` (a fit's rows, whose
+        copies took 9% of a million-row decomposition)."""
+        features -= self.poly_center_
+        features /= self.poly_scale_
+        return features
 
     def linear_function(self, X, coef, intercept: float) -> np.ndarray:
         """``transform(X) @ coef + intercept`` without building the features: both standardisations folded
@@ -159,8 +173,7 @@ class QuadraticFeatures(TransformerMixin, BaseEstimator):
         rows of a large fold took 12% of Census 2018's decomposition through the features."""
         weights = np.asarray(coef, dtype=float) / self.poly_scale_
         constant = intercept - weights @ self.poly_center_
-        p = len(self.center_)
-        Z = (np.clip(np.asarray(X, dtype=float), self.low_, self.high_) - self.center_) / self.scale_
+        p, Z = len(self.center_), self._inputs(X)
         pairs = np.zeros((p, p))
         pairs[self.pairs_] = weights[p:]  # each (a, b), a ≤ b, once
         return constant + Z @ weights[:p] + np.einsum("ij,ij->i", Z @ pairs, Z)
