@@ -279,8 +279,6 @@ def _random_forest(objective: str, seed: int) -> BaseEstimator:
     )
 
 
-
-
 def preset(name: str, binary: bool, seed: int, large: bool) -> BaseEstimator:
     """A fresh preset learner ``name`` (one of ``fairpath._learners.PRESETS``); ``large``: the training rows
     reach ``fairpath._learners.LARGE_FIT_ROWS``."""

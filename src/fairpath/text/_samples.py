@@ -14,7 +14,8 @@ Public contract
 ``generate_samples(backend, prompts_frame, settings, store, progress=True, on_chunk=None) -> DataFrame``
     Generates what ``store`` lacks for every prompt of ``prompts_frame`` (a column ``prompt``; optional
     ``template_id``, ``attribute``, ``value`` and any other columns, which are carried to the result)
-    in chunks of ``settings.batch_size`` samples, one part file per chunk, with a tqdm bar and ETA on
+    in chunks of ``settings.batch_size`` samples per batch the backend decodes side by side
+    (``backend.concurrent_batches``: a local model's workers), one part file per chunk, with a tqdm bar and ETA on
     stderr. ``on_chunk(chunk_number, chunk_frame)`` is called after each chunk is stored. Returns one row
     per (prompt row, sample index < n_samples): the ``prompts_frame`` columns, then ``model,
     settings_hash, seed, sample_index, text``. Rerunning after an interruption generates only the rest,
@@ -169,7 +170,7 @@ def generate_samples(
     # Metadata stored with a sample: that of the prompt's first row.
     first = frame.drop_duplicates("prompt").set_index("prompt")[_METADATA_COLUMNS]
     todo = store.missing(backend.model_id, frame["prompt"], settings)
-    # A part of the store holds one batch per worker: handed one batch at a time, the workers took turns.
+    # One batch per worker: a chunk of one batch went whole to the main process while the workers stayed idle.
     part_size = settings.batch_size * backend.concurrent_batches
     with progress_bar(total=len(todo), unit="sample", desc="generating", enabled=progress and bool(todo)) as bar:
         for number, start in enumerate(range(0, len(todo), part_size)):
