@@ -24,7 +24,7 @@ _ATTRIBUTE_HELP = ("country, occupation, name, gender; an intersection of two, c
 _GENERATION_FLAGS = {
     "n_samples": "continuations per prompt (the paper used 1000)", "max_new_tokens": "tokens per continuation at most",
     "temperature": "sampling temperature", "top_k": "sample among the k likeliest tokens (default: all)", "top_p": "nucleus sampling mass",
-    "batch_size": "rows generated together (with --backend openai: samples per stored part)",
+    "batch_size": "rows each worker decodes together (with --backend openai: samples per stored part)",
 }
 
 
