@@ -178,3 +178,10 @@ def test_a_damaged_or_foreign_store_part_is_refused_naming_the_file(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(FairpathInputError, match=r"score store '.*file' is a file; give a folder"):
         ScoreStore(tmp_path / "file")
+
+
+def test_a_missing_column_is_named_before_any_prompt_is_asked():
+    decider = ScriptedDecider(lambda x, z, w: np.full(len(z), 0.5))
+    with pytest.raises(FairpathInputError, match=r"column\(s\) \['w2'\] not found in the data; available columns: \['x', "):
+        llm_audit(SAMPLE.data.drop(columns="w2"), SAMPLE.sfm, "synthetic", "SE", backend=decider, progress=False)
+    assert decider.asked == 0

@@ -38,7 +38,7 @@ from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, result_class, result_frame
 from fairpath._stats import Estimate, holm, p_clause
 from fairpath._validation import (Boolean, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, Splits, Text,
-                                  validate_params)
+                                  check_columns_present, validate_params)
 from fairpath.causal import CONTRASTS
 from fairpath.llm._prompt import WITHHELD, DecisionPrompt
 from fairpath.llm._scoring import ScoreStore, score_prompts
@@ -176,9 +176,7 @@ def llm_audit(data: pd.DataFrame, sfm, prompt, bn="SE", *, backend=None, x_mode:
     check_sfm(sfm)
     prompt = DecisionPrompt.resolve(prompt)
     prompt.check(sfm)
-    missing = [c for c in (sfm.x, *sfm.z, *sfm.w, sfm.y) if c not in data.columns]
-    if missing:
-        raise FairpathInputError(f"column(s) {missing} not found in the data; columns: {list(data.columns)}")
+    check_columns_present(data, sfm.columns)  # before the model loads
     if backend is None:
         from fairpath.text import HFGenerator
 
