@@ -359,18 +359,25 @@ class HFGenerator(GenerationBackend):
         probabilities = np.empty((len(prompts), len(options)))
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))  # similar lengths batch with little padding
         shared = _common_prefix_length(encoded)
+        with self._inference():
+            prefix = self._prefix_cache(encoded[0][:shared])
+            for start in range(0, len(order), batch_size):
+                rows = order[start : start + batch_size]
+                last = self._last_token_distribution([encoded[i][shared:] for i in rows], prefix, shared)
+                probabilities[rows] = torch.stack([last[:, ids].sum(dim=1) for ids in tokens], dim=1).double().numpy()
+        return probabilities
+
+    @contextlib.contextmanager
+    def _inference(self):
+        """Eval mode, no autograd and the generator's torch threads for the block; a model passed in may be mid-training,
+        so its mode is restored afterwards."""
         was_training = self.model.training
         self.model.eval()
         try:
             with torch.inference_mode(), _torch_threads(self.num_threads):
-                prefix = self._prefix_cache(encoded[0][:shared])
-                for start in range(0, len(order), batch_size):
-                    rows = order[start : start + batch_size]
-                    last = self._last_token_distribution([encoded[i][shared:] for i in rows], prefix, shared)
-                    probabilities[rows] = torch.stack([last[:, ids].sum(dim=1) for ids in tokens], dim=1).double().numpy()
+                yield
         finally:
             self.model.train(was_training)
-        return probabilities
 
     def _message_ids(self, prompt: str) -> list[int]:
         """A user message's token ids: through the chat template where the tokenizer has one, else the text itself."""
@@ -453,14 +460,9 @@ class HFGenerator(GenerationBackend):
     def _generate_here(self, batches: list[list[SampleRequest]], settings: GenerationSettings) -> list[str]:
         texts: list[str] = []
         _reuse_freed_memory()
-        was_training = self.model.training  # a model passed in may be mid-training: restore its mode
-        self.model.eval()
-        try:
-            with torch.inference_mode(), _torch_threads(self.num_threads):
-                for batch in batches:
-                    texts.extend(self._generate_batch(batch, settings))
-        finally:
-            self.model.train(was_training)
+        with self._inference():
+            for batch in batches:
+                texts.extend(self._generate_batch(batch, settings))
         return texts
 
     def _generate_batch(self, requests: list[SampleRequest], settings: GenerationSettings) -> list[str]:
