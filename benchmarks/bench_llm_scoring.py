@@ -20,6 +20,7 @@ import pandas as pd
 
 from fairpath.causal import SFM
 from fairpath.llm import DecisionPrompt
+from fairpath.llm._scoring import _from_probabilities
 from fairpath.text import HFGenerator
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "compas.csv"
@@ -42,7 +43,7 @@ def main() -> None:
         started = time.perf_counter()
         probabilities = generator.answer_probabilities(texts, prompt.spellings, batch_size=args.batch_size)
         seconds[dtype] = time.perf_counter() - started
-        scores[dtype] = probabilities @ prompt.values / probabilities.sum(axis=1)
+        scores[dtype] = _from_probabilities(probabilities, prompt.values)["score"].to_numpy()  # as score_prompts reads them
     gap = np.abs(scores["bfloat16"] - scores["float32"])
     print(f"{len(texts)} prompts, batch {args.batch_size}, load {os.getloadavg()[0]:.2f}: bfloat16 {seconds['bfloat16']:.1f} s "
           f"({len(texts) / seconds['bfloat16']:.1f} prompts/s), float32 {seconds['float32']:.1f} s; ratio {seconds['bfloat16'] / seconds['float32']:.2f}")

@@ -37,6 +37,7 @@ import pandas as pd
 from fairpath._exceptions import FairpathInputError
 from fairpath._results import ResultMixin, result_class, result_frame
 from fairpath._stats import Estimate, holm, p_clause
+from fairpath._vocabulary import LABELS
 from fairpath._validation import (Boolean, Draws, Frame, Integer, Optional, Options, Probability, Real, Seed, Splits, Text,
                                   check_columns_present, validate_params)
 from fairpath.causal import CONTRASTS
@@ -46,7 +47,6 @@ from fairpath.llm._scoring import ScoreStore, score_prompts
 X_MODES = ("mentioned", "withheld", "both")
 MENTIONED, WITHHELD_COLUMN = "llm_mentioned", "llm_withheld"
 PATHWAY_MEASURES = ("tv", "ctfde", "ctfie", "ctfse")
-LABELS = {"tv": "TV", "ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE"}
 DESCRIPTIONS = {MENTIONED: "the language model's score with X mentioned in the prompt",
                 WITHHELD_COLUMN: "the language model's score with X withheld from the prompt"}
 

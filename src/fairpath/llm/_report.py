@@ -11,9 +11,9 @@ import pandas as pd
 
 from fairpath._results import panel_axes
 from fairpath._stats import format_p
+from fairpath._vocabulary import LABELS
 from fairpath.report import Section, format_ci, legend_below, provenance_lines, subplots, write_report
 
-_LABELS = {"tv": "TV", "ctfde": "Ctf-DE", "ctfie": "Ctf-IE", "ctfse": "Ctf-SE"}
 # TV = Ctf-DE − Ctf-IE − Ctf-SE: each pathway's difference moves TV by its sign here.
 _SIGNS = {"ctfde": 1.0, "ctfie": -1.0, "ctfse": -1.0}
 _UP, _TOTAL = "#d64545", "#486581"
@@ -42,7 +42,7 @@ def waterfall(result, ax=None, *, contrast: str | None = None, predictor: str | 
         ax.bar(position, step, bottom=running, color=_READING_COLOURS[row["reading"]], width=0.6)
         _whisker(ax, position, running + step, running + low, running + high)
         sign = "+" if _SIGNS[measure] > 0 else "−"
-        labels.append(f"{sign} Δ{_LABELS[measure]}\n{row['reading']}")
+        labels.append(f"{sign} Δ{LABELS[measure]}\n{row['reading']}")
         running += step
     ax.bar(4, tv["model_estimate"], color=_TOTAL, width=0.6)
     _whisker(ax, 4, tv["model_estimate"], tv["model_ci_low"], tv["model_ci_high"])
@@ -104,7 +104,7 @@ def _contrast_axis(ax, positions, names) -> None:
 def _pathway_table(result, contrast: str) -> pd.DataFrame:
     frame = result.pathways[result.pathways["contrast"] == contrast]
     return pd.DataFrame({
-        "X in the prompt": frame["predictor"].map(_SHORT), "measure": frame["measure"].map(_LABELS),
+        "X in the prompt": frame["predictor"].map(_SHORT), "measure": frame["measure"].map(LABELS),
         "world (Y)": [_interval(r.world_estimate, r.world_ci_low, r.world_ci_high) for r in frame.itertuples()],
         "model (ŷ)": [_interval(r.model_estimate, r.model_ci_low, r.model_ci_high) for r in frame.itertuples()],
         "ŷ − Y": [_interval(r.estimate, r.ci_low, r.ci_high) for r in frame.itertuples()],
@@ -133,7 +133,7 @@ def _exact_table(result) -> pd.DataFrame:
 def _mention_table(result) -> pd.DataFrame:
     frame = result.mention
     return _contrast_column(result, pd.DataFrame({
-        "contrast": frame["contrast"], "measure": frame["measure"].map(_LABELS),
+        "contrast": frame["contrast"], "measure": frame["measure"].map(LABELS),
         "mentioned − withheld": [_interval(r.estimate, r.ci_low, r.ci_high) for r in frame.itertuples()], "p": frame["p_value"].map(format_p)}))
 
 
