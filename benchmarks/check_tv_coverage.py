@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 from scipy.stats import binomtest
 
+from fairpath._stats import z_value
 from fairpath.causal import decompose
 from fairpath.datasets import make_multilevel_sfm
 
@@ -34,7 +35,7 @@ def main() -> None:
         z = np.array([(est - truth) / se for est, se in (naive(make_multilevel_sfm(args.n, seed=50_000 + rep, levels=2,
                                                                                      binary_outcome=binary).data)
                                                          for rep in range(args.reps))])
-        hits = int((np.abs(z) < 1.959964).sum())
+        hits = int((np.abs(z) < z_value(0.95)).sum())
         interval = binomtest(hits, args.reps).proportion_ci(0.95, method="exact")
         checks = []
         for rep in range(6):  # the grid's own seeds
