@@ -36,9 +36,10 @@ from scipy.stats import binomtest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from scripted_decider import ScriptedDecider  # noqa: E402
 
+from fairpath._stats import z_value  # noqa: E402
 from fairpath.datasets import make_binary_sfm  # noqa: E402
 from fairpath.datasets._synthetic import BinarySFM  # noqa: E402
-from fairpath.llm import llm_audit  # noqa: E402
+from fairpath.llm import DecisionPrompt, llm_audit  # noqa: E402
 
 WORLD = BinarySFM()
 DECIDERS = {
@@ -80,8 +81,6 @@ def exact_only(reps: int, n: int, truth: float) -> str:
     """The exact check alone, many times (it needs no audit): the interaction decider's score asked with x = 1 and with
     x = 0 on the rows of x = 0, as ``llm_audit`` asks it, and the coverage of the true Ctf-DE by its interval."""
     decider = ScriptedDecider(DECIDERS["interaction"])
-    from fairpath.llm import DecisionPrompt
-
     prompt = DecisionPrompt.builtin("synthetic")
     hits = 0
     for rep in range(reps):
@@ -89,7 +88,7 @@ def exact_only(reps: int, n: int, truth: float) -> str:
         rows = sample.data[sample.data["x"] == 0]
         change = np.array([decider.yes(text) for text in prompt.render(rows, sample.sfm, x_values=1)]) - \
             np.array([decider.yes(text) for text in prompt.render(rows, sample.sfm, x_values=0)])
-        half = 1.959964 * change.std(ddof=1) / np.sqrt(len(change))
+        half = z_value(0.95) * change.std(ddof=1) / np.sqrt(len(change))
         hits += abs(change.mean() - truth) <= half
     interval = binomtest(int(hits), reps).proportion_ci(0.95, method="exact")
     return (f"interaction exact check alone ({reps} samples, seeds 100,000 + rep): coverage of the true Ctf-DE {hits / reps:.3f} "
