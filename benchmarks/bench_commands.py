@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from bench_scale import FLAGS, SHARED, baseline_fit, table
+from bench_scale import FLAGS, SHARED, baseline_fit, child_run, table
 
 COMPAS_FLAGS = ["--x", "race", "--x0", "Majority", "--x1", "Minority", "--z", "age,sex", "--w",
                 "juv_fel,juv_misd,juv_other,priors,charge", "--y", "two_year_recid", "--predictor", "northpointe", "--seed", "23"]
@@ -45,19 +45,8 @@ for (y in c("two_year_recid", "northpointe")) {{
 
 
 def timed(command: list[str], repeats: int) -> dict:
-    """Best wall of ``repeats`` runs of ``command`` as a child process, with that run's CPU seconds and peak RSS."""
-    best = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - start
-        out = child.stdout.read().decode()
-        if status:
-            raise RuntimeError(f"{' '.join(command)} failed: {child.stderr.read().decode()[-2000:]}")
-        run = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024, "out": out}
-        best = run if best is None or wall < best["wall"] else best
-    return best
+    """The fastest of ``repeats`` runs of ``command`` as a child process (:func:`bench_scale.child_run`)."""
+    return min((child_run(command) for _ in range(repeats)), key=lambda run: run["wall"])
 
 
 def fairpath_command(*args: str) -> list[str]:

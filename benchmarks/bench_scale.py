@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,17 +78,25 @@ def dask_section(n: int, workers: int, local: bool) -> None:
         print(f"  numbers equal to the local run's: {same}")
 
 
+def child_run(command: list[str]) -> dict:
+    """``command`` as a child process: its wall and CPU seconds, peak RSS (os.wait4: the child's own) and stdout. Its output
+    goes to files, not pipes, so a chatty child never blocks on a full pipe while this process waits."""
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=stdout, stderr=stderr)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        stdout.seek(0), stderr.seek(0)
+        if status:
+            raise RuntimeError(f"{' '.join(command)} failed: {stderr.read().decode()[-2000:]}")
+        out = stdout.read().decode()
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024, "out": out}
+
+
 def cli_run(path: Path, flags: list[str], out: Path) -> dict:
-    """One `fairpath decompose` in a child process: wall, CPU and peak RSS of that child (os.wait4), and its results."""
-    command = [sys.executable, "-m", "fairpath.cli", "decompose", str(path), *flags, "--seed", "1", "--quiet", "--out", str(out)]
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if status:
-        raise RuntimeError(f"{' '.join(command)} failed: {child.stderr.read().decode()[-2000:]}")
-    results = json.loads((out / "result.json").read_text())
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024, "results": results}
+    """One `fairpath decompose` in a child process (:func:`child_run`), with its results."""
+    run = child_run([sys.executable, "-m", "fairpath.cli", "decompose", str(path), *flags, "--seed", "1", "--quiet", "--out", str(out)])
+    return {**run, "results": json.loads((out / "result.json").read_text())}
 
 
 def estimates(results: dict) -> dict[str, tuple[float, float]]:
