@@ -73,9 +73,9 @@ POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the
 CONTROL_CHECK = {"p": 0.05, "perplexity_change": 0.02}  # the control at the base: no spread test rejects, perplexity ±2%
 NOT_SHOWN = "not shown, and the design's power was below 0.8: not a refutation"
 PILOT_SEED_OFFSET = 1  # the pilot's samples are drawn with seed + 1: every model is evaluated on fresh samples
-_POWER_CANDIDATES = (24, 32, 40, 48, 64, 80, 96, 120, 160)
+_POWER_CANDIDATES = (24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 448, 512)
 _POWER_MULTIPLES = (1, 2, 4, 8)  # the design as run, then what a powered one would need
-HUANG_VERSION = 2  # the format of the study's own steps (the designs), in its run folder's key (2: value selection, spread power)
+HUANG_VERSION = 3  # the format of the study's own steps (the designs), in its run folder's key (2: value selection, spread power; 3: candidates to 512)
 
 # The names for DebiasStudyResult.table's columns.
 _RENAMED = {"lam": "lambda", "individual": "individual_fairness", "group": "group_fairness"}
