@@ -8,14 +8,16 @@ regularizer changes neither). The study, for Country and for Occupation:
    continuations per prompt, drawn with another seed than the study's audits. Its first half chooses
    the values the study evaluates (with ``values_per_side``: the k most negative and the k most
    positive on mean VADER sentiment, as the paper chose its countries on its own baseline); its second
-   half, untouched by that choice, gives the base's between-value spread and the power of the paired
-   test (:func:`fairpath.text.spread_power`) to detect a 30% fall of it at Holm's first threshold
-   (0.01 over the attribute's regularized models) for the candidate samples per prompt; the smallest
-   with power 0.8 is chosen, capped at ``max_audit_samples`` (the power at the chosen n is recorded
-   either way, as ``pilot_power``). Every model is then evaluated on fresh samples. Half a pilot is a
-   small sample of a small spread (Country's second half held no spread above its noise floor), so the
-   design's power is computed again on the base's own evaluation audit (fresh samples of the chosen
-   values, at the chosen n, which no model's data touches): ``power_vs_base``, the power the verdict uses.
+   half, untouched by that choice, gives the base's between-value spreads and the power of the claim's
+   tests (:meth:`HuangStudy.claim_power`): every training seed's model, with a 30% fall of the spread on
+   both scorers, found lower by the paired test on VADER at Holm's first threshold (0.01 over the
+   attribute's regularized models) and on TextBlob at 0.05, for the candidate samples per prompt; the
+   smallest with power 0.8 is chosen, capped at ``max_audit_samples`` (the power at the chosen n is
+   recorded either way, as ``pilot_power``). Every model is then evaluated on fresh samples. Half a pilot
+   is a small sample of a small spread (Country's second half held no spread above its noise floor), so
+   the design's power is computed again on the base's own evaluation audit (fresh samples of the chosen
+   values, at the chosen n, which no model's data touches): ``power_vs_base``, the power the verdict uses
+   (beside it ``vader_power_vs_base``, the VADER test's for one model alone).
 2. **Training.** One LoRA model per regularizer, λ and training seed, and the control: λ = 0, the same
    pairs, batches, steps and seed without the fairness loss. The training text is sampled from the base
    exactly as the audit samples, and the LM loss covers the continuation only, so the control is a no-op
@@ -74,8 +76,8 @@ CONTROL_CHECK = {"p": 0.05, "perplexity_change": 0.02}  # the control at the bas
 NOT_SHOWN = "not shown, and the design's power was below 0.8: not a refutation"
 PILOT_SEED_OFFSET = 1  # the pilot's samples are drawn with seed + 1: every model is evaluated on fresh samples
 _POWER_CANDIDATES = (24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 448, 512)
-_POWER_MULTIPLES = (1, 2, 4, 8)  # the design as run, then what a powered one would need
-HUANG_VERSION = 3  # the format of the study's own steps (the designs), in its run folder's key (2: value selection, spread power; 3: candidates to 512)
+_POWER_MULTIPLES = (1, 2, 4)  # the design as run, then what a powered one would need
+HUANG_VERSION = 3  # the format of the study's own steps (the designs), in its run folder's key (2: value selection, spread power; 3: candidates to 512, the claim's power)
 
 # The issue's names for DebiasStudyResult.table's columns.
 _RENAMED = {"lam": "lambda", "individual": "individual_fairness", "group": "group_fairness"}
@@ -351,8 +353,6 @@ class HuangStudy:
         return self.run_folder.step(f"design-{attribute}", lambda: self._design(attribute))
 
     def _design(self, attribute: str) -> dict:
-        from fairpath.text import spread_power
-
         s = self.settings
         pilot_seed = s.seed + PILOT_SEED_OFFSET
         self._log(f"{attribute}: pilot audit of the base model ({s.pilot_samples} samples per prompt, seed {pilot_seed})")
@@ -371,13 +371,11 @@ class HuangStudy:
                                    f"{SCORER} score relative to their template, on the pilot's samples 0-{half - 1}; the power on "
                                    f"samples {half}-{s.pilot_samples - 1}, which the choice did not see")
         record["values"] = values
-        alpha = POWER["alpha"] / s.family_size  # Holm's first threshold over the attribute's regularized models
         given = s.audit_samples is not None
         candidates = [s.audit_samples] if given else sorted({n for n in _POWER_CANDIDATES if n < s.max_audit_samples} | {s.max_audit_samples})
-        self._log(f"{attribute}: power of the paired spread test at p < {alpha:.3g} for {candidates} samples per prompt")
+        self._log(f"{attribute}: power of the claim's tests for {candidates} samples per prompt")
         try:
-            analysis = spread_power(sizing, score=f"score_{SCORER}", candidates=candidates, effect=POWER["effect"], alpha=alpha,
-                                    target=POWER["power"], seed=s.seed)
+            analysis = self.claim_power(sizing, candidates)
         except FairpathInputError as error:  # no spread above the pilot's noise floor: nothing to size a fall of
             chosen = s.audit_samples or s.max_audit_samples
             record |= {"samples_per_prompt": chosen, "pilot_power": float("nan"),
@@ -393,12 +391,25 @@ class HuangStudy:
                   f"({record['chosen_by']}; power {record['pilot_power']:.2f})")
         return record
 
-    def audit_power(self, attribute: str, base_scores: pd.DataFrame, samples_per_prompt: int) -> dict:
-        """The power of the design as run: :func:`fairpath.text.spread_power` on the base's own evaluation audit (the
-        chosen values at the chosen samples per prompt), against a 30% fall at Holm's first threshold (a step).
+    def claim_power(self, base_scores: pd.DataFrame, candidates: list[int]):
+        """:func:`fairpath.text.spread_power` of the claim's tests: a 30% fall of the spread on both scorers in every
+        training seed's model, each found lower on VADER at Holm's first threshold (its strictest, so the power is a
+        lower bound) and on TextBlob at 0.05, every model against the same base audit."""
+        from fairpath.text import spread_power
 
-        When it is below 0.8 the same simulation at 2, 4 and 8 times the samples per prompt says what a powered
-        design would need (``powered_samples_per_prompt``, None when even 8 times falls short; ``power_by_samples``).
+        s = self.settings
+        return spread_power(base_scores, score=f"score_{SCORER}", candidates=candidates, effect=POWER["effect"],
+                            alpha=POWER["alpha"] / s.family_size, other_scores={f"score_{SECOND}": TARGET["second_scorer_p"]},
+                            models=len(s.training_seeds), target=POWER["power"], seed=s.seed)
+
+    def audit_power(self, attribute: str, base_scores: pd.DataFrame, samples_per_prompt: int) -> dict:
+        """The power of the design as run (a step): :meth:`claim_power` on the base's own evaluation audit (the chosen
+        values at the chosen samples per prompt). Quality (perplexity, S.S.) is not simulated: it is the power of the
+        claim's tests.
+
+        ``vader_power_vs_base``: the VADER test's power for one model alone. When the claim's power is below 0.8 the
+        same simulation at 2 and 4 times the samples per prompt says what a powered design would need
+        (``powered_samples_per_prompt``, None when even 4 times falls short; ``power_by_samples``).
         """
         from fairpath.text import spread_power
 
@@ -406,18 +417,25 @@ class HuangStudy:
         alpha = POWER["alpha"] / s.family_size
 
         def compute() -> dict:
-            record = {"power_alpha": alpha, "power_effect": POWER["effect"], "power_target": POWER["power"]}
+            record = {"power_alpha": alpha, "power_effect": POWER["effect"], "power_target": POWER["power"],
+                      "power_claim": (f"a {POWER['effect']:.0%} fall of the spread on both scorers in each of the "
+                                      f"{len(s.training_seeds)} training seeds' models; {SCORER} p < {alpha:.4g} (Holm's first "
+                                      f"threshold) and {SECOND} p < {TARGET['second_scorer_p']:g} for every one, each against "
+                                      "the same base audit")}
             try:
-                analysis = spread_power(base_scores, score=f"score_{SCORER}", candidates=[samples_per_prompt * k for k in _POWER_MULTIPLES],
-                                        effect=POWER["effect"], alpha=alpha, target=POWER["power"], seed=s.seed)
-            except FairpathInputError as error:  # the base's spread at its noise floor: a fall of it cannot be sized
+                vader_alone = spread_power(base_scores, score=f"score_{SCORER}", candidates=[samples_per_prompt],
+                                           effect=POWER["effect"], alpha=alpha, target=POWER["power"], seed=s.seed)
+                claim = self.claim_power(base_scores, [samples_per_prompt * k for k in _POWER_MULTIPLES])
+            except FairpathInputError as error:  # a base spread at its noise floor: a fall of it cannot be sized
                 return record | {"power_vs_base": float("nan"), "power_note": str(error)}
-            at_n = analysis.table.iloc[0]
-            return record | {"power_vs_base": float(at_n["power"]), "base_spread": analysis.base_spread, "power_se": float(at_n["se"]),
-                             "power_replicates": analysis.n_replicates, "powered_samples_per_prompt": analysis.chosen_n,
-                             "power_by_samples": {int(n): float(p) for n, p in zip(analysis.table["n"], analysis.table["power"])}}
+            at_n = claim.table.iloc[0]
+            return record | {"power_vs_base": float(at_n["power"]), "power_se": float(at_n["se"]),
+                             "vader_power_vs_base": float(vader_alone.table["power"].iloc[0]), "base_spread": claim.base_spread,
+                             "base_spread_by_scorer": {name.removeprefix("score_"): test["base_spread"] for name, test in claim.tests.items()},
+                             "power_replicates": claim.n_replicates, "powered_samples_per_prompt": claim.chosen_n,
+                             "power_by_samples": {int(n): float(p) for n, p in zip(claim.table["n"], claim.table["power"])}}
 
-        record = self.run_folder.step(f"power-{attribute}", compute)
+        record = self.run_folder.step(f"claim-power-{attribute}", compute)
         power = record["power_vs_base"]
         return record | {"power_vs_base": float("nan") if power is None else power}  # JSON keeps NaN as null
 

@@ -422,7 +422,8 @@ class SpreadPower:
     ``table``: one row per candidate n (samples per prompt and model) with ``power`` and its Monte-Carlo
     ``se``; ``chosen_n``: the smallest candidate with power ≥ ``target`` (None when none reaches it).
     ``base_theta`` and ``base_spread``: the pilot's θ̂ and spread (the simulated base's exact values);
-    ``shrink``: c of the construction (fairpath.text._spread.spread_power).
+    ``shrink``: c of the construction (fairpath.text._spread.spread_power); ``models`` and ``tests`` (each
+    score's α, θ̂, spread and c): the claim whose power it is.
     """
 
     table: pd.DataFrame
@@ -437,6 +438,8 @@ class SpreadPower:
     shrink: float
     n_prompts: int
     seed: int
+    models: int
+    tests: dict
 
     def to_dict(self) -> dict:
         return {**{k: v for k, v in self.__dict__.items() if k != "table"}, "table": self.table.to_dict(orient="records")}
@@ -467,13 +470,50 @@ def _rejections(base: np.ndarray, other: np.ndarray, alpha: float, null_permutat
     return observed / sd < t.ppf(alpha, null_permutations)
 
 
-@validate_params({"pilot": Frame(), "score": Text(), "effect": Real(0.0, 1.0), "alpha": Probability(), "n_replicates": Integer(1),
-                  "null_permutations": Integer(2, 10_000), "target": Probability(), "seed": Seed()})
+@dataclass(frozen=True)
+class _Population:
+    """One score's simulated populations: the pilot's cells with their means moved to the base's spread and to
+    (1 − effect) times it (see :func:`spread_power`)."""
+
+    deviations: np.ndarray  # (N,)
+    base_means: np.ndarray  # (cells, 1)
+    other_means: np.ndarray  # (cells, 1)
+    theta: float
+    shrink: float
+
+    @classmethod
+    def of(cls, cells: _Cells, score: str, effect: float) -> "_Population":
+        raw, floor, _, _ = (float(x) for x in _components(cells.means, cells.variances, cells.counts))
+        theta = raw - floor
+        if theta <= 0:
+            raise FairpathInputError(f"the pilot's θ̂ of {score!r} is {theta:.3g} (raw variance of the means {raw:.3g}, noise floor "
+                                     f"{floor:.3g}): no spread above the noise floor to size a fall of; audit with more samples per prompt")
+        shrink = _shrink(theta, raw)
+        effects = cells.means - cells.means.mean(axis=1, keepdims=True)
+        base_means, other_means = ((cells.means - effects + factor * effects).ravel()[:, None] for factor in (shrink, (1 - effect) * shrink))
+        return cls(cells.deviations, base_means, other_means, theta, shrink)
+
+
+def _score_levels(score: str, alpha: float, other_scores) -> dict[str, float]:
+    """``score`` at ``alpha`` and each of ``other_scores`` ({column: α}) at its own α, checked."""
+    other_scores = {} if other_scores is None else other_scores
+    if not isinstance(other_scores, dict) or not all(isinstance(k, str) and isinstance(a, (float, int)) and not isinstance(a, bool)
+                                                     and 0 < a < 1 for k, a in other_scores.items()):
+        raise FairpathInputError(f"other_scores {other_scores!r} must map score columns to the level of their test, a number "
+                                 "strictly between 0 and 1, e.g. {'score_textblob': 0.05}")
+    if score in other_scores:
+        raise FairpathInputError(f"other_scores repeats score {score!r}; name each score column once")
+    return {score: alpha, **{k: float(a) for k, a in other_scores.items()}}
+
+
+@validate_params({"pilot": Frame(), "score": Text(), "effect": Real(0.0, 1.0), "alpha": Probability(), "models": Integer(1),
+                  "n_replicates": Integer(1), "null_permutations": Integer(2, 10_000), "target": Probability(), "seed": Seed()})
 def spread_power(pilot: pd.DataFrame, score: str = "score", *, candidates=(10, 20, 40, 80, 160), effect: float = 0.30,
-                 alpha: float = 0.01, n_replicates: int = 200, null_permutations: int = 40, target: float = TARGET_POWER,
-                 seed: int = 0) -> SpreadPower:
+                 alpha: float = 0.01, other_scores: dict[str, float] | None = None, models: int = 1, n_replicates: int = 200,
+                 null_permutations: int = 40, target: float = TARGET_POWER, seed: int = 0) -> SpreadPower:
     """Power of :func:`compare_spread` (individual measure, one-sided, at ``alpha``) against a model whose
-    spread is (1 − ``effect``) times the reference's, for every ``candidates`` n samples per prompt.
+    spread is (1 − ``effect``) times the reference's, for every ``candidates`` n samples per prompt; or the
+    power of a claim made of several such tests.
 
     Construction: the pilot's empirical cells are the reference's population. Its raw cell means carry
     noise (their variance overstates θ by the noise floor), so each cell's scores are first shifted so
@@ -486,24 +526,25 @@ def spread_power(pilot: pd.DataFrame, score: str = "score", *, candidates=(10, 2
     comes from ``null_permutations`` within-prompt relabellings, judged against Student's t). The
     power's Monte-Carlo SE is sqrt(p (1 − p) / n_replicates). Candidates are tried in increasing order
     and the simulation stops at the first with power ≥ ``target``. Seeded.
+
+    A claim of several tests: ``other_scores`` ({column: α}) are further scores of the same continuations
+    whose tests must reject too, each at its own α, and ``models`` is the number of models (e.g. one per
+    training seed) that must all be found lower on every score, each with the fall on every score. A
+    replicate draws the pilot's rows (all scores of a continuation together, so the scorers' dependence is
+    kept), one reference sample and one sample per model, compared each with that same reference sample
+    (as a study compares every model with one audit of the base); it counts when every test rejects.
+    ``tests`` holds each score's α, θ̂, spread and c; ``base_theta``, ``base_spread`` and ``shrink`` are
+    ``score``'s.
     """
     given = list(candidates) if isinstance(candidates, (list, tuple, range, np.ndarray)) else [candidates]
     if not given or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2 for n in given):
         raise FairpathInputError(f"candidates {candidates!r} must be whole numbers of samples per prompt of at least 2 (the "
                                  "within-prompt variance needs 2); pass e.g. (20, 40, 80)")
     candidates = sorted({int(n) for n in given})
-    cells = _Cells.from_frame(pilot, score, "pilot")
-    raw, floor, _, _ = (float(x) for x in _components(cells.means, cells.variances, cells.counts))
-    theta = raw - floor
-    if theta <= 0:
-        raise FairpathInputError(f"the pilot's θ̂ is {theta:.3g} (raw variance of the means {raw:.3g}, noise floor {floor:.3g}): no "
-                                 "spread above the noise floor to size a fall of; audit with more samples per prompt")
-    shrink = _shrink(theta, raw)
-    effects = cells.means - cells.means.mean(axis=1, keepdims=True)
-    flat_counts = cells.counts.ravel()
-    starts = cells.starts
-    base_means, other_means = ((cells.means - effects + factor * effects).ravel()[:, None] for factor in (shrink, (1 - effect) * shrink))
-    shape = (*cells.counts.shape,)
+    levels = _score_levels(score, alpha, other_scores)
+    cells = {name: _Cells.from_frame(pilot, name, "pilot") for name in levels}  # the same rows in the same order for every score
+    populations = {name: _Population.of(of, name, effect) for name, of in cells.items()}
+    flat_counts, starts, shape = cells[score].counts.ravel(), cells[score].starts, cells[score].counts.shape
     rng = np.random.default_rng(seed)
     rows, chosen = [], None
     for n in candidates:
@@ -511,14 +552,21 @@ def spread_power(pilot: pd.DataFrame, score: str = "score", *, candidates=(10, 2
         rejections = 0
         for start in range(0, n_replicates, chunk):
             size = min(chunk, n_replicates - start)
-            picks = starts[:, None] + (rng.random((2, size, flat_counts.size, n)) * flat_counts[:, None]).astype(np.int64)
-            base = (cells.deviations[picks[0]] + base_means).reshape(size, *shape, n)
-            other = (cells.deviations[picks[1]] + other_means).reshape(size, *shape, n)
-            rejections += int(_rejections(base, other, alpha, null_permutations, rng).sum())
+            picks = starts[:, None] + (rng.random((1 + models, size, flat_counts.size, n)) * flat_counts[:, None]).astype(np.int64)
+            rejected = np.ones(size, dtype=bool)
+            for name, population in populations.items():
+                base = (population.deviations[picks[0]] + population.base_means).reshape(size, *shape, n)
+                for model in range(1, models + 1):
+                    other = (population.deviations[picks[model]] + population.other_means).reshape(size, *shape, n)
+                    rejected &= _rejections(base, other, levels[name], null_permutations, rng)
+            rejections += int(rejected.sum())
         power = rejections / n_replicates
         rows.append({"n": n, "power": power, "se": float(np.sqrt(power * (1 - power) / n_replicates)), "rejections": rejections})
         if power >= target:
             chosen = n
             break
-    return SpreadPower(pd.DataFrame(rows), chosen, target, effect, alpha, n_replicates, null_permutations, theta, _spread(theta),
-                       shrink, int(flat_counts.size), seed)
+    first = populations[score]
+    tests = {name: {"alpha": levels[name], "base_theta": p.theta, "base_spread": _spread(p.theta), "shrink": p.shrink}
+             for name, p in populations.items()}
+    return SpreadPower(pd.DataFrame(rows), chosen, target, effect, alpha, n_replicates, null_permutations, first.theta,
+                       _spread(first.theta), first.shrink, int(flat_counts.size), seed, models, tests)
