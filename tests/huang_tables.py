@@ -63,7 +63,9 @@ def huang_result(folder: str | Path = "huang", *, attributes=("country", "occupa
     table = table[["attribute", *[c for c in table.columns if c != "attribute"]]]
     design = {attribute: {"values": ["Denmark", "Iraq"], "selection": "the 1 value with the lowest and the 1 with the highest",
                           "samples_per_prompt": 64, "chosen_by": chosen_by, "pilot_power": 0.4, "power_vs_base": 0.55,
-                          "power_se": 0.02, "power_effect": 0.3, "power_alpha": 0.0025, "base_spread": 0.026}
+                          "power_se": 0.02, "power_effect": 0.3, "power_alpha": 0.0025,
+                          "power_claim": "a 30% fall of the spread on both scorers in each of the 1 training seeds' models",
+                          "vader_power_vs_base": 0.8, "base_spread_by_scorer": {"vader": 0.026, "textblob": 0.011}}
               for attribute in attributes}
     stored = {**asdict(settings), "dtype": "bfloat16", "model": model, "samples_per_prompt": {a: 64 for a in attributes}}
     return HuangResult(table=table, target=target_check(table, design, settings), settings=stored, design=design, out=Path(folder), seconds=12.0,

@@ -73,6 +73,11 @@ def test_quick_study_trains_audits_tests_against_the_base_and_checks_the_target(
         "pilot_power": None}
     # the design's power, on the base's own audit: at Holm's first threshold over the 2 x 1 x 2 regularized models
     assert design["power_alpha"] == pytest.approx(0.01 / 4) and (design["power_vs_base"] is None) == ("power_note" in design)
+    # of the claim: both scorers, for each training seed's model
+    assert design["power_claim"].startswith("a 30% fall of the spread on both scorers in each of the 2 training seeds' models; "
+                                            "vader p < 0.0025 (Holm's first threshold) and textblob p < 0.05 for every one")
+    if design["power_vs_base"] is not None:
+        assert design["power_vs_base"] <= design["vader_power_vs_base"] + 3 * design["power_se"]
     assert set(summary["target"]["controls"]["country"]) == {"control-seed0", "control-seed1"}
     scores = pd.read_parquet(out / "scores.parquet")
     sizes = scores.groupby(["attribute", "model"]).size()
@@ -125,7 +130,7 @@ def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_i
     assert not check["met"] and check["verdict"].startswith("MISSED (country: shown; occupation: not shown")
     assert any(line.startswith("misses on occupation: embedding-lambda30-seed0: VADER -10.0% vs base, one-sided p = 0.002, "
                                "Holm p = 0.004; TextBlob -10.0% vs base, one-sided p = 0.01") for line in check["lines"])
-    # an unpowered design says what a powered one would need (the power at 2, 4 and 8 times the samples per prompt)
+    # an unpowered design says what a powered one would need (the power at 2 and 4 times the samples per prompt)
     def claim_line(attribute):
         return next(line for line in target_check(pd.DataFrame(rows), design, HuangSettings())["lines"]
                     if line.startswith(f"{attribute}: claim"))

@@ -1,6 +1,6 @@
 """The between-value spread of mean sentiment (fairpath.text._spread): the estimator's exact value and its
 unbiasedness, the bootstrap interval's coverage, the paired one-sided test (against a slow loop, its size,
-its power) and the power simulation's size."""
+its power) and the power simulation's size, for one test and for a claim of several."""
 
 import numpy as np
 import pandas as pd
@@ -178,3 +178,24 @@ def test_power_simulation_size_and_power():
     assert list(fall.table.columns) == ["n", "power", "se", "rejections"]
     assert fall.to_dict()["table"] == spread_power(pilot, candidates=(5, 40), effect=0.7, alpha=0.01, n_replicates=50,
                                                    seed=1).to_dict()["table"]  # seeded
+
+
+def test_power_of_a_claim_of_several_tests():
+    rng = np.random.default_rng(5)
+    effects = rng.normal(0, 0.08, (6, 5))
+    pilot = _frame(effects, 20, seed=5).assign(other=_frame(effects, 20, seed=6)["score"].to_numpy(),
+                                               copy=lambda f: f["score"])
+    # two scorers with independent noise, no fall, each at 0.2: a claim of both rejects at about 0.2 x 0.2
+    null = spread_power(pilot, candidates=(10,), effect=0.0, alpha=0.2, other_scores={"other": 0.2}, n_replicates=400, seed=2)
+    size = null.table["power"].iloc[0]
+    assert abs(size - 0.04) <= 3 * np.sqrt(0.04 * 0.96 / 400), size
+    assert null.models == 1 and null.tests["other"]["alpha"] == 0.2
+    assert null.tests["score"]["base_theta"] == null.base_theta == pytest.approx(value_spread(pilot, n_bootstrap=9).individual.theta.estimate)
+    # a claim of one test twice is that test; two models must both be found lower, against one reference sample
+    single = spread_power(pilot, candidates=(10,), effect=0.5, alpha=0.05, n_replicates=400, seed=3).table["power"].iloc[0]
+    twice = spread_power(pilot, candidates=(10,), effect=0.5, alpha=0.05, other_scores={"copy": 0.05}, n_replicates=400,
+                         seed=3).table["power"].iloc[0]
+    both = spread_power(pilot, candidates=(10,), effect=0.5, alpha=0.05, models=2, n_replicates=400, seed=3).table["power"].iloc[0]
+    se = np.sqrt(single * (1 - single) / 400)
+    assert abs(twice - single) <= 3 * np.sqrt(2) * se, (twice, single)
+    assert single**2 - 3 * se <= both <= single, (both, single)

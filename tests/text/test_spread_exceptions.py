@@ -83,5 +83,20 @@ def test_power_needs_candidates_and_a_spread_above_the_noise_floor():
         with pytest.raises(FairpathInputError, match=r"candidates .* must be whole numbers of samples per prompt of at least 2"):
             spread_power(_audit(), candidates=bad)
     flat = pd.DataFrame({"template_id": "t0", "value": list("aabb"), "score": [0.1, 0.9, 0.1, 0.9]})
-    with pytest.raises(FairpathInputError, match=r"the pilot's θ̂ is -0.16 \(raw variance of the means 0, noise floor 0.16\): no spread above the noise floor to size a fall of"):
+    with pytest.raises(FairpathInputError, match=r"the pilot's θ̂ of 'score' is -0.16 \(raw variance of the means 0, noise floor 0.16\): "
+                                                 r"no spread above the noise floor to size a fall of"):
         spread_power(flat)
+
+
+def test_a_claim_names_each_score_once_with_a_level_strictly_between_0_and_1():
+    audit = _audit().assign(other=lambda f: f["score"][::-1].to_numpy())
+    for bad in ({"other": 1.0}, {"other": 0}, {"other": True}, {"other": "0.05"}, ["other"], {3: 0.05}):
+        with pytest.raises(FairpathInputError, match=r"other_scores .* must map score columns to the level of their test, a number "
+                                                     r"strictly between 0 and 1, e.g. \{'score_textblob': 0.05\}"):
+            spread_power(audit, other_scores=bad)
+    with pytest.raises(FairpathInputError, match=r"other_scores repeats score 'score'; name each score column once"):
+        spread_power(audit, other_scores={"score": 0.05})
+    with pytest.raises(FairpathInputError, match=r"score table lacks column\(s\) \['absent'\]"):
+        spread_power(audit, other_scores={"absent": 0.05})
+    with pytest.raises(FairpathInputError, match=r"models must be an integer ≥ 1, got 0"):
+        spread_power(audit, models=0)

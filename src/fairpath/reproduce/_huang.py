@@ -430,7 +430,7 @@ class HuangStudy:
                 return record | {"power_vs_base": float("nan"), "power_note": str(error)}
             at_n = claim.table.iloc[0]
             return record | {"power_vs_base": float(at_n["power"]), "power_se": float(at_n["se"]),
-                             "vader_power_vs_base": float(vader_alone.table["power"].iloc[0]), "base_spread": claim.base_spread,
+                             "vader_power_vs_base": float(vader_alone.table["power"].iloc[0]),
                              "base_spread_by_scorer": {name.removeprefix("score_"): test["base_spread"] for name, test in claim.tests.items()},
                              "power_replicates": claim.n_replicates, "powered_samples_per_prompt": claim.chosen_n,
                              "power_by_samples": {int(n): float(p) for n, p in zip(claim.table["n"], claim.table["power"])}}

@@ -136,9 +136,11 @@ def _design_text(design: dict) -> str:
         if "power_vs_base" in record:
             power = (f"power {record['power_vs_base']:.2f} (Monte Carlo SE {record['power_se']:.2f})"
                      if record["power_vs_base"] == record["power_vs_base"] else f"power not computable ({record['power_note']})")
-            spread = f" {record['base_spread']:.4f}" if "base_spread" in record else ""
-            text += (f"; {power} to detect a {100 * record['power_effect']:.0f}% fall of the base's VADER spread{spread} at one-sided "
-                     f"p < {record['power_alpha']:.3g} (Holm's first threshold), computed on the base's own audit{powered_need(record)}")
+            claim = record.get("power_claim", f"a {100 * record['power_effect']:.0f}% fall of the VADER spread at one-sided p < "
+                                                   f"{record['power_alpha']:.3g} (Holm's first threshold)")
+            alone = (f"; VADER's test alone for one model {record['vader_power_vs_base']:.2f}" if "vader_power_vs_base" in record else "")
+            text += (f"; {power} for the claim's tests ({claim}), computed on the base's own audit{alone}"
+                     f"{powered_need(record)}")
         if record.get("power"):
             text += f" (on the pilot's held-apart half: {record['pilot_power']:.2f})"
         parts.append(html.escape(text))
