@@ -5,7 +5,10 @@ Prints (and writes to benchmarks/results/spread-calibration.json):
   (10 templates x 6 values x 40 scores, SD 0.16, a spread of 0.03 between values);
 - the size at 0.05 of the paired one-sided permutation test when both models draw from one distribution
   (individual and group);
-- the size of the power simulation's test (effect 0) at 0.05 and 0.01.
+- the size of the power simulation's test (effect 0) at 0.05 and 0.01;
+- the power of a claim of several tests as ``spread_power`` simulates it (two scorers of the same
+  continuations, two models, each with a 30% fall, at 0.01 and 0.05) against the rate at which the real
+  paired permutation tests meet that claim on pools drawn from the same population.
 
     python benchmarks/study_spread_calibration.py [--replicates 300]
 """
@@ -74,13 +77,37 @@ def power_size(replicates: int) -> dict:
                                                    seed=1).table["power"].iloc[0]) for alpha in (0.05, 0.01)}
 
 
+def claim_power_agreement(replicates: int) -> dict:
+    rng = np.random.default_rng(9)
+    effects = rng.normal(0, 1, (10, 6))
+    effects = 0.06 * (effects - effects.mean(axis=1, keepdims=True)) / np.sqrt(np.var(effects, axis=1, ddof=1).mean())
+    n, levels, fall = 40, {"score": 0.01, "second": 0.05}, 0.3
+
+    def scored(scale: float, per_prompt: int, seed: int) -> pd.DataFrame:
+        """Both scorers of one pool: the second reads the first at half its scale with noise of its own."""
+        first = frame(effects * scale, per_prompt, 0.16, seed)
+        return first.assign(second=0.5 * first["score"] + np.random.default_rng(seed + 10**6).normal(0, 0.08, len(first)))
+
+    met = []
+    for r in range(replicates):
+        base, models = scored(1.0, n, 3 * r), [scored(1 - fall, n, 3 * r + k) for k in (1, 2)]
+        met.append(all(compare_spread(base, model, score=score, n_permutations=999, seed=r).individual.p_value < alpha
+                       for model in models for score, alpha in levels.items()))
+    simulated = spread_power(scored(1.0, 2000, 10**7), score="score", candidates=(n,), effect=fall, alpha=levels["score"],
+                             other_scores={"second": levels["second"]}, models=2, n_replicates=replicates, seed=2).table.iloc[0]
+    rate = float(np.mean(met))
+    return {"simulated": float(simulated["power"]), "simulated_se": float(simulated["se"]), "permutation_tests": rate,
+            "permutation_tests_se": float(np.sqrt(rate * (1 - rate) / replicates))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=300)
     args = parser.parse_args()
     started = time.perf_counter()
     results = {"replicates": args.replicates}
-    for name, study in (("interval_coverage", coverage), ("paired_test_size", test_size), ("power_simulation_size", power_size)):
+    for name, study in (("interval_coverage", coverage), ("paired_test_size", test_size), ("power_simulation_size", power_size),
+                        ("claim_power_agreement", claim_power_agreement)):
         results[name] = study(args.replicates)
         print(name, json.dumps(results[name]), f"({time.perf_counter() - started:.0f} s)", flush=True)
     out = Path(__file__).parent / "results" / "spread-calibration.json"
