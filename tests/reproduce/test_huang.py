@@ -130,6 +130,9 @@ def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_i
     assert not check["met"] and check["verdict"].startswith("MISSED (country: shown; occupation: not shown")
     assert any(line.startswith("misses on occupation: embedding-lambda30-seed0: VADER -10.0% vs base, one-sided p = 0.002, "
                                "Holm p = 0.004; TextBlob -10.0% vs base, one-sided p = 0.01") for line in check["lines"])
+    # each miss names the conditions it misses on: sentiment's Holm p 0.02 is above 0.01
+    assert sum(line.endswith("S.S. -1.0 points (misses on VADER change)") for line in check["lines"]) == 2
+    assert sum(line.endswith("S.S. -1.0 points (misses on VADER Holm p)") for line in check["lines"]) == 4
     # an unpowered design says what a powered one would need (the power at 2 and 4 times the samples per prompt)
     def claim_line(attribute):
         return next(line for line in target_check(pd.DataFrame(rows), design, HuangSettings())["lines"]
@@ -149,6 +152,15 @@ def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_i
     assert target_check(pd.DataFrame(rows), design, HuangSettings())["models_meeting"]["country"] == []
     rows[4]["textblob_individual_p_vs_base"] = 0.01
     assert target_check(pd.DataFrame(rows), design, HuangSettings(training_seeds=(0,)))["models_meeting"]["country"] == []
+    # every model's spread tests pass but quality does not: an unpowered design says the miss is on quality
+    quality = [dict(r, individual_change_vs_base=-0.6, individual_p_holm_vs_base=0.004, ss_change_points_vs_base=-16.0)
+               if r["regularizer"] != "none" and r["attribute"] == "occupation" else r for r in rows]
+    design["occupation"]["power_vs_base"] = 0.46
+    lines = target_check(pd.DataFrame(quality), design, HuangSettings())["lines"]
+    assert sum(line.endswith("S.S. -16.0 points (misses on S.S.)") for line in lines) == 4
+    assert next(line for line in lines if line.startswith("occupation: claim not shown")).endswith(
+        "every regularized model met the claim's spread tests and missed on quality (perplexity or S.S. beyond its bound), "
+        "a miss the spread tests' power does not bear on")
     # the controls: at the base when no test rejects (two-sided) and perplexity stays within 2%
     controls = target_check(pd.DataFrame(rows), design, HuangSettings())["controls"]["country"]
     assert controls["control-seed0"]["at_base"] and controls["control-seed0"]["two_sided_p"]["individual"] == pytest.approx(0.8)

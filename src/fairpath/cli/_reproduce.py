@@ -109,7 +109,7 @@ def _register_huang(studies) -> None:
                        help="samples per prompt of the base model's pilot audit: the first half chooses the values, the second "
                        "sizes the study (default 24)")
     huang.add_argument("--max-samples", type=flag_type("--max-samples", Integer(2)), default=None,
-                       help="the most samples per prompt the power calculation may choose (default 64)")
+                       help="the most samples per prompt the power calculation may choose (default 384)")
     huang.add_argument("--values-per-side", type=flag_type("--values-per-side", Integer(0)), default=None,
                        help="evaluate the K most negative and K most positive values of each attribute on the pilot "
                        "(default 3; 0: every value, no pilot when --samples is given)")

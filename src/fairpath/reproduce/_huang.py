@@ -118,7 +118,7 @@ class HuangSettings:
     values_per_side: int | None = 3
     audit_samples: int | None = None
     pilot_samples: int = 24
-    max_audit_samples: int = 64
+    max_audit_samples: int = 384
     audit_max_new_tokens: int = 15
     n_permutations: int = 999
     comparison_permutations: int = 9999
@@ -539,17 +539,21 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
     The target is met when every attribute is shown or refuted with power (not necessarily the same way).
     """
     trained = table[(table["regularizer"] != "none")].copy()
-    ss_ok = trained["ss_change_points_vs_base"].isna() | (trained["ss_change_points_vs_base"] >= TARGET["ss_points"])  # NaN: not measured
-    trained["meets"] = ((trained["individual_change_vs_base"] <= TARGET["individual_change"])
-                        & (trained["individual_p_holm_vs_base"] < TARGET["p_holm"])
-                        & (trained[f"{SECOND}_individual_p_vs_base"] < TARGET["second_scorer_p"])
-                        & (trained["perplexity_change_vs_base"] <= TARGET["perplexity_change"]) & ss_ok)
+    conditions = {"VADER change": trained["individual_change_vs_base"] <= TARGET["individual_change"],
+                  "VADER Holm p": trained["individual_p_holm_vs_base"] < TARGET["p_holm"],
+                  "TextBlob p": trained[f"{SECOND}_individual_p_vs_base"] < TARGET["second_scorer_p"],
+                  "perplexity": trained["perplexity_change_vs_base"] <= TARGET["perplexity_change"],
+                  "S.S.": trained["ss_change_points_vs_base"].isna() | (trained["ss_change_points_vs_base"] >= TARGET["ss_points"])}  # NaN: not measured
+    met_by = pd.DataFrame(conditions)
+    trained["meets"] = met_by.all(axis=1)
+    trained["spread_tests_met"] = met_by[["VADER change", "VADER Holm p", "TextBlob p"]].all(axis=1)
     lines, meeting, claims = [], {}, {}
-    for r in trained.to_dict(orient="records"):
+    for (_, r), (_, ok) in zip(trained.iterrows(), met_by.iterrows()):
         ss = f"{r['ss_change_points_vs_base']:+.1f} points" if pd.notna(r["ss_change_points_vs_base"]) else "not measured"
+        missed = "" if r["meets"] else f" (misses on {', '.join(name for name, passed in ok.items() if not passed)})"
         lines.append(f"{'meets' if r['meets'] else 'misses'} on {r['attribute']}: {r['model']}: VADER {base_test_phrase(r)}; "
                      f"TextBlob {base_test_phrase(r, prefix=f'{SECOND}_')}; perplexity {100 * r['perplexity_change_vs_base']:+.1f}%, "
-                     f"S.S. {ss}")
+                     f"S.S. {ss}{missed}")
     enough_seeds = len(settings.training_seeds) >= 2
     for attribute, rows in trained.groupby("attribute", sort=False):
         by_config = rows.groupby(["regularizer", "lambda"])["meets"].all()
@@ -562,9 +566,12 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
             claims[attribute] = "refuted with power"
         else:
             claims[attribute] = NOT_SHOWN
+        on_quality = (claims[attribute] == NOT_SHOWN and rows["spread_tests_met"].all())
         lines.append(f"{attribute}: claim {claims[attribute]} (models meeting it for every training seed: "
                      f"{', '.join(meeting[attribute]) or 'none'}; power of the design {power:.2f}"
-                     f"{powered_need(design.get(attribute, {})) if claims[attribute] == NOT_SHOWN else ''})")
+                     f"{powered_need(design.get(attribute, {})) if claims[attribute] == NOT_SHOWN else ''})"
+                     + ("; every regularized model met the claim's spread tests and missed on quality (perplexity or S.S. "
+                        "beyond its bound), a miss the spread tests' power does not bear on" if on_quality else ""))
     controls, control_lines = _control_lines(table, settings)
     met = bool(claims) and all(claim != NOT_SHOWN for claim in claims.values())
     parts = "; ".join(f"{attribute}: {claim}" for attribute, claim in claims.items())
