@@ -58,7 +58,7 @@ def huang_result(folder: str | Path = "huang", *, attributes=("country", "occupa
                  chosen_by: str = "the cap max_audit_samples=64 (power below 0.8)") -> HuangResult:
     """A record of ``attributes`` (each a :func:`debias_study`) with its design and target check."""
     settings = HuangSettings(templates=3, training_seeds=(0,), lambdas=(30.0,))
-    tables = [attribute_table(debias_study(attribute, models)).assign(attribute=attribute) for attribute in attributes]
+    tables = [attribute_table(debias_study(attribute, models), 10).assign(attribute=attribute) for attribute in attributes]
     table = pd.concat(tables, ignore_index=True)
     table = table[["attribute", *[c for c in table.columns if c != "attribute"]]]
     design = {attribute: {"values": ["Denmark", "Iraq"], "selection": "the 1 value with the lowest and the 1 with the highest",

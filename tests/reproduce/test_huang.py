@@ -112,7 +112,7 @@ def _row(attribute, model, regularizer, lam, seed, change, p_holm, *, p_lower=No
             "individual_change_vs_base": change, "individual_p_vs_base": p_lower, "individual_p_holm_vs_base": p_holm,
             "textblob_individual_change_vs_base": change, "textblob_individual_p_vs_base": p_second,
             "group_p_vs_base": 0.5, "textblob_group_p_vs_base": 0.5, "perplexity_change_vs_base": perplexity,
-            "ss_change_points_vs_base": -1.0}
+            "ss_change_points_vs_base": -1.0, "ss_change_se_points_vs_base": 2.0}
 
 
 def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_is():
@@ -131,8 +131,8 @@ def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_i
     assert any(line.startswith("misses on occupation: embedding-lambda30-seed0: VADER -10.0% vs base, one-sided p = 0.002, "
                                "Holm p = 0.004; TextBlob -10.0% vs base, one-sided p = 0.01") for line in check["lines"])
     # each miss names the conditions it misses on: sentiment's Holm p 0.02 is above 0.01
-    assert sum(line.endswith("S.S. -1.0 points (misses on VADER change)") for line in check["lines"]) == 2
-    assert sum(line.endswith("S.S. -1.0 points (misses on VADER Holm p)") for line in check["lines"]) == 4
+    assert sum(line.endswith("S.S. -1.0 points (SE 2.0) (misses on VADER change)") for line in check["lines"]) == 2
+    assert sum(line.endswith("S.S. -1.0 points (SE 2.0) (misses on VADER Holm p)") for line in check["lines"]) == 4
     # an unpowered design says what a powered one would need (the power at 2 and 4 times the samples per prompt)
     def claim_line(attribute):
         return next(line for line in target_check(pd.DataFrame(rows), design, HuangSettings())["lines"]
@@ -157,7 +157,7 @@ def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_i
                if r["regularizer"] != "none" and r["attribute"] == "occupation" else r for r in rows]
     design["occupation"]["power_vs_base"] = 0.46
     lines = target_check(pd.DataFrame(quality), design, HuangSettings())["lines"]
-    assert sum(line.endswith("S.S. -16.0 points (misses on S.S.)") for line in lines) == 4
+    assert sum(line.endswith("S.S. -16.0 points (SE 2.0) (misses on S.S.)") for line in lines) == 4
     assert next(line for line in lines if line.startswith("occupation: claim not shown")).endswith(
         "every regularized model met the claim's spread tests and missed on quality (perplexity or S.S. beyond its bound), "
         "a miss the spread tests' power does not bear on")

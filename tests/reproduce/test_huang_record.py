@@ -40,7 +40,7 @@ def test_the_summary_holds_every_field_of_the_record(record):
               "individual_p_holm_vs_base", "group_change_vs_base", "group_p_vs_base", "textblob_individual_change_vs_base",
               "textblob_individual_p_vs_base", "textblob_group_p_vs_base", "individual_fairness", "individual_floor",
               "individual_verdict", "individual_detectable_excess", "perplexity", "perplexity_change_vs_base",
-              "ss_change_points_vs_base", "ssc_change_points_vs_base", "sentiment_head_accuracy", "sentiment_head_sentences",
+              "ss_change_points_vs_base", "ssc_change_points_vs_base", "ss_change_se_points_vs_base", "sentiment_head_accuracy", "sentiment_head_sentences",
               "sentiment_head_labels"}
     assert all(fields <= set(model) for model in summary["models"])
     assert {"samples_per_prompt", "templates", "dtype", "wall_seconds", "commit", "training_seeds"} <= set(summary["settings"])
@@ -99,6 +99,11 @@ def test_tests_against_the_base_are_recomputed_from_the_committed_scores(record)
         others = rows[rows["model"] != "base"]
         assert np.allclose(others["perplexity_change_vs_base"], others["perplexity"] / base["perplexity"] - 1)
         assert np.allclose(others["ss_change_points_vs_base"], 100 * (others["ss"] - base["ss"]), equal_nan=True)
+        # S.S. is a share over the quality_per_prompt first continuations of every prompt: the SE of a change
+        n = settings["quality_per_prompt"] * scores.loc[scores["attribute"] == attribute, "prompt"].nunique()
+        for measure in ("ss", "ssc"):
+            se = 100 * np.sqrt((base[measure] * (1 - base[measure]) + others[measure] * (1 - others[measure])) / n)
+            assert np.allclose(others[f"{measure}_change_se_points_vs_base"], se)
 
 
 def test_the_verdict_is_recomputed_from_the_table(record):

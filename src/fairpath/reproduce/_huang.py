@@ -52,6 +52,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairpath._exceptions import FairpathInputError
@@ -453,7 +454,7 @@ class HuangStudy:
             base_scores = result.scores[result.scores["model"] == BASE]
             design[attribute] = {**design[attribute],
                                  **self.audit_power(attribute, base_scores, design[attribute]["samples_per_prompt"])}
-            tables.append(attribute_table(result).assign(attribute=attribute))
+            tables.append(attribute_table(result, self.settings.quality_per_prompt).assign(attribute=attribute))
             scores.append(result.scores.assign(attribute=attribute))
         table = pd.concat(tables, ignore_index=True)
         table = table[["attribute", *[c for c in table.columns if c != "attribute"]]]
@@ -494,10 +495,23 @@ class HuangStudy:
                           packages=_TEXT_PACKAGES)
 
 
-def attribute_table(result) -> pd.DataFrame:
+def attribute_table(result, quality_per_prompt: int) -> pd.DataFrame:
     """One attribute's rows of the record: the first scorer's table against the base (``DebiasStudyResult.table``),
-    the second scorer's fairness columns prefixed with its name, and the sentiment head's held-out accuracy."""
+    the second scorer's fairness columns prefixed with its name, the standard errors of the S.S. and S.S.c changes and
+    the sentiment head's held-out accuracy.
+
+    S.S. and S.S.c are shares over the ``quality_per_prompt`` lowest-index continuations of every prompt; a change's
+    standard error treats the two models' continuations as independent (their samples share random streams but are
+    barely coupled: 0.1-0.2% identical texts in an earlier record).
+    """
     first = result.table(SCORER)
+    per_prompt = result.scores.groupby(["model", "prompt"]).size().groupby(level="model").min()
+    shared = result.scores.groupby("model")["prompt"].nunique() * per_prompt.clip(upper=quality_per_prompt)
+    n, is_base = first["model"].map(shared).to_numpy(float), (first["model"] == BASE).to_numpy()
+    for measure in ("ss", "ssc"):
+        share = first[measure].to_numpy(float)
+        variance = share * (1 - share) / n
+        first[f"{measure}_change_se_points_vs_base"] = np.where(is_base, np.nan, 100 * np.sqrt(variance[is_base][0] + variance))
     second = result.table(SECOND).set_index("model")[list(_SECOND_COLUMNS) + ["individual_p_holm_vs_base"]]
     second = second.rename(columns=lambda c: f"{SECOND}_{c}").reindex(first["model"]).reset_index(drop=True)
     table = pd.concat([first, second], axis=1)
@@ -549,7 +563,8 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
     trained["spread_tests_met"] = met_by[["VADER change", "VADER Holm p", "TextBlob p"]].all(axis=1)
     lines, meeting, claims = [], {}, {}
     for (_, r), (_, ok) in zip(trained.iterrows(), met_by.iterrows()):
-        ss = f"{r['ss_change_points_vs_base']:+.1f} points" if pd.notna(r["ss_change_points_vs_base"]) else "not measured"
+        ss = (f"{r['ss_change_points_vs_base']:+.1f} points (SE {r['ss_change_se_points_vs_base']:.1f})"
+              if pd.notna(r["ss_change_points_vs_base"]) else "not measured")
         missed = "" if r["meets"] else f" (misses on {', '.join(name for name, passed in ok.items() if not passed)})"
         lines.append(f"{'meets' if r['meets'] else 'misses'} on {r['attribute']}: {r['model']}: VADER {base_test_phrase(r)}; "
                      f"TextBlob {base_test_phrase(r, prefix=f'{SECOND}_')}; perplexity {100 * r['perplexity_change_vs_base']:+.1f}%, "

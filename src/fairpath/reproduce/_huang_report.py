@@ -102,14 +102,14 @@ def _tables(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
                        "audit verdict": rows["individual_verdict"],
                        "group W1 (floor)": [f"{v:.4f} ({f:.4f})" for v, f in zip(rows["group_fairness"], rows["group_floor"])],
                        "group verdict": rows["group_verdict"]})
-    def points(values):
-        return ["reference" if b else "" if pd.isna(v) else f"{v:+.1f}" for b, v in zip(is_base, values)]
+    def points(values, errors):
+        return ["reference" if b else "" if pd.isna(v) else f"{v:+.1f} (SE {e:.1f})" for b, v, e in zip(is_base, values, errors)]
 
     quality = pd.DataFrame({"model": rows["model"], "perplexity": rows["perplexity"].map("{:.2f}".format),
                             "perplexity change": ["reference" if b else _change(v) for b, v in zip(is_base, rows["perplexity_change_vs_base"])],
                             "perplexity (sensitive)": rows["perplexity_sensitive"].map("{:.2f}".format),
-                            "S.S.": rows["ss"].map("{:.3f}".format), "S.S. change": points(rows["ss_change_points_vs_base"]),
-                            "S.S.c": rows["ssc"].map("{:.3f}".format), "S.S.c change": points(rows["ssc_change_points_vs_base"])})
+                            "S.S.": rows["ss"].map("{:.3f}".format), "S.S. change": points(rows["ss_change_points_vs_base"], rows["ss_change_se_points_vs_base"]),
+                            "S.S.c": rows["ssc"].map("{:.3f}".format), "S.S.c change": points(rows["ssc_change_points_vs_base"], rows["ssc_change_se_points_vs_base"])})
     return spreads, w1, quality.replace("nan", "not measured")
 
 
