@@ -62,7 +62,7 @@ from fairpath._remedies import remedy
 from fairpath._results import REPORT_NAME, RESULT_NAME, TABLE_NAME, ResultMixin, result_class, result_frame, to_json_text
 from fairpath._runs import RunFolder
 from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, check_output_dir, validate_params
-from fairpath.text import DEFAULT_DTYPE, DTYPES
+from fairpath.text import DEFAULT_DTYPE, DTYPES, quality_subset
 from fairpath.text.debias import BASE, base_test_phrase, spread_phrase
 from fairpath.reproduce._huang_report import powered_need, tradeoff_figure, write_huang_report
 
@@ -505,9 +505,8 @@ def attribute_table(result, quality_per_prompt: int) -> pd.DataFrame:
     barely coupled: 0.1-0.2% identical texts in an earlier record).
     """
     first = result.table(SCORER)
-    per_prompt = result.scores.groupby(["model", "prompt"]).size().groupby(level="model").min()
-    shared = result.scores.groupby("model")["prompt"].nunique() * per_prompt.clip(upper=quality_per_prompt)
-    n, is_base = first["model"].map(shared).to_numpy(float), (first["model"] == BASE).to_numpy()
+    counts = {model: len(quality_subset(samples, per_prompt=quality_per_prompt)) for model, samples in result.scores.groupby("model")}
+    n, is_base = first["model"].map(counts).to_numpy(float), (first["model"] == BASE).to_numpy()
     for measure in ("ss", "ssc"):
         share = first[measure].to_numpy(float)
         variance = share * (1 - share) / n

@@ -136,10 +136,8 @@ def _design_text(design: dict) -> str:
         if "power_vs_base" in record:
             power = (f"power {record['power_vs_base']:.2f} (Monte Carlo SE {record['power_se']:.2f})"
                      if record["power_vs_base"] == record["power_vs_base"] else f"power not computable ({record['power_note']})")
-            claim = record.get("power_claim", f"a {100 * record['power_effect']:.0f}% fall of the VADER spread at one-sided p < "
-                                                   f"{record['power_alpha']:.3g} (Holm's first threshold)")
             alone = (f"; VADER's test alone for one model {record['vader_power_vs_base']:.2f}" if "vader_power_vs_base" in record else "")
-            text += (f"; {power} for the claim's tests ({claim}), computed on the base's own audit{alone}"
+            text += (f"; {power} for the claim's tests ({record['power_claim']}), computed on the base's own audit{alone}"
                      f"{powered_need(record)}")
         if record.get("power"):
             text += f" (on the pilot's held-apart half: {record['pilot_power']:.2f})"

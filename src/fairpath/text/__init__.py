@@ -16,7 +16,8 @@ The pieces work separately or together:
   a comparison needs); :func:`value_spread` (the between-value spread of mean sentiment, free of the
   samples per prompt, with a bootstrap interval), :func:`compare_spread` (its one-sided paired test
   against a reference model) and :func:`spread_power`;
-- quality (:func:`semantic_similarity`, :func:`calibrate_similarity_threshold`, :func:`perplexity`);
+- quality (:func:`semantic_similarity`, :func:`calibrate_similarity_threshold`, :func:`perplexity`;
+  :func:`quality_subset`, the continuations S.S. and S.S.c are computed on);
 - :func:`audit_text`, returning a :class:`TextAuditResult` with a report; :func:`audit_samples` (with
   :func:`read_generations`) for continuations generated elsewhere.
 """
@@ -80,6 +81,7 @@ _LAZY = {
     "resolve_dtype_name": "_generation",
     "perplexity": "_quality",
     "prompt_similarities": "_quality",
+    "quality_subset": "_quality",
     "semantic_similarity": "_quality",
     "SampleStore": "_samples",
     "generate_samples": "_samples",
@@ -148,6 +150,7 @@ __all__ = [
     "pairwise_wasserstein1",
     "perplexity",
     "prompt_similarities",
+    "quality_subset",
     "read_generations",
     "score_samples",
     "semantic_similarity",

@@ -472,7 +472,7 @@ def _semantic_quality(samples: pd.DataFrame, spec: FairnessSpec, plan: _QualityP
     with the thresholds and how they were obtained, and the encoder's speed."""
     from fairpath.text._quality import FALSE_MATCH_RATE, _calibrate, embed, quality_subset
 
-    chosen = quality_subset(samples, plan.per_prompt)
+    chosen = quality_subset(samples, per_prompt=plan.per_prompt)
     template_of = dict(zip(spec.template_ids(), spec.templates))
     prompts, texts = chosen["prompt"].tolist(), chosen["text"].tolist()
     contexts = [spec.sensitive_context(template_of[t], v) for t, v in zip(chosen["template_id"], chosen["value"])]

@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from fairpath._exceptions import FairpathInputError
-from fairpath._validation import Integer, Probability, Real, check_list_arg, validate_params
+from fairpath._validation import Frame, Integer, Probability, Real, check_list_arg, validate_params
 
 FALSE_MATCH_RATE = 0.05
 EMBED_BATCH_SIZE = 256  # MiniLM on CPU: larger batches stop paying off around here
@@ -176,9 +176,14 @@ def calibrate_similarity_threshold(prompts: Sequence[str], continuations: Sequen
                       "each continuation against every reference whose key differs in every part")
 
 
-def quality_subset(samples, per_prompt: int):
+@validate_params({"samples": Frame(), "per_prompt": Integer(1)})
+def quality_subset(samples, *, per_prompt: int):
     """The continuations S.S. and S.S.c are computed on: the ``per_prompt`` lowest sample indices of every
     prompt, so two models audited on the same prompts are compared on the same sample slots."""
+    missing = [column for column in ("prompt", "sample_index") if column not in samples.columns]
+    if missing:
+        raise FairpathInputError(f"samples lack column(s) {missing}; S.S. is computed on the lowest sample indices of every "
+                                 "prompt: pass an audit's samples (columns prompt and sample_index)")
     ordered = samples.sort_values(["prompt", "sample_index"], kind="stable")
     return ordered.groupby("prompt", sort=False).head(per_prompt).sort_index()
 
