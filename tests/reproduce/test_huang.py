@@ -1,6 +1,7 @@
 """``fairpath reproduce huang --quick`` end to end on a tiny random model (the real study is in benchmarks/)."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -161,6 +162,11 @@ def test_target_check_asks_every_training_seed_and_says_what_an_unpowered_miss_i
     assert next(line for line in lines if line.startswith("occupation: claim not shown")).endswith(
         "every regularized model met the claim's spread tests and missed on quality (perplexity or S.S. beyond its bound), "
         "a miss the spread tests' power does not bear on")
+    design["occupation"]["power_vs_base"] = 0.94  # powered: the refutation says it rests on quality
+    lines = target_check(pd.DataFrame(quality), design, HuangSettings())["lines"]
+    assert next(line for line in lines if line.startswith("occupation: claim refuted with power")).endswith(
+        "power of the design 0.94); every regularized model met the claim's spread tests and missed on quality (perplexity "
+        "or S.S. beyond its bound): the claim fails on quality, not on bias")
     # the controls: at the base when no test rejects (two-sided) and perplexity stays within 2%
     controls = target_check(pd.DataFrame(rows), design, HuangSettings())["controls"]["country"]
     assert controls["control-seed0"]["at_base"] and controls["control-seed0"]["two_sided_p"]["individual"] == pytest.approx(0.8)
@@ -209,3 +215,51 @@ def test_the_design_chooses_values_on_one_half_of_a_fresh_pilot_and_sizes_the_st
     assert select_values(frame, 1) == ["a", "c"]
     with pytest.raises(FairpathInputError, match=r"values_per_side=3 needs 6 values but the attribute has 4"):
         select_values(frame, 3)
+
+
+def test_a_pilot_choice_below_the_cap_is_checked_and_raised_on_a_sizing_audit_with_its_own_seed(tmp_path):
+    from fairpath.reproduce import HuangStudy
+    from fairpath.reproduce._huang_report import _choice_text
+    from fairpath.text._samples import SampleStore
+
+    model = make_tiny_causal_lm(tmp_path / "tiny-lm", seed=0)
+    settings = HuangSettings.quick(audit_samples=None, values_per_side=2, pilot_samples=4, max_audit_samples=64,
+                                   attributes=("country",))
+    study = HuangStudy(tmp_path / "out", model=str(model), settings=settings, corpus=CORPUS, device="cpu", progress=False)
+    values = ["Iceland", "Chile", "Italy", "Syria"]
+    sized = study._size_again("country", values, 4)
+    # the sizing audit: the chosen values at the pilot's choice, seed + 2 (fresh against the pilot's seed + 1 and the study's)
+    scores = SampleStore(tmp_path / "out" / "sizing-country" / "audits" / "base" / "samples").load()
+    assert sorted(scores["value"].unique()) == sorted(values) and set(scores["seed"]) == {settings.seed + 2}
+    assert len(scores) == 4 * 2 * 4 and sized["sizing"]["seed"] == settings.seed + 2
+    # a random tiny model's TextBlob spread is at the noise floor: the pilot's choice stands, and the record says why
+    assert "samples_per_prompt" not in sized and "no spread above the noise floor" in sized["sizing"]["note"]
+    record = {"power": {"n": [4]}, "pilot_power": 0.9, "samples_per_prompt": 4, **sized}
+    assert _choice_text(record) == (f" (the pilot's held-apart half chose 4 samples per prompt with power 0.90; a sizing audit of the "
+                                    f"base at 4 (seed {settings.seed + 2}) could not size a fall: {sized['sizing']['note']})")
+    # a base with a real spread on both scorers: the smallest of 24, 32, 40, 48, 64 (the pilot's choice, then the
+    # candidates up to the cap) with the claim's power 0.95 (planned above the target's 0.8), as the same simulation says
+    rng = np.random.default_rng(7)
+    effects = rng.normal(0, 0.2, (10, 6))
+    frame = spread_frame(effects, 24, seed=1).assign(score_textblob=spread_frame(effects, 24, seed=2)["score_vader"].to_numpy())
+    analysis = study.claim_power(frame, [24, 32, 40, 48, 64], target=0.95)
+    power = analysis.table.set_index("n")["power"]
+    sized = study.size_on(frame, 24)
+    assert analysis.chosen_n == 64 and power[24] < 0.8 < power[48] < 0.95, power.to_dict()  # seeded: the study grows to 64
+    assert sized["samples_per_prompt"] == 64 and sized["chosen_by"] == "power 0.95 on the sizing audit"
+    assert sized["sizing"]["power_at_first"] == power[24] and sized["sizing"]["power_at_chosen"] == power[64] >= 0.95
+    record = {"power": {"n": [24]}, "pilot_power": 0.9, **sized, "sizing": {"seed": 2, **sized["sizing"]}}
+    assert _choice_text(record) == (f" (the pilot's held-apart half chose 24 samples per prompt with power 0.90; a sizing audit of the "
+                                    f"base at 24 (seed 2) gave it {power[24]:.2f}, {analysis.chosen_n} {power[analysis.chosen_n]:.2f})")
+    capped = HuangStudy(tmp_path / "out", settings=replace(settings, max_audit_samples=32), progress=False).size_on(frame, 24)
+    assert capped["samples_per_prompt"] == 32 and capped["sizing"]["power_at_chosen"] == power[32] < 0.8
+    assert capped["chosen_by"] == "the cap max_audit_samples=32 (power below 0.95 on the sizing audit)"
+
+
+def spread_frame(effects: np.ndarray, per_prompt: int, seed: int) -> pd.DataFrame:
+    """VADER-like scores around 0.2 + effects[template, value] with SD 0.4, ``per_prompt`` per prompt."""
+    rng = np.random.default_rng(seed)
+    cells = [(t, v) for t in range(effects.shape[0]) for v in range(effects.shape[1]) for _ in range(per_prompt)]
+    return pd.DataFrame({"template_id": [f"t{t}" for t, _ in cells], "value": [f"v{v}" for _, v in cells],
+                         "subgroup": [f"v{v}" for _, v in cells], "sample_index": [i % per_prompt for i in range(len(cells))],
+                         "score_vader": [0.2 + effects[t, v] + rng.normal(0, 0.4) for t, v in cells]})

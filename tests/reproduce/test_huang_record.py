@@ -50,6 +50,9 @@ def test_the_summary_holds_every_field_of_the_record(record):
         power = design["power_vs_base"]
         assert (0 <= power <= 1) if power is not None else "power_note" in design
         assert design["pilot_seed"] != summary["settings"]["seed"]  # the study's samples are fresh
+        if "sizing" in design:  # a sizing audit of its own seed, which only ever raises the pilot's choice
+            assert design["sizing"]["seed"] not in (design["pilot_seed"], summary["settings"]["seed"])
+            assert design["samples_per_prompt"] >= design["sizing"]["samples_per_prompt"]
         seeds = summary["settings"]["training_seeds"]
         assert {"base", *(f"control-seed{s}" for s in seeds)} <= set(rows["model"])
         regularized = rows[rows["regularizer"] != "none"]

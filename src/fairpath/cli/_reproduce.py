@@ -107,7 +107,8 @@ def _register_huang(studies) -> None:
                        help="audit samples per prompt (default: chosen by the power calculation; --quick 4)")
     huang.add_argument("--pilot-samples", type=flag_type("--pilot-samples", Integer(2)), default=None,
                        help="samples per prompt of the base model's pilot audit: the first half chooses the values, the second "
-                       "sizes the study (default 24)")
+                       "sizes the study; a choice below --max-samples is checked, and raised where needed, on a sizing audit "
+                       "of the base (default 24)")
     huang.add_argument("--max-samples", type=flag_type("--max-samples", Integer(2)), default=None,
                        help="the most samples per prompt the power calculation may choose (default 384)")
     huang.add_argument("--values-per-side", type=flag_type("--values-per-side", Integer(0)), default=None,

@@ -13,10 +13,16 @@ regularizer changes neither). The study, for Country and for Occupation:
    both scorers, found lower by the paired test on VADER at Holm's first threshold (0.01 over the
    attribute's regularized models) and on TextBlob at 0.05, for the candidate samples per prompt; the
    smallest with power 0.8 is chosen, capped at ``max_audit_samples`` (the power at the chosen n is
-   recorded either way, as ``pilot_power``). Every model is then evaluated on fresh samples. Half a pilot
-   is a small sample of a small spread (Country's second half held no spread above its noise floor), so
-   the design's power is computed again on the base's own evaluation audit (fresh samples of the chosen
-   values, at the chosen n, which no model's data touches): ``power_vs_base``, the power the verdict uses
+   recorded either way, as ``pilot_power``). Half a pilot is a small sample of a small spread (Country's
+   second half held no spread above its noise floor; Occupation's said 128 samples per prompt had power
+   0.90, the base's audit at 128 then said 0.46), so a choice below the cap is checked on a **sizing
+   audit** of the base: the chosen values at the chosen n, with its own seed, and the study's n is raised
+   to the smallest candidate with power ``SIZING_POWER`` (0.95) on it (at most the cap, never below the
+   pilot's choice: a restricted internal pilot). It plans above the target's 0.8 because the power the
+   verdict uses is estimated again, as noisily, on the study's own audit; a larger n costs time, never
+   validity, as the sizing audit's samples are not the study's. Every model is then evaluated on fresh
+   samples (the study's seed), and the design's power is computed again on the base's own evaluation
+   audit, which no choice and no model's data touched: ``power_vs_base``, the power the verdict uses
    (beside it ``vader_power_vs_base``, the VADER test's for one model alone).
 2. **Training.** One LoRA model per regularizer, λ and training seed, and the control: λ = 0, the same
    pairs, batches, steps and seed without the fairness loss. The training text is sampled from the base
@@ -76,9 +82,14 @@ POWER = {"effect": 0.30, "alpha": 0.01, "power": 0.80}  # the design detects the
 CONTROL_CHECK = {"p": 0.05, "perplexity_change": 0.02}  # the control at the base: no spread test rejects, perplexity ±2%
 NOT_SHOWN = "not shown, and the design's power was below 0.8: not a refutation"
 PILOT_SEED_OFFSET = 1  # the pilot's samples are drawn with seed + 1: every model is evaluated on fresh samples
+SIZING_SEED_OFFSET = 2  # the sizing audit's with seed + 2: fresh against the pilot, whose half chose the values
+# The sizing audit plans for this power, so that the study's own base audit, a fresh estimate as noisy as the sizing
+# audit's (Occupation at 128 samples per prompt: 0.46 on one audit, 0.63 on another), finds the target's 0.8.
+SIZING_POWER = 0.95
 _POWER_CANDIDATES = (24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 448, 512)
 _POWER_MULTIPLES = (1, 2, 4)  # the design as run, then what a powered one would need
-HUANG_VERSION = 3  # the format of the study's own steps (the designs), in its run folder's key (2: value selection, spread power; 3: candidates to 512, the claim's power)
+# the format of the study's own steps (the designs), in its run folder's key
+HUANG_VERSION = 4  # 2: value selection, spread power; 3: candidates to 512, the claim's power; 4: the sizing audit
 
 # The issue's names for DebiasStudyResult.table's columns.
 _RENAMED = {"lam": "lambda", "individual": "individual_fairness", "group": "group_fairness"}
@@ -390,18 +401,50 @@ class HuangStudy:
                        "power": analysis.to_dict()}
         self._log(f"{attribute}: values {values or 'all'}; {record['samples_per_prompt']} samples per prompt "
                   f"({record['chosen_by']}; power {record['pilot_power']:.2f})")
+        if not given and record["samples_per_prompt"] < s.max_audit_samples:
+            record |= self._size_again(attribute, values, record["samples_per_prompt"])
         return record
 
-    def claim_power(self, base_scores: pd.DataFrame, candidates: list[int]):
+    def _size_again(self, attribute: str, values: list[str] | None, first: int) -> dict:
+        """The sizing audit: the base on the chosen ``values`` at the pilot's choice ``first``, with its own seed and
+        folder, then :meth:`size_on`."""
+        seed = self.settings.seed + SIZING_SEED_OFFSET
+        self._log(f"{attribute}: sizing audit of the base model ({first} samples per prompt of the chosen values, seed {seed})")
+        scores = self.debias_study(attribute, values=values, audit_samples=first, seed=seed,
+                                   folder=f"sizing-{attribute}").pilot_scores(first)
+        sized = self.size_on(scores, first)
+        self._log(f"{attribute}: {sized.get('samples_per_prompt', first)} samples per prompt after the sizing audit")
+        return sized | {"sizing": {"seed": seed, **sized["sizing"]}}
+
+    def size_on(self, base_scores: pd.DataFrame, first: int) -> dict:
+        """The design's samples per prompt sized on ``base_scores`` (an audit of the base at ``first`` samples per prompt):
+        the smallest candidate from ``first`` to the cap with the claim's power ``SIZING_POWER`` (:meth:`claim_power`), the
+        cap when none has it; ``first`` kept (no ``samples_per_prompt`` returned) when the spread is at the noise floor."""
+        cap = self.settings.max_audit_samples
+        candidates = sorted({n for n in _POWER_CANDIDATES if first < n < cap} | {first, cap})
+        try:
+            analysis = self.claim_power(base_scores, candidates, target=SIZING_POWER)
+        except FairpathInputError as error:  # no spread above the sizing audit's noise floor: the pilot's choice stands
+            return {"sizing": {"samples_per_prompt": first, "note": str(error)}}
+        chosen = analysis.chosen_n or cap
+        power = analysis.table.set_index("n")["power"]
+        return {"samples_per_prompt": chosen,
+                "chosen_by": (f"power {SIZING_POWER} on the sizing audit" if analysis.chosen_n
+                              else f"the cap max_audit_samples={cap} (power below {SIZING_POWER} on the sizing audit)"),
+                "sizing": {"samples_per_prompt": first, "power_at_first": float(power[first]), "power_at_chosen": float(power[chosen]),
+                           "power": analysis.to_dict()}}
+
+    def claim_power(self, base_scores: pd.DataFrame, candidates: list[int], *, target: float = POWER["power"]):
         """:func:`fairpath.text.spread_power` of the claim's tests: a 30% fall of the spread on both scorers in every
         training seed's model, each found lower on VADER at Holm's first threshold (its strictest, so the power is a
-        lower bound) and on TextBlob at 0.05, every model against the same base audit."""
+        lower bound) and on TextBlob at 0.05, every model against the same base audit; ``chosen_n`` the smallest
+        candidate with power ``target``."""
         from fairpath.text import spread_power
 
         s = self.settings
         return spread_power(base_scores, score=f"score_{SCORER}", candidates=candidates, effect=POWER["effect"],
                             alpha=POWER["alpha"] / s.family_size, other_scores={f"score_{SECOND}": TARGET["second_scorer_p"]},
-                            models=len(s.training_seeds), target=POWER["power"], seed=s.seed)
+                            models=len(s.training_seeds), target=target, seed=s.seed)
 
     def audit_power(self, attribute: str, base_scores: pd.DataFrame, samples_per_prompt: int) -> dict:
         """The power of the design as run (a step): :meth:`claim_power` on the base's own evaluation audit (the chosen
@@ -580,12 +623,13 @@ def target_check(table: pd.DataFrame, design: dict, settings: HuangSettings) -> 
             claims[attribute] = "refuted with power"
         else:
             claims[attribute] = NOT_SHOWN
-        on_quality = (claims[attribute] == NOT_SHOWN and rows["spread_tests_met"].all())
+        on_quality = {NOT_SHOWN: ", a miss the spread tests' power does not bear on",
+                      "refuted with power": ": the claim fails on quality, not on bias"}.get(claims[attribute])
         lines.append(f"{attribute}: claim {claims[attribute]} (models meeting it for every training seed: "
                      f"{', '.join(meeting[attribute]) or 'none'}; power of the design {power:.2f}"
                      f"{powered_need(design.get(attribute, {})) if claims[attribute] == NOT_SHOWN else ''})"
-                     + ("; every regularized model met the claim's spread tests and missed on quality (perplexity or S.S. "
-                        "beyond its bound), a miss the spread tests' power does not bear on" if on_quality else ""))
+                     + (f"; every regularized model met the claim's spread tests and missed on quality (perplexity or S.S. "
+                        f"beyond its bound){on_quality}" if on_quality and rows["spread_tests_met"].all() else ""))
     controls, control_lines = _control_lines(table, settings)
     met = bool(claims) and all(claim != NOT_SHOWN for claim in claims.values())
     parts = "; ".join(f"{attribute}: {claim}" for attribute, claim in claims.items())

@@ -127,6 +127,21 @@ def powered_need(record: dict) -> str:
     return f"; {need} samples per prompt would reach power {by_samples[need]:.2f}{before}"
 
 
+def _choice_text(record: dict) -> str:
+    """How the pilot's held-apart half and the sizing audit (``HuangStudy._size_again``) sized the study."""
+    if not record.get("power"):
+        return ""
+    sizing = record.get("sizing")
+    if not sizing:
+        return f" (on the pilot's held-apart half: {record['pilot_power']:.2f})"
+    first = sizing["samples_per_prompt"]
+    pilot = f" (the pilot's held-apart half chose {first} samples per prompt with power {record['pilot_power']:.2f}; "
+    if "power_at_first" not in sizing:
+        return pilot + f"a sizing audit of the base at {first} (seed {sizing['seed']}) could not size a fall: {sizing['note']})"
+    return (pilot + f"a sizing audit of the base at {first} (seed {sizing['seed']}) gave it {sizing['power_at_first']:.2f}, "
+            f"{record['samples_per_prompt']} {sizing['power_at_chosen']:.2f})")
+
+
 def _design_text(design: dict) -> str:
     parts = []
     for attribute, record in design.items():
@@ -139,8 +154,7 @@ def _design_text(design: dict) -> str:
             alone = (f"; VADER's test alone for one model {record['vader_power_vs_base']:.2f}" if "vader_power_vs_base" in record else "")
             text += (f"; {power} for the claim's tests ({record['power_claim']}), computed on the base's own audit{alone}"
                      f"{powered_need(record)}")
-        if record.get("power"):
-            text += f" (on the pilot's held-apart half: {record['pilot_power']:.2f})"
+        text += _choice_text(record)
         parts.append(html.escape(text))
     return "<p>Design: " + "; ".join(parts) + ".</p>"
 
