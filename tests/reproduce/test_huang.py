@@ -251,6 +251,13 @@ def test_a_pilot_choice_below_the_cap_is_checked_and_raised_on_a_sizing_audit_wi
     record = {"power": {"n": [24]}, "pilot_power": 0.9, **sized, "sizing": {"seed": 2, **sized["sizing"]}}
     assert _choice_text(record) == (f" (the pilot's held-apart half chose 24 samples per prompt with power 0.90; a sizing audit of the "
                                     f"base at 24 (seed 2) gave it {power[24]:.2f}, {analysis.chosen_n} {power[analysis.chosen_n]:.2f})")
+    # bad input is refused, naming what is wrong, never recorded as a spread at the noise floor
+    with pytest.raises(FairpathInputError, match=r"score table lacks column\(s\) \['score_vader'\]"):
+        study.size_on(frame.drop(columns="score_vader"), 24)
+    with pytest.raises(FairpathInputError, match=r"base_scores must be a pandas DataFrame, got str"):
+        study.size_on("scores.csv", 24)
+    with pytest.raises(FairpathInputError, match=r"first must be an integer( ≥ 1)?, got "):
+        study.size_on(frame, 0)
     capped = HuangStudy(tmp_path / "out", settings=replace(settings, max_audit_samples=32), progress=False).size_on(frame, 24)
     assert capped["samples_per_prompt"] == 32 and capped["sizing"]["power_at_chosen"] == power[32] < 0.8
     assert capped["chosen_by"] == "the cap max_audit_samples=32 (power below 0.95 on the sizing audit)"

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fairpath._exceptions import FairpathInputError
-from fairpath.text import compare_spread, spread_power, value_spread
+from fairpath.text import SpreadAtNoiseFloorError, compare_spread, spread_power, value_spread
 
 
 def _audit(n=4, seed=0, templates=("t0", "t1"), values=("a", "b", "c")):
@@ -83,9 +83,12 @@ def test_power_needs_candidates_and_a_spread_above_the_noise_floor():
         with pytest.raises(FairpathInputError, match=r"candidates .* must be whole numbers of samples per prompt of at least 2"):
             spread_power(_audit(), candidates=bad)
     flat = pd.DataFrame({"template_id": "t0", "value": list("aabb"), "score": [0.1, 0.9, 0.1, 0.9]})
-    with pytest.raises(FairpathInputError, match=r"the pilot's θ̂ of 'score' is -0.16 \(raw variance of the means 0, noise floor 0.16\): "
-                                                 r"no spread above the noise floor to size a fall of"):
+    with pytest.raises(SpreadAtNoiseFloorError, match=r"the pilot's θ̂ of 'score' is -0.16 \(raw variance of the means 0, noise floor 0.16\): "
+                                                     r"no spread above the noise floor to size a fall of"):
         spread_power(flat)
+    with pytest.raises(FairpathInputError) as refused:  # bad input is not a spread at the noise floor: callers tell them apart
+        spread_power(flat.drop(columns="value"))
+    assert not isinstance(refused.value, SpreadAtNoiseFloorError)
 
 
 def test_a_claim_names_each_score_once_with_a_level_strictly_between_0_and_1():

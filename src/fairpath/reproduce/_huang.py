@@ -67,8 +67,8 @@ from fairpath._io import save_figure, write_csv, write_parquet
 from fairpath._remedies import remedy
 from fairpath._results import REPORT_NAME, RESULT_NAME, TABLE_NAME, ResultMixin, result_class, result_frame, to_json_text
 from fairpath._runs import RunFolder
-from fairpath._validation import Boolean, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, check_output_dir, validate_params
-from fairpath.text import DEFAULT_DTYPE, DTYPES, quality_subset
+from fairpath._validation import Boolean, Frame, Integer, MAX_PERMUTATIONS, Optional, Options, Real, Seed, check_output_dir, validate_params
+from fairpath.text import DEFAULT_DTYPE, DTYPES, SpreadAtNoiseFloorError, quality_subset
 from fairpath.text.debias import BASE, base_test_phrase, spread_phrase
 from fairpath.reproduce._huang_report import powered_need, tradeoff_figure, write_huang_report
 
@@ -388,7 +388,7 @@ class HuangStudy:
         self._log(f"{attribute}: power of the claim's tests for {candidates} samples per prompt")
         try:
             analysis = self.claim_power(sizing, candidates)
-        except FairpathInputError as error:  # no spread above the pilot's noise floor: nothing to size a fall of
+        except SpreadAtNoiseFloorError as error:  # no spread above the pilot's noise floor: nothing to size a fall of
             chosen = s.audit_samples or s.max_audit_samples
             record |= {"samples_per_prompt": chosen, "pilot_power": float("nan"),
                        "chosen_by": f"{'the audit_samples setting' if given else 'the cap max_audit_samples'} (power not computable: {error})"}
@@ -416,6 +416,7 @@ class HuangStudy:
         self._log(f"{attribute}: {sized.get('samples_per_prompt', first)} samples per prompt after the sizing audit")
         return sized | {"sizing": {"seed": seed, **sized["sizing"]}}
 
+    @validate_params({"base_scores": Frame(), "first": Integer(1)})
     def size_on(self, base_scores: pd.DataFrame, first: int) -> dict:
         """The design's samples per prompt sized on ``base_scores`` (an audit of the base at ``first`` samples per prompt):
         the smallest candidate from ``first`` to the cap with the claim's power ``SIZING_POWER`` (:meth:`claim_power`), the
@@ -424,7 +425,7 @@ class HuangStudy:
         candidates = sorted({n for n in _POWER_CANDIDATES if first < n < cap} | {first, cap})
         try:
             analysis = self.claim_power(base_scores, candidates, target=SIZING_POWER)
-        except FairpathInputError as error:  # no spread above the sizing audit's noise floor: the pilot's choice stands
+        except SpreadAtNoiseFloorError as error:  # no spread above the sizing audit's noise floor: the pilot's choice stands
             return {"sizing": {"samples_per_prompt": first, "note": str(error)}}
         chosen = analysis.chosen_n or cap
         power = analysis.table.set_index("n")["power"]
@@ -470,7 +471,7 @@ class HuangStudy:
                 vader_alone = spread_power(base_scores, score=f"score_{SCORER}", candidates=[samples_per_prompt],
                                            effect=POWER["effect"], alpha=alpha, target=POWER["power"], seed=s.seed)
                 claim = self.claim_power(base_scores, [samples_per_prompt * k for k in _POWER_MULTIPLES])
-            except FairpathInputError as error:  # a base spread at its noise floor: a fall of it cannot be sized
+            except SpreadAtNoiseFloorError as error:  # a base spread at its noise floor: a fall of it cannot be sized
                 return record | {"power_vs_base": float("nan"), "power_note": str(error)}
             at_n = claim.table.iloc[0]
             return record | {"power_vs_base": float(at_n["power"]), "power_se": float(at_n["se"]),

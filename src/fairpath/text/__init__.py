@@ -51,6 +51,7 @@ from fairpath.text._scorers import (
 from fairpath.text._parameters import (DEBIAS_SETTINGS, DEFAULT_DTYPE, DTYPES, ENDPOINT_SETTINGS, GENERATION_SETTINGS, HF_GENERATOR_SETTINGS,
                                        POOLINGS, QUALITY_SETTINGS, TEST_SETTINGS, GenerationSettings)
 from fairpath.text._spread import (
+    SpreadAtNoiseFloorError,
     SpreadComparison,
     SpreadEstimate,
     SpreadPower,
@@ -123,6 +124,7 @@ __all__ = [
     "SimilarityCalibration",
     "SpreadComparison",
     "SpreadEstimate",
+    "SpreadAtNoiseFloorError",
     "SpreadPower",
     "SpreadTest",
     "TextAuditResult",

@@ -470,6 +470,11 @@ def _rejections(base: np.ndarray, other: np.ndarray, alpha: float, null_permutat
     return observed / sd < t.ppf(alpha, null_permutations)
 
 
+class SpreadAtNoiseFloorError(FairpathInputError):
+    """A pilot whose between-value spread is not above its noise floor (θ̂ ≤ 0): :func:`spread_power` has no
+    spread to size a fall of. Audit with more samples per prompt."""
+
+
 @dataclass(frozen=True)
 class _Population:
     """One score's simulated populations: the pilot's cells with their means moved to the base's spread and to
@@ -486,7 +491,7 @@ class _Population:
         raw, floor, _, _ = (float(x) for x in _components(cells.means, cells.variances, cells.counts))
         theta = raw - floor
         if theta <= 0:
-            raise FairpathInputError(f"the pilot's θ̂ of {score!r} is {theta:.3g} (raw variance of the means {raw:.3g}, noise floor "
+            raise SpreadAtNoiseFloorError(f"the pilot's θ̂ of {score!r} is {theta:.3g} (raw variance of the means {raw:.3g}, noise floor "
                                      f"{floor:.3g}): no spread above the noise floor to size a fall of; audit with more samples per prompt")
         shrink = _shrink(theta, raw)
         effects = cells.means - cells.means.mean(axis=1, keepdims=True)
